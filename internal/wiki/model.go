@@ -1,0 +1,135 @@
+package wiki
+
+import "time"
+
+// Group is a user's permission group. Anonymous readers have GroupAnonymous.
+type Group string
+
+const (
+	GroupAnonymous Group = "anonymous"
+	GroupUser      Group = "user"
+	GroupAdmin     Group = "admin"
+)
+
+// Rank orders groups: anonymous < user < admin.
+func (g Group) Rank() int {
+	switch g {
+	case GroupAdmin:
+		return 2
+	case GroupUser:
+		return 1
+	}
+	return 0
+}
+
+// AtLeast reports whether g has the rights of min.
+func (g Group) AtLeast(min Group) bool { return g.Rank() >= min.Rank() }
+
+// Page is a page's current state.
+type Page struct {
+	ID       int64
+	Title    Title
+	LatestID int64 // latest visible revision
+	Redirect Title // non-empty when the latest revision is a #REDIRECT
+	Deleted  bool
+	Touched  time.Time // time of the latest revision, move, delete or undelete
+	Size     int
+}
+
+// Revision is one saved version of a page. Text is empty in listings
+// (history, recent changes) to keep them cheap.
+type Revision struct {
+	ID         int64
+	PageID     int64
+	Title      Title // the page's title when read (not when saved)
+	ParentID   int64 // previous revision of the page, 0 for the first
+	UserID     int64 // 0 for anonymous edits
+	UserName   string
+	Time       time.Time
+	Summary    string
+	Text       string
+	Size       int    // bytes of Text
+	SHA1       string // hex SHA-1 of Text, as MediaWiki
+	Minor      bool
+	ParentSize int // size of the parent revision, for the ±bytes in listings
+}
+
+// ChangeKind says what a recent-changes entry records.
+type ChangeKind string
+
+const (
+	ChangeNew      ChangeKind = "new"
+	ChangeEdit     ChangeKind = "edit"
+	ChangeMove     ChangeKind = "move"
+	ChangeDelete   ChangeKind = "delete"
+	ChangeUndelete ChangeKind = "undelete"
+)
+
+// Change is one entry of RecentChanges and of a user's contributions.
+type Change struct {
+	ID       int64
+	Kind     ChangeKind
+	Title    Title
+	NewTitle Title // for moves
+	PageID   int64
+	RevID    int64 // 0 for delete
+	OldRevID int64 // the parent revision, for diff links
+	UserID   int64
+	UserName string
+	Time     time.Time
+	Summary  string
+	Size     int
+	OldSize  int
+	Minor    bool
+}
+
+// User is a registered account.
+type User struct {
+	ID           int64
+	Name         string // a valid title text: "User:" + Name is the user page
+	PasswordHash string
+	Group        Group
+	Created      time.Time
+}
+
+// Session is a server-side login session. ID is the SHA-256 (hex) of the
+// token in the cookie; the token itself is never stored.
+type Session struct {
+	ID      string
+	UserID  int64
+	CSRF    string // per-session CSRF secret
+	Created time.Time
+	Expires time.Time
+}
+
+// Token is an API bearer token; ID is the SHA-256 (hex) of the secret.
+type Token struct {
+	ID      string
+	UserID  int64
+	Name    string
+	Created time.Time
+}
+
+// LinkSet is what a revision's text links to, extracted by the renderer
+// before saving so that the store can update its link tables in the same
+// transaction as the revision.
+type LinkSet struct {
+	Links      []Title // wiki links, deduplicated, without fragments
+	Categories []Title // "Category:…" titles
+	Redirect   Title   // non-empty for #REDIRECT pages
+}
+
+// SearchHit is one search result. Snippet is plain text in which matches
+// are enclosed in MarkStart … MarkEnd; the view escapes the text and turns
+// the marks into <mark> elements.
+type SearchHit struct {
+	Title      Title
+	Snippet    string
+	TitleMatch bool
+}
+
+// Private-use code points that delimit matches in SearchHit.Snippet.
+const (
+	MarkStart = "\uE000"
+	MarkEnd   = "\uE001"
+)

@@ -1,0 +1,139 @@
+package wiki
+
+import (
+	"context"
+	"time"
+)
+
+// Store is everything Wikid keeps. It speaks the wiki's language, not SQL,
+// so that SQLite (embedded) and PostgreSQL (scale-out) can both satisfy it;
+// internal/store/storetest holds the contract suite every backend runs.
+//
+// Errors: a missing thing is ErrNotFound (possibly wrapped), a lost race
+// ErrConflict, a taken name ErrExists; anything else is internal.
+type Store interface {
+	PageStore
+	UserStore
+	RenderStore
+	Close() error
+}
+
+// SaveRequest is one edit: a new revision of Title, with the link set
+// extracted from Text. BaseRevID is the revision the edit was made against
+// (after any merge): 0 creates the page; if the page's latest revision is not
+// BaseRevID when the transaction runs, SavePage returns ErrConflict (and
+// ErrExists when creating a page that exists) and changes nothing.
+type SaveRequest struct {
+	Title     Title
+	Text      string
+	Summary   string
+	Minor     bool
+	UserID    int64 // 0 for anonymous
+	UserName  string
+	BaseRevID int64
+	Links     LinkSet
+	Time      time.Time
+}
+
+// SaveResult tells what SavePage did.
+type SaveResult struct {
+	Page     Page
+	Revision Revision // Text not filled
+	Created  bool     // the page did not exist (or was deleted) before: pages linking to it change colour
+}
+
+// MoveRequest renames a page. The moved page gets a null revision with the
+// move summary; with LeaveRedirect the old title becomes a redirect page
+// (RedirectLinks is its link set).
+type MoveRequest struct {
+	From, To      Title
+	Reason        string
+	UserID        int64
+	UserName      string
+	LeaveRedirect bool
+	RedirectText  string
+	RedirectLinks LinkSet
+	Time          time.Time
+}
+
+// ListQuery pages through a list ordered by title.
+type ListQuery struct {
+	Prefix string // titles starting with this (display form)
+	From   Title  // first title to include (cursor)
+	Limit  int
+}
+
+// ChangeQuery pages through changes, newest first.
+type ChangeQuery struct {
+	Before   int64 // changes with ID < Before; 0 for the newest
+	UserName string
+	Limit    int
+}
+
+// HistoryQuery pages through a page's revisions, newest first.
+type HistoryQuery struct {
+	PageID int64
+	Before int64 // revisions with ID < Before; 0 for the newest
+	Limit  int
+}
+
+// PageStore keeps pages, revisions, links, recent changes and the search index.
+type PageStore interface {
+	// FindPage returns the page with title t, deleted or not.
+	FindPage(ctx context.Context, t Title) (Page, error)
+	// FindRevision returns a revision with its text.
+	FindRevision(ctx context.Context, id int64) (Revision, error)
+	// ExistingTitles returns which of titles name live (not deleted) pages.
+	// One query for the whole batch.
+	ExistingTitles(ctx context.Context, titles []Title) (map[Title]bool, error)
+
+	// SavePage stores a revision, updates the page, links, categories,
+	// search index and recent changes in one transaction.
+	SavePage(ctx context.Context, req SaveRequest) (SaveResult, error)
+	// MovePage renames a page in one transaction (see MoveRequest).
+	MovePage(ctx context.Context, req MoveRequest) (Page, error)
+	// DeletePage hides a page and all its revisions; UndeletePage restores them.
+	DeletePage(ctx context.Context, t Title, userID int64, userName, reason string, at time.Time) error
+	UndeletePage(ctx context.Context, t Title, userID int64, userName, reason string, at time.Time) (Page, error)
+
+	History(ctx context.Context, q HistoryQuery) ([]Revision, error)
+	RecentChanges(ctx context.Context, q ChangeQuery) ([]Change, error)
+	AllPages(ctx context.Context, q ListQuery) ([]Page, error)
+	// Backlinks returns live pages linking to t (by wiki link or redirect), by title.
+	Backlinks(ctx context.Context, t Title, q ListQuery) ([]Page, error)
+	// CategoryMembers returns live pages in category cat ("Category:…"), by title.
+	CategoryMembers(ctx context.Context, cat Title, q ListQuery) ([]Page, error)
+	// PageCategories returns the categories page pageID is in.
+	PageCategories(ctx context.Context, pageID int64) ([]Title, error)
+	// Search finds pages by title and text in any language (title matches first).
+	Search(ctx context.Context, query string, offset, limit int) ([]SearchHit, error)
+	RandomPage(ctx context.Context) (Title, error)
+	PageCount(ctx context.Context) (int, error)
+}
+
+// UserStore keeps accounts, sessions and API tokens.
+type UserStore interface {
+	CreateUser(ctx context.Context, u User) (User, error) // ErrExists if the name is taken (case-insensitive)
+	FindUser(ctx context.Context, id int64) (User, error)
+	FindUserByName(ctx context.Context, name string) (User, error)
+	UpdateUser(ctx context.Context, u User) error
+	CountUsers(ctx context.Context) (int, error)
+
+	CreateSession(ctx context.Context, s Session) error
+	FindSession(ctx context.Context, id string) (Session, error) // ErrNotFound when missing or expired
+	DeleteSession(ctx context.Context, id string) error
+	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
+
+	CreateToken(ctx context.Context, t Token) error
+	FindToken(ctx context.Context, id string) (Token, error)
+}
+
+// RenderStore persists rendered HTML per revision and renderer version,
+// so that a restart is warm. Data is opaque to the store.
+type RenderStore interface {
+	FindRender(ctx context.Context, revID int64, version int) ([]byte, error)
+	SaveRender(ctx context.Context, revID int64, version int, data []byte) error
+	// DeleteRenders drops every stored render of the given pages' revisions:
+	// their link colours changed.
+	DeleteRenders(ctx context.Context, pageIDs []int64) error
+}

@@ -1,0 +1,206 @@
+package wiki
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxTitleBytes is the longest title accepted, in bytes of UTF-8 (as MediaWiki).
+const MaxTitleBytes = 255
+
+// Namespaces known to the wiki. The main namespace has no prefix.
+const (
+	NSMain     = ""
+	NSUser     = "User"
+	NSHelp     = "Help"
+	NSCategory = "Category"
+	NSSpecial  = "Special"
+	NSProject  = "Wikid"
+)
+
+var namespaces = []string{NSUser, NSHelp, NSCategory, NSSpecial, NSProject}
+
+// Title is a normalized page title in display form: "Category:Foo bar".
+// Spaces, never underscores; namespace prefix canonical; first letter of
+// the name upper-cased; Unicode NFC. The zero Title is invalid.
+// Only ParseTitle (or a trusted store) should produce one.
+type Title string
+
+// ParseTitle normalizes s the way MediaWiki does and rejects what cannot
+// be a title, with an error that says which character or rule was at fault.
+// Underscores and runs of white space become single spaces.
+func ParseTitle(s string) (Title, error) {
+	if !utf8.ValidString(s) {
+		return "", Errorf(KindInvalid, "the title is not valid UTF-8; use plain Unicode text")
+	}
+	s = normalizeNFC(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		if r == '_' || unicode.IsSpace(r) || r == '\u00a0' {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	s = b.String()
+	if s == "" {
+		return "", Errorf(KindInvalid, "the title is empty; give the page a name")
+	}
+	for i, r := range s {
+		switch {
+		case strings.ContainsRune("#<>[]|{}", r):
+			return "", Errorf(KindInvalid, "the title %q contains the character %q, which titles may not contain (forbidden: # < > [ ] | { })", s, string(r))
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			return "", Errorf(KindInvalid, "the title contains a control character (U+%04X); remove it", r)
+		case r == '\ufffd':
+			return "", Errorf(KindInvalid, "the title contains the replacement character U+FFFD; remove it")
+		case r == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			return "", Errorf(KindInvalid, "the title %q contains a percent-encoded sequence (%s); decode it or write the character itself", s, s[i:i+3])
+		}
+	}
+	ns, name := splitNamespace(s)
+	if ns != "" && name == "" {
+		return "", Errorf(KindInvalid, "the title %q names the %s namespace but no page in it", s, ns)
+	}
+	if name == "." || name == ".." || strings.HasPrefix(name, "./") || strings.HasPrefix(name, "../") ||
+		strings.Contains(name, "/./") || strings.Contains(name, "/../") || strings.HasSuffix(name, "/.") || strings.HasSuffix(name, "/..") {
+		return "", Errorf(KindInvalid, "the title %q contains a relative path (. or ..); titles may not", s)
+	}
+	if strings.HasPrefix(name, "/") || strings.HasPrefix(name, ":") {
+		return "", Errorf(KindInvalid, "the title %q may not start with %q", s, name[:1])
+	}
+	if strings.Contains(name, "~~~") {
+		return "", Errorf(KindInvalid, "the title %q may not contain three tildes (~~~)", s)
+	}
+	name = upperFirst(name)
+	t := name
+	if ns != "" {
+		t = ns + ":" + name
+	}
+	if len(t) > MaxTitleBytes {
+		return "", Errorf(KindInvalid, "the title is %d bytes long; the limit is %d bytes", len(t), MaxTitleBytes)
+	}
+	return Title(t), nil
+}
+
+// MustTitle is ParseTitle for constants in code and tests; it panics on error.
+func MustTitle(s string) Title {
+	t, err := ParseTitle(s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// ParseLink splits a link target "Page#Section" into its title and fragment.
+// A bare "#Section" returns an empty title: a link within the current page.
+func ParseLink(s string) (Title, string, error) {
+	target, frag, _ := strings.Cut(s, "#")
+	frag = strings.TrimSpace(frag)
+	if strings.TrimSpace(target) == "" {
+		if frag == "" {
+			return "", "", Errorf(KindInvalid, "the link is empty")
+		}
+		return "", frag, nil
+	}
+	t, err := ParseTitle(target)
+	return t, frag, err
+}
+
+func splitNamespace(s string) (ns, name string) {
+	prefix, rest, ok := strings.Cut(s, ":")
+	if !ok {
+		return "", s
+	}
+	prefix = strings.TrimSpace(prefix)
+	for _, n := range namespaces {
+		if strings.EqualFold(prefix, n) {
+			return n, strings.TrimSpace(rest)
+		}
+	}
+	return "", s
+}
+
+func upperFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	u := unicode.ToUpper(r)
+	if u == r {
+		return s
+	}
+	return string(u) + s[n:]
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// String returns the display form, with spaces.
+func (t Title) String() string { return string(t) }
+
+// Namespace returns the canonical namespace name, "" for the main namespace.
+func (t Title) Namespace() string { ns, _ := splitNamespace(string(t)); return ns }
+
+// Name returns the title without its namespace prefix.
+func (t Title) Name() string { _, n := splitNamespace(string(t)); return n }
+
+// IsSpecial reports whether t names a special page (Special:…).
+func (t Title) IsSpecial() bool { return t.Namespace() == NSSpecial }
+
+// Key returns the URL form: underscores for spaces ("Main_Page").
+func (t Title) Key() string { return strings.ReplaceAll(string(t), " ", "_") }
+
+// URL returns the escaped path of the page's view: "/wiki/Main_Page".
+func (t Title) URL() string { return "/wiki/" + EscapeKey(t.Key()) }
+
+// EscapeKey escapes a title key for a URL path, keeping '/' and ':' readable.
+func EscapeKey(key string) string {
+	var b strings.Builder
+	for _, seg := range strings.SplitAfter(key, "/") {
+		last := strings.HasSuffix(seg, "/")
+		seg = strings.TrimSuffix(seg, "/")
+		b.WriteString(strings.ReplaceAll(url.PathEscape(seg), "%3A", ":"))
+		if last {
+			b.WriteByte('/')
+		}
+	}
+	return b.String()
+}
+
+// Parents returns the existing-or-not ancestors of a subpage title, nearest last:
+// "A/B/C" → ["A", "A/B"]. Special pages and titles without '/' have none.
+func (t Title) Parents() []Title {
+	if t.IsSpecial() {
+		return nil
+	}
+	s := string(t)
+	var out []Title
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' && i > 0 {
+			if p, err := ParseTitle(s[:i]); err == nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// Subpage returns the part after the last '/', or the whole name.
+func (t Title) Subpage() string {
+	n := t.Name()
+	if i := strings.LastIndexByte(n, '/'); i >= 0 && i < len(n)-1 {
+		return n[i+1:]
+	}
+	return n
+}
+
+// GoString helps tests print titles.
+func (t Title) GoString() string { return fmt.Sprintf("wiki.Title(%q)", string(t)) }
