@@ -23,6 +23,10 @@ type Store interface {
 // (after any merge): 0 creates the page; if the page's latest revision is not
 // BaseRevID when the transaction runs, SavePage returns ErrConflict (and
 // ErrExists when creating a page that exists) and changes nothing.
+// Creating a deleted page is allowed: it gets a new first revision while the
+// old ones stay hidden. Saving text identical to the latest revision is a null
+// edit: links are refreshed, no revision or change is stored, and the result
+// holds the latest revision.
 type SaveRequest struct {
 	Title     Title
 	Text      string
@@ -44,7 +48,8 @@ type SaveResult struct {
 
 // MoveRequest renames a page. The moved page gets a null revision with the
 // move summary; with LeaveRedirect the old title becomes a redirect page
-// (RedirectLinks is its link set).
+// (RedirectLinks is its link set). To naming a live page is ErrExists; a
+// deleted page at To is absorbed (its hidden revisions join the moved page).
 type MoveRequest struct {
 	From, To      Title
 	Reason        string
@@ -79,9 +84,11 @@ type HistoryQuery struct {
 
 // PageStore keeps pages, revisions, links, recent changes and the search index.
 type PageStore interface {
-	// FindPage returns the page with title t, deleted or not.
+	// FindPage returns the page with title t, deleted or not (Deleted set;
+	// LatestID is then the revision that was latest when it was deleted).
 	FindPage(ctx context.Context, t Title) (Page, error)
-	// FindRevision returns a revision with its text.
+	// FindRevision returns a revision with its text; ErrNotFound for a
+	// revision of a deleted page.
 	FindRevision(ctx context.Context, id int64) (Revision, error)
 	// ExistingTitles returns which of titles name live (not deleted) pages.
 	// One query for the whole batch.
@@ -115,13 +122,13 @@ type PageStore interface {
 type UserStore interface {
 	CreateUser(ctx context.Context, u User) (User, error) // ErrExists if the name is taken (case-insensitive)
 	FindUser(ctx context.Context, id int64) (User, error)
-	FindUserByName(ctx context.Context, name string) (User, error)
+	FindUserByName(ctx context.Context, name string) (User, error) // case-insensitive, like CreateUser
 	UpdateUser(ctx context.Context, u User) error
 	CountUsers(ctx context.Context) (int, error)
 
 	CreateSession(ctx context.Context, s Session) error
 	FindSession(ctx context.Context, id string) (Session, error) // ErrNotFound when missing or expired
-	DeleteSession(ctx context.Context, id string) error
+	DeleteSession(ctx context.Context, id string) error          // nil if already gone
 	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
 
 	CreateToken(ctx context.Context, t Token) error

@@ -1,0 +1,257 @@
+// Command wikid is a wiki in one binary. Run `wikid --help`.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/wikid/wikid/internal/app"
+	"github.com/wikid/wikid/internal/auth"
+	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+const usage = `wikid — a wiki in one binary
+
+Usage:
+  wikid serve [--addr 127.0.0.1:8080] [--data ./data] [--config wikid.json]
+        Start the wiki. Open http://127.0.0.1:8080 in a browser.
+  wikid user add NAME [--admin]
+        Create an account. The password is read from standard input when it
+        is not a terminal, and asked for otherwise.
+  wikid token create NAME
+        Print a new API token for user NAME (use as "Authorization: Bearer TOKEN").
+  wikid version
+        Print the version.
+
+Common flags (every command):
+  --data DIR       data directory, holds wikid.db (env WIKID_DATA, default ./data)
+  --config FILE    JSON configuration file (env WIKID_CONFIG); see README
+  --addr HOST:PORT listen address for serve (env WIKID_ADDR, default 127.0.0.1:8080)
+  --log-level L    debug, info, warn or error (default info)
+`
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "wikid:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	cmd, rest := args[0], args[1:]
+	sub := ""
+	if (cmd == "user" || cmd == "token") && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		sub, rest = rest[0], rest[1:]
+	}
+	fs := flag.NewFlagSet("wikid "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	cfg := config.Default()
+	addr := fs.String("addr", "", "listen address")
+	data := fs.String("data", "", "data directory")
+	cfgFile := fs.String("config", getenv("WIKID_CONFIG"), "configuration file")
+	logLevel := fs.String("log-level", "info", "log level")
+	admin := fs.Bool("admin", false, "make the user an administrator")
+	// Flags may follow positional arguments: wikid user add NAME --admin.
+	var positional []string
+	for {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	if *cfgFile != "" {
+		if err := cfg.LoadFile(*cfgFile); err != nil {
+			return err
+		}
+	}
+	if err := cfg.LoadEnv(getenv); err != nil {
+		return err
+	}
+	if *addr != "" {
+		cfg.Addr = *addr
+	}
+	if *data != "" {
+		cfg.DataDir = *data
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	switch cmd {
+	case "serve":
+		return serve(ctx, cfg, log)
+	case "version":
+		fmt.Fprintln(stdout, "wikid", version())
+		return nil
+	case "user":
+		if sub != "add" || len(positional) != 1 {
+			return errors.New("usage: wikid user add NAME [--admin]")
+		}
+		return userAdd(ctx, cfg, positional[0], *admin, stdin, stdout, stderr)
+	case "token":
+		if sub != "create" || len(positional) != 1 {
+			return errors.New("usage: wikid token create NAME")
+		}
+		return tokenCreate(ctx, cfg, positional[0], stdout)
+	}
+	return fmt.Errorf("unknown command %q; run `wikid --help` for the list", cmd)
+}
+
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	a, err := app.Open(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	if err := a.Listen(); err != nil {
+		a.Close()
+		return err
+	}
+	return a.Serve(ctx)
+}
+
+func openStore(ctx context.Context, cfg config.Config) (*sqlite.DB, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return nil, err
+	}
+	return sqlite.Open(ctx, cfg.DBPath())
+}
+
+func userAdd(ctx context.Context, cfg config.Config, name string, admin bool, stdin io.Reader, stdout, stderr io.Writer) error {
+	norm, err := auth.NormalizeUserName(name)
+	if err != nil {
+		return errors.New(wiki.Message(err))
+	}
+	password, err := readPassword(stdin, stderr)
+	if err != nil {
+		return err
+	}
+	if err := auth.ValidatePassword(password, password); err != nil {
+		return errors.New(wiki.Message(err))
+	}
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return err
+	}
+	db, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	group := wiki.GroupUser
+	if admin {
+		group = wiki.GroupAdmin
+	}
+	u, err := db.CreateUser(ctx, wiki.User{Name: norm, PasswordHash: hash, Group: group, Created: time.Now()})
+	if errors.Is(err, wiki.ErrExists) {
+		return fmt.Errorf("the user name %q is already taken", norm)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "created user %q (id %d, group %s)\n", u.Name, u.ID, u.Group)
+	return nil
+}
+
+// readPassword reads a password: from a terminal without echo, asked twice;
+// otherwise the first line of stdin.
+func readPassword(stdin io.Reader, stderr io.Writer) (string, error) {
+	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(stderr, "Password: ")
+		p1, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(stderr)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprint(stderr, "Again: ")
+		p2, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(stderr)
+		if err != nil {
+			return "", err
+		}
+		if string(p1) != string(p2) {
+			return "", errors.New("the two passwords differ")
+		}
+		return string(p1), nil
+	}
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", errors.New("no password on standard input; pipe one in, e.g. `echo 'secret-pass' | wikid user add NAME`")
+	}
+	return line, nil
+}
+
+func tokenCreate(ctx context.Context, cfg config.Config, name string, stdout io.Writer) error {
+	db, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	norm, err := auth.NormalizeUserName(name)
+	if err != nil {
+		return errors.New(wiki.Message(err))
+	}
+	u, err := db.FindUserByName(ctx, norm)
+	if errors.Is(err, wiki.ErrNotFound) {
+		return fmt.Errorf("there is no user %q; create it first with `wikid user add %s`", norm, name)
+	}
+	if err != nil {
+		return err
+	}
+	secret := "wkd_" + auth.NewSecret(32)
+	if err := db.CreateToken(ctx, wiki.Token{ID: auth.HashToken(secret), UserID: u.ID, Name: "cli", Created: time.Now()}); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, secret)
+	return nil
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v := bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " (" + s.Value[:12] + ")"
+			}
+		}
+		return v
+	}
+	return "(devel)"
+}

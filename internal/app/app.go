@@ -1,0 +1,159 @@
+// Package app is the composition root: it opens the store, builds the
+// caches, the engine and the HTTP server, and owns start and stop order.
+// Nothing imports it but main and tests.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/render"
+	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/view"
+	"github.com/wikid/wikid/internal/web"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// App is a running wiki.
+type App struct {
+	Config config.Config
+	Store  *sqlite.DB
+	Engine *engine.Engine
+	Web    *web.Server
+	Log    *slog.Logger
+
+	srv *http.Server
+	ln  net.Listener
+}
+
+// Open builds the app on cfg's data directory, creating and seeding the
+// database on first use. It does not listen yet.
+func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("app: create data directory %s: %w", cfg.DataDir, err)
+	}
+	secret, err := loadSecret(filepath.Join(cfg.DataDir, "secret.key"))
+	if err != nil {
+		return nil, err
+	}
+	db, err := sqlite.Open(ctx, cfg.DBPath())
+	if err != nil {
+		return nil, err
+	}
+	views, err := view.Parse()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a := &App{Config: cfg, Store: db, Log: log}
+	a.Engine = engine.New(engine.Options{
+		Store: db, Renderer: render.New(), Logger: log,
+		MaxTextBytes: int(cfg.MaxBodyBytes),
+		Purger:       engine.PurgeFunc(a.purge),
+	})
+	a.Web, err = web.New(web.Options{Config: cfg, Engine: a.Engine, Views: views, Logger: log, Secret: secret})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := Seed(ctx, a.Engine, cfg); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// purge fans a change out to every cache that holds responses.
+func (a *App) purge(ctx context.Context, titles ...wiki.Title) {}
+
+// Handler is the app's root HTTP handler.
+func (a *App) Handler() http.Handler { return a.Web }
+
+// Listen binds cfg.Addr (":0" picks a free port; Addr() tells which).
+func (a *App) Listen() error {
+	ln, err := net.Listen("tcp", a.Config.Addr)
+	if err != nil {
+		return fmt.Errorf("app: listen on %s: %w (is another wikid running? choose another --addr)", a.Config.Addr, err)
+	}
+	a.ln = ln
+	return nil
+}
+
+// Addr is the bound address after Listen.
+func (a *App) Addr() string { return a.ln.Addr().String() }
+
+// Serve serves until ctx is cancelled, then shuts down gracefully: in-flight
+// requests get cfg.ShutdownGrace to finish, then the store closes.
+func (a *App) Serve(ctx context.Context) error {
+	if a.ln == nil {
+		if err := a.Listen(); err != nil {
+			return err
+		}
+	}
+	a.srv = &http.Server{
+		Handler:           a.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       a.Config.ReadTimeout,
+		WriteTimeout:      a.Config.WriteTimeout,
+		IdleTimeout:       a.Config.IdleTimeout,
+		MaxHeaderBytes:    a.Config.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- a.srv.Serve(a.ln) }()
+	a.Log.Info("wikid serving", "addr", "http://"+a.Addr(), "data", a.Config.DataDir)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	a.Log.Info("shutting down", "grace", a.Config.ShutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownGrace)
+	defer cancel()
+	err := a.srv.Shutdown(sctx)
+	if cerr := a.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// Close closes the store.
+func (a *App) Close() error { return a.Store.Close() }
+
+// loadSecret reads the server secret, creating it on first start.
+func loadSecret(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil && len(b) >= 32 {
+		return b, nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("app: read %s: %w", path, err)
+	}
+	b = make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return nil, fmt.Errorf("app: write %s: %w", path, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,164 @@
+// Package config holds Wikid's settings: defaults, then an optional JSON
+// file, then WIKID_* environment variables, then command-line flags.
+// Nothing else reads the environment; the result is passed down as values.
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// Config is the whole configuration. JSON names are the config file's keys.
+type Config struct {
+	Addr     string `json:"addr"`      // listen address
+	DataDir  string `json:"data"`      // holds wikid.db
+	SiteName string `json:"site_name"` // shown in the header and <title>
+	MainPage string `json:"main_page"` // where / redirects
+
+	AllowRegistration bool       `json:"allow_registration"`
+	ReadGroup         wiki.Group `json:"read_group"` // who may read: anonymous, user, admin
+	EditGroup         wiki.Group `json:"edit_group"` // who may edit
+
+	MaxBodyBytes   int64         `json:"max_body_bytes"`   // request bodies over this get 413
+	SessionTTL     Duration      `json:"session_ttl"`      // login lifetime
+	CacheMaxBytes  int64         `json:"cache_max_bytes"`  // edge cache budget
+	SMaxAge        int           `json:"s_maxage"`         // seconds shared caches may keep anonymous pages
+	ListTTL        Duration      `json:"list_ttl"`         // edge lifetime of RecentChanges/AllPages
+	SecureCookies  string        `json:"secure_cookies"`   // auto (when the request came over TLS), always, never
+	TrustProxy     bool          `json:"trust_proxy"`      // honour X-Forwarded-For/-Proto from a proxy in front
+	ShutdownGrace  time.Duration `json:"-"`                // how long in-flight requests get on SIGTERM
+	ReadTimeout    time.Duration `json:"-"`
+	WriteTimeout   time.Duration `json:"-"`
+	IdleTimeout    time.Duration `json:"-"`
+	MaxHeaderBytes int           `json:"-"`
+}
+
+// Duration is a time.Duration that reads "30s" or "720h" from JSON.
+type Duration time.Duration
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want a duration such as \"30s\" or \"720h\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// Default returns the embedded defaults: SQLite under ./data, in-process cache.
+func Default() Config {
+	return Config{
+		Addr:              "127.0.0.1:8080",
+		DataDir:           "./data",
+		SiteName:          "Wikid",
+		MainPage:          "Main Page",
+		AllowRegistration: true,
+		ReadGroup:         wiki.GroupAnonymous,
+		EditGroup:         wiki.GroupUser,
+		MaxBodyBytes:      2 << 20,
+		SessionTTL:        Duration(30 * 24 * time.Hour),
+		CacheMaxBytes:     256 << 20,
+		SMaxAge:           300,
+		ListTTL:           Duration(15 * time.Second),
+		SecureCookies:     "auto",
+		ShutdownGrace:     15 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// LoadFile overlays the JSON file at path on c. Unknown keys are an error,
+// so a typo does not silently fall back to a default.
+func (c *Config) LoadFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: read %s: %w", path, err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(c); err != nil {
+		return fmt.Errorf("config: %s: %w", path, err)
+	}
+	return nil
+}
+
+// LoadEnv overlays WIKID_* variables read through getenv.
+func (c *Config) LoadEnv(getenv func(string) string) error {
+	str := func(name string, dst *string) {
+		if v := getenv(name); v != "" {
+			*dst = v
+		}
+	}
+	str("WIKID_ADDR", &c.Addr)
+	str("WIKID_DATA", &c.DataDir)
+	str("WIKID_SITE_NAME", &c.SiteName)
+	if v := getenv("WIKID_ALLOW_REGISTRATION"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("config: WIKID_ALLOW_REGISTRATION=%q: want true or false", v)
+		}
+		c.AllowRegistration = b
+	}
+	if v := getenv("WIKID_READ_GROUP"); v != "" {
+		c.ReadGroup = wiki.Group(v)
+	}
+	if v := getenv("WIKID_EDIT_GROUP"); v != "" {
+		c.EditGroup = wiki.Group(v)
+	}
+	return nil
+}
+
+// Validate reports the first setting that cannot work, saying how to fix it.
+func (c *Config) Validate() error {
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return fmt.Errorf("config: addr %q: want host:port such as 127.0.0.1:8080", c.Addr)
+	}
+	if c.DataDir == "" {
+		return errors.New("config: data directory is empty; set --data or WIKID_DATA")
+	}
+	if _, err := wiki.ParseTitle(c.MainPage); err != nil {
+		return fmt.Errorf("config: main_page: %w", err)
+	}
+	for name, g := range map[string]wiki.Group{"read_group": c.ReadGroup, "edit_group": c.EditGroup} {
+		switch g {
+		case wiki.GroupAnonymous, wiki.GroupUser, wiki.GroupAdmin:
+		default:
+			return fmt.Errorf("config: %s %q: want anonymous, user or admin", name, g)
+		}
+	}
+	if c.EditGroup.Rank() < c.ReadGroup.Rank() {
+		return fmt.Errorf("config: edit_group %q may not be lower than read_group %q", c.EditGroup, c.ReadGroup)
+	}
+	switch c.SecureCookies {
+	case "auto", "always", "never":
+	default:
+		return fmt.Errorf("config: secure_cookies %q: want auto, always or never", c.SecureCookies)
+	}
+	if c.MaxBodyBytes < 1024 {
+		return fmt.Errorf("config: max_body_bytes %d is too small; use at least 1024", c.MaxBodyBytes)
+	}
+	if c.CacheMaxBytes < 0 || c.SMaxAge < 0 {
+		return errors.New("config: cache_max_bytes and s_maxage may not be negative")
+	}
+	return nil
+}
+
+// DBPath is the SQLite database file.
+func (c *Config) DBPath() string { return filepath.Join(c.DataDir, "wikid.db") }

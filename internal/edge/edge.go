@@ -1,0 +1,459 @@
+package edge
+
+import (
+	"context"
+	"hash/maphash"
+	"math/bits"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// Config configures a Cache. Zero fields take the documented defaults.
+type Config struct {
+	// MaxBytes bounds the memory of stored entries, counting every variant's
+	// body and header block, the key and the tags. Default 256 MiB. Each shard
+	// gets MaxBytes/Shards, and an entry larger than that is served but not
+	// stored.
+	MaxBytes int64
+	// Shards is the number of partitions, rounded up to a power of two.
+	// Default 64.
+	Shards int
+	// DefaultTTL applies to entries marked without a TTL. Default 24h, a
+	// safety net: pages are normally replaced by purges long before.
+	DefaultTTL time.Duration
+	// Now is the clock, for tests. Default time.Now.
+	Now func() time.Time
+}
+
+// Cache is the edge cache. It is safe for concurrent use.
+type Cache struct {
+	shards     []*shard
+	mask       uint64
+	seed       maphash.Seed
+	defaultTTL time.Duration
+	maxEntry   int64
+	now        func() time.Time
+
+	// seq numbers purges; gens[i] is the seq of the last purge of any tag or
+	// key hashing to i, allGen that of the last PurgeAll. See the package doc.
+	seq    atomic.Uint64
+	allGen atomic.Uint64
+	gens   [genSlots]atomic.Uint64
+}
+
+const genSlots = 4096
+
+// New returns an empty cache.
+func New(cfg Config) *Cache {
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = 256 << 20
+	}
+	if cfg.Shards <= 0 {
+		cfg.Shards = 64
+	}
+	n := 1 << bits.Len(uint(cfg.Shards-1))
+	if cfg.DefaultTTL <= 0 {
+		cfg.DefaultTTL = 24 * time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	c := &Cache{
+		shards:     make([]*shard, n),
+		mask:       uint64(n - 1),
+		seed:       maphash.MakeSeed(),
+		defaultTTL: cfg.DefaultTTL,
+		maxEntry:   cfg.MaxBytes / int64(n),
+		now:        cfg.Now,
+	}
+	for i := range c.shards {
+		c.shards[i] = newShard(c.maxEntry)
+	}
+	return c
+}
+
+func (c *Cache) hash(key string) uint64 { return maphash.String(c.seed, key) }
+
+func (c *Cache) shardOf(h uint64) *shard { return c.shards[h>>32&c.mask] }
+
+// Precomputed header values shared by all responses.
+var (
+	xCacheHit       = []string{"HIT"}
+	xCacheMiss      = []string{"MISS"}
+	timingHit       = []string{"cache;desc=hit"}
+	timingCoalesced = []string{"cache;desc=coalesced"}
+	timingMiss      = []string{"cache;desc=miss"}
+)
+
+type serveKind uint8
+
+const (
+	kindHit serveKind = iota
+	kindCoalesced
+	kindMiss
+)
+
+// Serve answers r for key: from the cache on a hit; otherwise by calling
+// next, coalesced with concurrent misses for the same key so that one fill
+// runs and the others are served its result. next writes its response as usual
+// and calls Mark to have it stored. The caller has decided that r may be
+// answered from the cache (Key returned ok and there is no valid session).
+//
+// The fill sees a GET without conditional headers even when r is a HEAD or
+// conditional request, so that what is stored is the full response; r itself is
+// then answered from the stored entry (304, HEAD, chosen encoding). A response
+// that is not stored goes straight to the client, and the requests that waited
+// for it render their own.
+func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, key string, next http.Handler) {
+	h := c.hash(key)
+	s := c.shardOf(h)
+	now := c.now().UnixNano()
+
+	s.mu.RLock()
+	e := s.m[key]
+	s.mu.RUnlock()
+	if e != nil && now < e.expires {
+		e.touch()
+		s.hits.Add(1)
+		c.serveEntry(w, r, e, now, kindHit)
+		return
+	}
+
+	s.mu.Lock()
+	e = s.m[key]
+	if e != nil && now < e.expires {
+		s.mu.Unlock()
+		e.touch()
+		s.hits.Add(1)
+		c.serveEntry(w, r, e, now, kindHit)
+		return
+	}
+	if e != nil {
+		s.remove(e) // expired
+		s.publishSize()
+	}
+	if f := s.flights[key]; f != nil {
+		s.mu.Unlock()
+		s.coalesced.Add(1)
+		select {
+		case <-f.done:
+		case <-r.Context().Done():
+			return
+		}
+		if f.entry != nil {
+			c.serveEntry(w, r, f.entry, c.now().UnixNano(), kindCoalesced)
+			return
+		}
+		w.Header()["X-Cache"] = xCacheMiss
+		next.ServeHTTP(w, r)
+		return
+	}
+	f := &flight{done: make(chan struct{}), seq: c.seq.Load()}
+	s.flights[key] = f
+	s.mu.Unlock()
+	s.misses.Add(1)
+	c.fill(w, r, key, h, s, f, next)
+}
+
+// flight is one fill in progress; requests for the same key wait on done.
+type flight struct {
+	done  chan struct{}
+	seq   uint64 // purge sequence when the fill started
+	entry *entry // set before done is closed; nil if the response was not storable
+}
+
+func (c *Cache) fill(w http.ResponseWriter, r *http.Request, key string, h uint64, s *shard, f *flight, next http.Handler) {
+	fr := r
+	if r.Method != http.MethodGet || hasConditional(r.Header) {
+		fr = r.Clone(r.Context())
+		fr.Method = http.MethodGet
+		for _, k := range conditionalHeaders {
+			delete(fr.Header, k)
+		}
+	}
+	rec := &recorder{w: w, header: make(http.Header), head: r.Method == http.MethodHead, limit: int(c.maxEntry)}
+
+	published := false
+	defer func() {
+		if !published { // next panicked: release the waiters before unwinding
+			c.publish(key, s, f, nil)
+		}
+	}()
+	next.ServeHTTP(rec, fr)
+	var e *entry
+	now := c.now().UnixNano()
+	if rec.storing() {
+		ttl := rec.dir.TTL
+		if ttl <= 0 {
+			ttl = c.defaultTTL
+		}
+		e = buildEntry(key, h, rec.status, rec.header, bytesClone(rec.buf.Bytes()), rec.dir.Tags, now, now+int64(ttl))
+	}
+	// Publish before answering our own client, which may be slow to read.
+	c.publish(key, s, f, e)
+	published = true
+	if e != nil {
+		c.serveEntry(w, r, e, now, kindMiss)
+	}
+}
+
+func bytesClone(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
+
+var conditionalHeaders = []string{"If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range"}
+
+func hasConditional(h http.Header) bool {
+	for _, k := range conditionalHeaders {
+		if len(h[k]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// publish ends a flight: it stores e unless a purge since the fill started
+// covers one of its tags or its key, and hands e to the waiters.
+func (c *Cache) publish(key string, s *shard, f *flight, e *entry) {
+	s.mu.Lock()
+	if e != nil && e.size <= s.budget && !c.stale(f.seq, key, e.tags) {
+		s.insert(e)
+	}
+	if s.flights[key] == f {
+		delete(s.flights, key)
+	}
+	s.mu.Unlock()
+	f.entry = e
+	close(f.done)
+}
+
+// stale reports whether a purge after seq covers the key or any of the tags.
+func (c *Cache) stale(seq uint64, key string, tags []string) bool {
+	if c.allGen.Load() > seq || c.gens[c.slot(keySlotPrefix, key)].Load() > seq {
+		return true
+	}
+	for _, t := range tags {
+		if c.gens[c.slot(tagSlotPrefix, t)].Load() > seq {
+			return true
+		}
+	}
+	return false
+}
+
+const (
+	keySlotPrefix = 'k'
+	tagSlotPrefix = 't'
+)
+
+func (c *Cache) slot(prefix byte, s string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	h.WriteByte(prefix)
+	h.WriteString(s)
+	return h.Sum64() % genSlots
+}
+
+// raise sets g to at least v.
+func raise(g *atomic.Uint64, v uint64) {
+	for {
+		old := g.Load()
+		if old >= v || g.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// serveEntry writes e's variant for r: a 304 when r's validators match, no
+// body for HEAD. Apart from the Age value once per second per entry, it
+// allocates nothing: headers are precomputed slices assigned into the map.
+func (c *Cache) serveEntry(w http.ResponseWriter, r *http.Request, e *entry, now int64, kind serveKind) {
+	v := e.variant(acceptedOf(r.Header))
+	h := w.Header()
+	inm, ims := first(r.Header["If-None-Match"]), first(r.Header["If-Modified-Since"])
+	notModified := (inm != "" || ims != "") && e.notModified(inm, ims)
+	fields := v.Header
+	if notModified {
+		fields = v.NotModified
+	}
+	for _, f := range fields {
+		h[f.Key] = f.Value
+	}
+	h["Age"] = e.ageAt(now)
+	switch kind {
+	case kindHit:
+		h["X-Cache"], h["Server-Timing"] = xCacheHit, timingHit
+	case kindCoalesced:
+		h["X-Cache"], h["Server-Timing"] = xCacheHit, timingCoalesced
+	default:
+		h["X-Cache"], h["Server-Timing"] = xCacheMiss, timingMiss
+	}
+	if notModified {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.WriteHeader(v.Status)
+	if r.Method != http.MethodHead {
+		w.Write(v.Body)
+	}
+}
+
+func first(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
+}
+
+func acceptedOf(h http.Header) Accepted {
+	var acc Accepted
+	for _, v := range h["Accept-Encoding"] {
+		acc |= ParseAcceptEncoding(v)
+	}
+	return acc
+}
+
+// Lookup returns the stored variant for key that best fits the accepted
+// encodings, for a server that writes hits without net/http. It counts as a
+// hit; the caller writes Date, Age (Variant.Age), X-Cache and answers
+// conditional requests with Variant.IsNotModified. On false the caller goes
+// through Serve.
+func (c *Cache) Lookup(key string, acc Accepted) (*Variant, bool) {
+	h := c.hash(key)
+	s := c.shardOf(h)
+	s.mu.RLock()
+	e := s.m[key]
+	s.mu.RUnlock()
+	if e == nil || c.now().UnixNano() >= e.expires {
+		return nil, false
+	}
+	e.touch()
+	s.hits.Add(1)
+	return e.variant(acc), true
+}
+
+// Purge removes every entry carrying one of the tags, synchronously: when it
+// returns, the next request for any of them is a miss, and no fill that
+// started before the call will store its result. It locks one shard at a time.
+func (c *Cache) Purge(tags ...string) {
+	if len(tags) == 0 {
+		return
+	}
+	n := c.seq.Add(1)
+	for _, t := range tags {
+		raise(&c.gens[c.slot(tagSlotPrefix, t)], n)
+	}
+	for _, s := range c.shards {
+		s.mu.Lock()
+		for _, t := range tags {
+			for e := range s.tags[t] {
+				s.remove(e)
+				s.purged.Add(1)
+			}
+		}
+		// Fills in flight may belong to a purged tag (their tags are known
+		// only when they end): detach them all, so that requests arriving
+		// after Purge returns start a fresh fill instead of waiting for a
+		// possibly stale one.
+		clear(s.flights)
+		s.publishSize()
+		s.mu.Unlock()
+	}
+}
+
+// PurgeKey removes the entries for the given keys, with the same guarantees
+// as Purge.
+func (c *Cache) PurgeKey(keys ...string) {
+	if len(keys) == 0 {
+		return
+	}
+	n := c.seq.Add(1)
+	for _, k := range keys {
+		raise(&c.gens[c.slot(keySlotPrefix, k)], n)
+	}
+	for _, k := range keys {
+		s := c.shardOf(c.hash(k))
+		s.mu.Lock()
+		if e := s.m[k]; e != nil {
+			s.remove(e)
+			s.purged.Add(1)
+		}
+		delete(s.flights, k)
+		s.publishSize()
+		s.mu.Unlock()
+	}
+}
+
+// PurgeAll empties the cache, one shard at a time.
+func (c *Cache) PurgeAll() {
+	n := c.seq.Add(1)
+	raise(&c.allGen, n)
+	for _, s := range c.shards {
+		s.mu.Lock()
+		s.purged.Add(uint64(len(s.m)))
+		for _, e := range s.m {
+			e.linked = false
+		}
+		clear(s.m)
+		clear(s.tags)
+		clear(s.flights)
+		s.small, s.main = list{}, list{}
+		s.bytes, s.smallBytes = 0, 0
+		s.ghost.clear()
+		s.publishSize()
+		s.mu.Unlock()
+	}
+}
+
+// Stats are cumulative counters and current sizes.
+type Stats struct {
+	Hits      uint64 // served from a stored entry
+	Misses    uint64 // fills started
+	Coalesced uint64 // requests that waited for another request's fill
+	Stores    uint64
+	Evictions uint64 // entries dropped to stay within MaxBytes
+	Purged    uint64 // entries removed by Purge, PurgeKey or PurgeAll
+	Entries   int64
+	Bytes     int64
+}
+
+// Stats sums the shards' counters without locking them.
+func (c *Cache) Stats() Stats {
+	var st Stats
+	for _, s := range c.shards {
+		st.Hits += s.hits.Load()
+		st.Misses += s.misses.Load()
+		st.Coalesced += s.coalesced.Load()
+		st.Stores += s.stores.Load()
+		st.Evictions += s.evictions.Load()
+		st.Purged += s.purged.Load()
+		st.Entries += s.nEntries.Load()
+		st.Bytes += s.nBytes.Load()
+	}
+	return st
+}
+
+// Middleware serves eligible requests through the cache: those Key accepts
+// and bypass (which may be nil) does not reject. Wikid's bypass reports
+// whether the request carries a valid session.
+func (c *Cache) Middleware(next http.Handler, bypass func(*http.Request) bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, ok := Key(r)
+		if !ok || (bypass != nil && bypass(r)) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		c.Serve(w, r, key, next)
+	})
+}
+
+// Purger is the seam through which purges fan out to several caches (this
+// one, other nodes, a CDN). The edge's own Purge is local and synchronous;
+// PurgeContext adapts it.
+type Purger interface {
+	PurgeContext(ctx context.Context, tags ...string) error
+}
+
+// PurgeContext is Purge, shaped for the Purger fan-out.
+func (c *Cache) PurgeContext(_ context.Context, tags ...string) error {
+	c.Purge(tags...)
+	return nil
+}

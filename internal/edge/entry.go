@@ -1,0 +1,348 @@
+package edge
+
+import (
+	"bytes"
+	"compress/gzip"
+	"net/http"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/andybalholm/brotli"
+)
+
+// Field is one precomputed response header. Value is shared by every response
+// that serves the entry: assign it into an http.Header, never modify it. Its
+// capacity equals its length, so Header.Add copies instead of writing into it.
+type Field struct {
+	Key   string
+	Value []string
+}
+
+// Variant is one stored representation of an entry: identity, gzip or brotli.
+// It is immutable once stored. The fields are exported for a server that writes
+// responses without net/http; everything in it is read-only.
+type Variant struct {
+	Encoding Encoding
+	Status   int
+	Body     []byte
+	// Header is every header of a full response except Date, Age, X-Cache and
+	// Server-Timing, which depend on the time of serving: Content-Type,
+	// Content-Length, Content-Encoding, Vary, the validators, Cache-Control and
+	// the handler's other safe headers.
+	Header []Field
+	// NotModified is the header set of a 304 answer to a conditional request.
+	NotModified []Field
+	// Wire and WireNotModified are Header and NotModified rendered as
+	// "Name: value\r\n" lines, for a server that writes the response head itself.
+	Wire, WireNotModified []byte
+
+	e *entry
+}
+
+// ETag returns the entry's entity tag as the handler set it, or "".
+func (v *Variant) ETag() string { return v.e.etag }
+
+// LastModified returns the entry's Last-Modified header value, or "".
+func (v *Variant) LastModified() string { return v.e.lastModStr }
+
+// StoredAt returns when the entry was stored.
+func (v *Variant) StoredAt() time.Time { return time.Unix(0, v.e.stored) }
+
+// Age returns the Age header value for a response served at now: whole seconds
+// since the entry was stored. The returned slice is shared; do not modify it.
+func (v *Variant) Age(now time.Time) []string { return v.e.ageAt(now.UnixNano()) }
+
+// IsNotModified reports whether a request with these If-None-Match and
+// If-Modified-Since header values gets a 304 for this entry.
+func (v *Variant) IsNotModified(ifNoneMatch, ifModifiedSince string) bool {
+	return v.e.notModified(ifNoneMatch, ifModifiedSince)
+}
+
+// entry is one stored response with all its variants. Fields other than freq,
+// age and the queue links are immutable after build.
+type entry struct {
+	key        string
+	hash       uint64
+	tags       []string
+	status     int
+	variants   [numEncodings]*Variant
+	etag       string
+	lastMod    time.Time // zero when absent or unparsable
+	lastModStr string
+	stored     int64 // unix nanoseconds
+	expires    int64 // unix nanoseconds
+	size       int64
+
+	freq atomic.Int32 // S3-FIFO access count, saturating at maxFreq
+	age  atomic.Pointer[ageValue]
+
+	// Guarded by the shard lock.
+	prev, next *entry
+	inMain     bool
+	linked     bool
+}
+
+type ageValue struct {
+	sec int64
+	v   []string
+}
+
+// ageAt returns the Age header value, allocating only when the number of
+// seconds changed since the last hit on this entry.
+func (e *entry) ageAt(now int64) []string {
+	sec := (now - e.stored) / int64(time.Second)
+	if sec < 0 {
+		sec = 0
+	}
+	if a := e.age.Load(); a != nil && a.sec == sec {
+		return a.v
+	}
+	a := &ageValue{sec: sec, v: []string{strconv.FormatInt(sec, 10)}}
+	e.age.Store(a)
+	return a.v
+}
+
+// variant picks the best stored variant the client accepts.
+func (e *entry) variant(acc Accepted) *Variant {
+	if acc&AcceptBrotli != 0 && e.variants[Brotli] != nil {
+		return e.variants[Brotli]
+	}
+	if acc&AcceptGzip != 0 && e.variants[Gzip] != nil {
+		return e.variants[Gzip]
+	}
+	return e.variants[Identity]
+}
+
+// Compression policy.
+const (
+	minCompressSize = 1024
+	gzipLevel       = gzip.DefaultCompression
+	brotliLevel     = 6
+	entryOverhead   = 512 // structs, map slot, queue links: a rough fixed cost
+)
+
+// droppedHeaders are never stored: hop-by-hop headers, headers the edge
+// computes itself, and per-render diagnostics.
+var droppedHeaders = map[string]bool{
+	"Connection":          true,
+	"Keep-Alive":          true,
+	"Proxy-Authenticate":  true,
+	"Proxy-Authorization": true,
+	"Proxy-Connection":    true,
+	"Te":                  true,
+	"Trailer":             true,
+	"Transfer-Encoding":   true,
+	"Upgrade":             true,
+	"Content-Length":      true,
+	"Content-Encoding":    true,
+	"Date":                true,
+	"Age":                 true,
+	"Vary":                true,
+	"X-Cache":             true,
+	"Server-Timing":       true,
+	"Set-Cookie":          true,
+}
+
+// notModifiedHeaders are kept on a 304 (RFC 9110 section 15.4.5), besides
+// Last-Modified, which Wikid keeps too.
+var notModifiedHeaders = map[string]bool{
+	"Cache-Control":    true,
+	"Content-Location": true,
+	"Etag":             true,
+	"Expires":          true,
+	"Last-Modified":    true,
+	"Vary":             true,
+}
+
+// storable reports whether a response with this status and header may be
+// stored at all, whatever the handler asked.
+func storable(status int, h http.Header) bool {
+	switch status {
+	case http.StatusOK, http.StatusMovedPermanently, http.StatusPermanentRedirect,
+		http.StatusNotFound, http.StatusGone:
+	default:
+		return false
+	}
+	if len(h["Set-Cookie"]) > 0 {
+		return false // a response that sets a cookie is never shared
+	}
+	if len(h["Content-Encoding"]) > 0 {
+		return false // the edge compresses; handlers behind it must not
+	}
+	for _, v := range h["Cache-Control"] {
+		for d := range strings.SplitSeq(v, ",") {
+			d = strings.TrimSpace(d)
+			if i := strings.IndexAny(d, "=\t "); i >= 0 {
+				d = d[:i]
+			}
+			if strings.EqualFold(d, "private") || strings.EqualFold(d, "no-store") {
+				return false
+			}
+		}
+	}
+	for _, v := range h["Vary"] {
+		for f := range strings.SplitSeq(v, ",") {
+			f = strings.TrimSpace(f)
+			// The edge varies only on the encoding (a variant) and the
+			// session bit (decided by the caller, who sends only anonymous
+			// requests here); anything else cannot be honoured.
+			if f != "" && !strings.EqualFold(f, "Accept-Encoding") && !strings.EqualFold(f, "Cookie") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// compressible reports whether a body of this type is worth compressing.
+func compressible(contentType string) bool {
+	ct, _, _ := strings.Cut(contentType, ";")
+	ct = strings.ToLower(strings.TrimSpace(ct))
+	switch {
+	case strings.HasPrefix(ct, "text/"),
+		strings.HasSuffix(ct, "+xml"), strings.HasSuffix(ct, "+json"),
+		strings.HasSuffix(ct, "/xml"), strings.HasSuffix(ct, "/json"),
+		strings.HasSuffix(ct, "javascript"), ct == "application/wasm",
+		ct == "image/svg+xml", ct == "image/x-icon", strings.HasPrefix(ct, "font/"):
+		return true
+	}
+	return false
+}
+
+// buildEntry turns a recorded response into an entry with all its variants.
+// It compresses the body once per encoding; this is the expensive part of a
+// miss after the render itself.
+func buildEntry(key string, hash uint64, status int, h http.Header, body []byte, tags []string, stored, expires int64) *entry {
+	e := &entry{key: key, hash: hash, status: status, stored: stored, expires: expires}
+	e.tags = append([]string(nil), tags...)
+	if len(h["Content-Type"]) == 0 && len(body) > 0 {
+		h["Content-Type"] = []string{http.DetectContentType(body)}
+	}
+	e.etag = h.Get("Etag")
+	e.lastModStr = h.Get("Last-Modified")
+	if t, err := http.ParseTime(e.lastModStr); err == nil {
+		e.lastMod = t
+	}
+
+	// The handler's safe headers, canonical names, copied so that nothing the
+	// handler keeps a reference to is shared with stored entries.
+	var base []Field
+	for k, vs := range h {
+		ck := textproto.CanonicalMIMEHeaderKey(k)
+		if droppedHeaders[ck] || len(vs) == 0 || strings.HasPrefix(ck, "X-Edge-") {
+			continue
+		}
+		base = append(base, Field{ck, cloneValues(vs)})
+	}
+	vary := varyValue(h["Vary"])
+
+	bodies := [numEncodings][]byte{Identity: body}
+	if len(body) >= minCompressSize && compressible(h.Get("Content-Type")) {
+		if z := gzipBytes(body); len(z) < len(body) {
+			bodies[Gzip] = z
+		}
+		if z := brotliBytes(body); len(z) < len(body) {
+			bodies[Brotli] = z
+		}
+	}
+	e.size = entryOverhead + int64(len(key))
+	for _, t := range tags {
+		e.size += int64(len(t)) + 16
+	}
+	for enc, b := range bodies {
+		if b == nil && Encoding(enc) != Identity {
+			continue
+		}
+		v := &Variant{Encoding: Encoding(enc), Status: status, Body: b, e: e}
+		hdr := make([]Field, 0, len(base)+3)
+		hdr = append(hdr, base...)
+		hdr = append(hdr, Field{"Content-Length", []string{strconv.Itoa(len(b))}})
+		if enc != int(Identity) {
+			hdr = append(hdr, Field{"Content-Encoding", []string{Encoding(enc).String()}})
+		}
+		hdr = append(hdr, Field{"Vary", vary})
+		v.Header = hdr[:len(hdr):len(hdr)]
+		for _, f := range hdr {
+			if notModifiedHeaders[f.Key] {
+				v.NotModified = append(v.NotModified, f)
+			}
+		}
+		v.NotModified = v.NotModified[:len(v.NotModified):len(v.NotModified)]
+		v.Wire = wire(v.Header)
+		v.WireNotModified = wire(v.NotModified)
+		e.variants[enc] = v
+		e.size += int64(len(b)+len(v.Wire)+len(v.WireNotModified)) + 48*int64(len(v.Header)+len(v.NotModified))
+	}
+	return e
+}
+
+func cloneValues(vs []string) []string {
+	out := make([]string, len(vs))
+	copy(out, vs)
+	return out
+}
+
+// varyValue merges Accept-Encoding into the handler's Vary header.
+func varyValue(vs []string) []string {
+	var parts []string
+	for _, v := range vs {
+		for f := range strings.SplitSeq(v, ",") {
+			if f = strings.TrimSpace(f); f != "" && !strings.EqualFold(f, "Accept-Encoding") {
+				parts = append(parts, f)
+			}
+		}
+	}
+	parts = append(parts, "Accept-Encoding")
+	return []string{strings.Join(parts, ", ")}
+}
+
+func wire(fs []Field) []byte {
+	var b bytes.Buffer
+	for _, f := range fs {
+		for _, v := range f.Value {
+			b.WriteString(f.Key)
+			b.WriteString(": ")
+			b.WriteString(headerValueReplacer.Replace(v))
+			b.WriteString("\r\n")
+		}
+	}
+	return b.Bytes()
+}
+
+// headerValueReplacer strips line breaks from header values, as net/http does.
+var headerValueReplacer = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
+
+var gzipPool = sync.Pool{New: func() any {
+	w, _ := gzip.NewWriterLevel(nil, gzipLevel)
+	return w
+}}
+
+func gzipBytes(b []byte) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(b) / 3)
+	w := gzipPool.Get().(*gzip.Writer)
+	w.Reset(&buf)
+	w.Write(b)
+	w.Close()
+	gzipPool.Put(w)
+	return bytes.Clone(buf.Bytes())
+}
+
+var brotliPool = sync.Pool{New: func() any {
+	return brotli.NewWriterLevel(nil, brotliLevel)
+}}
+
+func brotliBytes(b []byte) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(b) / 3)
+	w := brotliPool.Get().(*brotli.Writer)
+	w.Reset(&buf)
+	w.Write(b)
+	w.Close()
+	brotliPool.Put(w)
+	return bytes.Clone(buf.Bytes())
+}

@@ -1,0 +1,490 @@
+// Package engine is the wiki's behaviour above the store: rendering with a
+// render cache, saving with three-way merge, moving, deleting, and telling
+// caches what to purge. Web handlers (HTML and REST) call it; it never sees
+// HTTP and the store never sees markup.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/maypok86/otter/v2"
+
+	"github.com/wikid/wikid/internal/diff"
+	"github.com/wikid/wikid/internal/render"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// Purger removes cached responses for titles: the in-process edge cache now,
+// Varnish/CDN and other nodes later. It must be synchronous for the local
+// edge so that a writer reads its own write.
+type Purger interface {
+	Purge(ctx context.Context, titles ...wiki.Title)
+}
+
+// PurgeFunc adapts a function to Purger.
+type PurgeFunc func(ctx context.Context, titles ...wiki.Title)
+
+func (f PurgeFunc) Purge(ctx context.Context, titles ...wiki.Title) { f(ctx, titles...) }
+
+// Rendered is a revision's HTML with what the page chrome needs around it.
+type Rendered struct {
+	RevID      int64
+	HTML       string
+	TOC        string // table of contents HTML, empty for short pages
+	Categories []wiki.Title
+	Redirect   wiki.Title
+	Macros     []string
+}
+
+// Engine ties the store, the renderer and the caches together.
+type Engine struct {
+	store    wiki.Store
+	renderer *render.Renderer
+	purger   Purger
+	log      *slog.Logger
+	maxText  int
+	now      func() time.Time
+
+	// mem is the in-memory render cache in front of the store's, keyed by
+	// revision. A page's entries are invalidated by bumping its epoch: an
+	// entry rendered under an older epoch is ignored. (Old revisions and the
+	// latest one are invalidated together without knowing their IDs.)
+	mem    *otter.Cache[int64, memRender]
+	epochs sync.Map // page ID → *atomic.Uint64
+
+	// Renders counts actual renders (cache misses at every level), for tests.
+	Renders atomic.Int64
+}
+
+type memRender struct {
+	epoch  uint64
+	pageID int64
+	r      *Rendered
+}
+
+// Options configures New.
+type Options struct {
+	Store        wiki.Store
+	Renderer     *render.Renderer
+	Purger       Purger
+	Logger       *slog.Logger
+	MaxTextBytes int   // a page's text may not be longer (default 2 MiB)
+	MemBytes     int64 // in-memory render cache budget (default 64 MiB)
+	Now          func() time.Time
+}
+
+// New builds an Engine.
+func New(o Options) *Engine {
+	if o.MaxTextBytes == 0 {
+		o.MaxTextBytes = 2 << 20
+	}
+	if o.MemBytes == 0 {
+		o.MemBytes = 64 << 20
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Purger == nil {
+		o.Purger = PurgeFunc(func(context.Context, ...wiki.Title) {})
+	}
+	if o.Renderer == nil {
+		o.Renderer = render.New()
+	}
+	mem := otter.Must(&otter.Options[int64, memRender]{
+		MaximumWeight: uint64(o.MemBytes),
+		Weigher: func(_ int64, v memRender) uint32 {
+			return uint32(len(v.r.HTML) + len(v.r.TOC) + 128)
+		},
+	})
+	return &Engine{store: o.Store, renderer: o.Renderer, purger: o.Purger, log: o.Logger,
+		maxText: o.MaxTextBytes, now: o.Now, mem: mem}
+}
+
+// Store returns the engine's store for read-only listings.
+func (e *Engine) Store() wiki.Store { return e.store }
+
+// Renderer returns the markup renderer (used for previews).
+func (e *Engine) Renderer() *render.Renderer { return e.renderer }
+
+func (e *Engine) epoch(pageID int64) *atomic.Uint64 {
+	if v, ok := e.epochs.Load(pageID); ok {
+		return v.(*atomic.Uint64)
+	}
+	v, _ := e.epochs.LoadOrStore(pageID, new(atomic.Uint64))
+	return v.(*atomic.Uint64)
+}
+
+// Render returns rev's HTML from the memory cache, the store's render cache,
+// or by rendering it (and then caching it at both levels).
+func (e *Engine) Render(ctx context.Context, rev wiki.Revision) (*Rendered, error) {
+	ep := e.epoch(rev.PageID)
+	cur := ep.Load()
+	if v, ok := e.mem.GetIfPresent(rev.ID); ok && v.epoch == cur {
+		return v.r, nil
+	}
+	if data, err := e.store.FindRender(ctx, rev.ID, render.Version); err == nil {
+		var r Rendered
+		if err := json.Unmarshal(data, &r); err == nil {
+			e.mem.Set(rev.ID, memRender{epoch: cur, pageID: rev.PageID, r: &r})
+			return &r, nil
+		}
+	} else if !errors.Is(err, wiki.ErrNotFound) {
+		return nil, err
+	}
+	if rev.Text == "" && rev.Size > 0 {
+		full, err := e.store.FindRevision(ctx, rev.ID)
+		if err != nil {
+			return nil, err
+		}
+		rev = full
+	}
+	r, err := e.renderText(ctx, rev.Text)
+	if err != nil {
+		return nil, err
+	}
+	r.RevID = rev.ID
+	if data, err := json.Marshal(r); err == nil {
+		if err := e.store.SaveRender(ctx, rev.ID, render.Version, data); err != nil {
+			e.log.Warn("engine: save render", "rev", rev.ID, "err", err)
+		}
+	}
+	// Store in memory only if no invalidation happened while rendering.
+	if ep.Load() == cur {
+		e.mem.Set(rev.ID, memRender{epoch: cur, pageID: rev.PageID, r: r})
+	}
+	return r, nil
+}
+
+func (e *Engine) renderText(ctx context.Context, text string) (*Rendered, error) {
+	e.Renders.Add(1)
+	res, err := e.renderer.Render(ctx, text, e.store.ExistingTitles)
+	if err != nil {
+		return nil, fmt.Errorf("engine: render: %w", err)
+	}
+	return &Rendered{
+		HTML:       res.HTML,
+		TOC:        render.TOCHTML(res.TOC),
+		Categories: res.Links.Categories,
+		Redirect:   res.Links.Redirect,
+		Macros:     res.Macros,
+	}, nil
+}
+
+// Preview renders text that is not saved.
+func (e *Engine) Preview(ctx context.Context, text string) (*Rendered, error) {
+	return e.renderText(ctx, text)
+}
+
+// View is what a page view needs.
+type View struct {
+	Page           wiki.Page
+	Revision       wiki.Revision // Text empty
+	Rendered       *Rendered
+	RedirectedFrom wiki.Title // set when a redirect was followed
+}
+
+// ViewPage loads t's latest revision, following one redirect unless
+// noRedirect. A missing or deleted page is wiki.ErrNotFound.
+func (e *Engine) ViewPage(ctx context.Context, t wiki.Title, noRedirect bool) (View, error) {
+	p, err := e.store.FindPage(ctx, t)
+	if err != nil {
+		return View{}, err
+	}
+	if p.Deleted {
+		return View{Page: p}, wiki.ErrNotFound
+	}
+	var from wiki.Title
+	if p.Redirect != "" && !noRedirect && p.Redirect != p.Title {
+		if q, err := e.store.FindPage(ctx, p.Redirect); err == nil && !q.Deleted {
+			from, p = p.Title, q
+		}
+	}
+	rev, err := e.store.FindRevision(ctx, p.LatestID)
+	if err != nil {
+		return View{}, err
+	}
+	r, err := e.Render(ctx, rev)
+	if err != nil {
+		return View{}, err
+	}
+	rev.Text = ""
+	return View{Page: p, Revision: rev, Rendered: r, RedirectedFrom: from}, nil
+}
+
+// Editor says who makes a change.
+type Editor struct {
+	UserID   int64
+	UserName string
+}
+
+// Edit is a save request from a form or the API.
+type Edit struct {
+	Title     wiki.Title
+	Text      string
+	Summary   string
+	Minor     bool
+	BaseRevID int64 // revision the user started from; 0 when creating
+	Editor    Editor
+}
+
+// ConflictError is returned when an edit overlaps a concurrent one.
+// It carries both versions so the user can merge them by hand.
+type ConflictError struct {
+	Yours      string
+	Current    string
+	CurrentRev int64
+	Merged     string // with conflict markers
+}
+
+func (c *ConflictError) Error() string {
+	return "edit conflict: someone else changed the same part of the page while you were editing"
+}
+
+// Unwrap makes a ConflictError a wiki.ErrConflict for status mapping.
+func (c *ConflictError) Unwrap() error { return wiki.ErrConflict }
+
+// SaveOutcome tells the caller what happened.
+type SaveOutcome struct {
+	Page     wiki.Page
+	Revision wiki.Revision
+	Created  bool
+	Merged   bool // a concurrent edit was merged in
+	NoChange bool // the text equals the current text: no revision was made
+}
+
+// Save stores an edit. If the page changed since BaseRevID, non-overlapping
+// changes are merged three-way; overlapping ones return *ConflictError.
+func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
+	if len(ed.Text) > e.maxText {
+		return SaveOutcome{}, wiki.Errorf(wiki.KindTooLarge, "the page text is %d bytes; the limit is %d bytes. Split the page into smaller pages", len(ed.Text), e.maxText)
+	}
+	if ed.Title.IsSpecial() {
+		return SaveOutcome{}, wiki.Errorf(wiki.KindInvalid, "special pages are generated by the wiki and cannot be edited")
+	}
+	ed.Text = normalizeText(ed.Text)
+	ed.Summary = oneLine(ed.Summary, 500)
+	merged := false
+	for attempt := 0; attempt < 3; attempt++ {
+		cur, err := e.store.FindPage(ctx, ed.Title)
+		exists := err == nil && !cur.Deleted
+		if err != nil && !errors.Is(err, wiki.ErrNotFound) {
+			return SaveOutcome{}, err
+		}
+		base := ed.BaseRevID
+		text := ed.Text
+		if exists {
+			latest, err := e.store.FindRevision(ctx, cur.LatestID)
+			if err != nil {
+				return SaveOutcome{}, err
+			}
+			if latest.Text == text {
+				return SaveOutcome{Page: cur, Revision: latest, NoChange: true}, nil
+			}
+			if base != cur.LatestID {
+				baseText := ""
+				if base != 0 {
+					b, err := e.store.FindRevision(ctx, base)
+					if err != nil {
+						return SaveOutcome{}, wiki.Errorf(wiki.KindInvalid, "the revision you started from (%d) does not exist; reload the page and edit again", base)
+					}
+					if b.PageID != cur.ID {
+						return SaveOutcome{}, wiki.Errorf(wiki.KindInvalid, "revision %d belongs to another page; reload the page and edit again", base)
+					}
+					baseText = b.Text
+				}
+				m, conflict := diff.Merge(baseText, text, latest.Text)
+				if conflict {
+					return SaveOutcome{}, &ConflictError{Yours: ed.Text, Current: latest.Text, CurrentRev: latest.ID, Merged: m}
+				}
+				text, merged = m, true
+				if text == latest.Text {
+					return SaveOutcome{Page: cur, Revision: latest, NoChange: true, Merged: true}, nil
+				}
+			}
+			base = cur.LatestID
+		} else {
+			base = 0
+		}
+		res, err := e.store.SavePage(ctx, wiki.SaveRequest{
+			Title: ed.Title, Text: text, Summary: ed.Summary, Minor: ed.Minor,
+			UserID: ed.Editor.UserID, UserName: ed.Editor.UserName,
+			BaseRevID: base, Links: e.renderer.Links(text), Time: e.now(),
+		})
+		if errors.Is(err, wiki.ErrConflict) || errors.Is(err, wiki.ErrExists) {
+			continue // lost a race with another save: merge against the new latest
+		}
+		if err != nil {
+			return SaveOutcome{}, err
+		}
+		e.afterChange(ctx, res.Page.ID, ed.Title, res.Created)
+		return SaveOutcome{Page: res.Page, Revision: res.Revision, Created: res.Created, Merged: merged}, nil
+	}
+	return SaveOutcome{}, wiki.Errorf(wiki.KindConflict, "the page is being edited very often right now; try saving again")
+}
+
+// afterChange invalidates what a change to page t made stale. When t's
+// existence changed, pages linking to it change link colour: their renders
+// are dropped and their responses purged.
+// TODO(jobs): move the backlink part to the durable job queue (issue 4).
+func (e *Engine) afterChange(ctx context.Context, pageID int64, t wiki.Title, existenceChanged bool) {
+	e.invalidate(pageID)
+	titles := []wiki.Title{t}
+	if existenceChanged {
+		titles = append(titles, e.invalidateBacklinks(ctx, t)...)
+	}
+	e.purger.Purge(ctx, titles...)
+}
+
+func (e *Engine) invalidate(pageIDs ...int64) {
+	for _, id := range pageIDs {
+		e.epoch(id).Add(1)
+	}
+}
+
+func (e *Engine) invalidateBacklinks(ctx context.Context, t wiki.Title) []wiki.Title {
+	var titles []wiki.Title
+	q := wiki.ListQuery{Limit: 500}
+	for {
+		pages, err := e.store.Backlinks(ctx, t, q)
+		if err != nil {
+			e.log.Error("engine: backlinks", "title", t, "err", err)
+			return titles
+		}
+		ids := make([]int64, 0, len(pages))
+		for _, p := range pages {
+			ids = append(ids, p.ID)
+			titles = append(titles, p.Title)
+		}
+		if len(ids) > 0 {
+			e.invalidate(ids...)
+			if err := e.store.DeleteRenders(ctx, ids); err != nil {
+				e.log.Error("engine: delete renders", "err", err)
+			}
+		}
+		if len(pages) < q.Limit {
+			return titles
+		}
+		q.From = pages[len(pages)-1].Title + "\x00"
+	}
+}
+
+// Revert saves the text of revision revID as the page's new latest revision.
+func (e *Engine) Revert(ctx context.Context, t wiki.Title, revID int64, ed Editor) (SaveOutcome, error) {
+	p, err := e.store.FindPage(ctx, t)
+	if err != nil {
+		return SaveOutcome{}, err
+	}
+	old, err := e.store.FindRevision(ctx, revID)
+	if err != nil {
+		return SaveOutcome{}, err
+	}
+	if old.PageID != p.ID {
+		return SaveOutcome{}, wiki.Errorf(wiki.KindInvalid, "revision %d is not a revision of %q", revID, t)
+	}
+	return e.Save(ctx, Edit{Title: t, Text: old.Text, BaseRevID: p.LatestID, Editor: ed,
+		Summary: fmt.Sprintf("Reverted to revision %d by %s", old.ID, old.UserName)})
+}
+
+// Move renames from to to, leaving a redirect when asked.
+func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, leaveRedirect bool, ed Editor) (wiki.Page, error) {
+	if from.IsSpecial() || to.IsSpecial() {
+		return wiki.Page{}, wiki.Errorf(wiki.KindInvalid, "special pages cannot be moved, and pages cannot be moved into the Special namespace")
+	}
+	if from == to {
+		return wiki.Page{}, wiki.Errorf(wiki.KindInvalid, "the new title is the same as the old one; choose a different title")
+	}
+	summary := fmt.Sprintf("moved [[%s]] to [[%s]]", from, to)
+	if r := oneLine(reason, 400); r != "" {
+		summary += ": " + r
+	}
+	redirect := "#REDIRECT [[" + to.String() + "]]\n"
+	p, err := e.store.MovePage(ctx, wiki.MoveRequest{
+		From: from, To: to, Reason: summary, UserID: ed.UserID, UserName: ed.UserName,
+		LeaveRedirect: leaveRedirect, RedirectText: redirect, RedirectLinks: e.renderer.Links(redirect),
+		Time: e.now(),
+	})
+	if err != nil {
+		return wiki.Page{}, err
+	}
+	e.invalidate(p.ID)
+	titles := []wiki.Title{from, to}
+	titles = append(titles, e.invalidateBacklinks(ctx, to)...)
+	if !leaveRedirect {
+		titles = append(titles, e.invalidateBacklinks(ctx, from)...)
+	}
+	e.purger.Purge(ctx, titles...)
+	return p, nil
+}
+
+// Delete hides a page and its history (admins only; the caller checks).
+func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Editor) error {
+	p, err := e.store.FindPage(ctx, t)
+	if err != nil {
+		return err
+	}
+	if err := e.store.DeletePage(ctx, t, ed.UserID, ed.UserName, oneLine(reason, 500), e.now()); err != nil {
+		return err
+	}
+	e.afterChange(ctx, p.ID, t, true)
+	return nil
+}
+
+// Undelete restores a deleted page and its history.
+func (e *Engine) Undelete(ctx context.Context, t wiki.Title, reason string, ed Editor) (wiki.Page, error) {
+	p, err := e.store.UndeletePage(ctx, t, ed.UserID, ed.UserName, oneLine(reason, 500), e.now())
+	if err != nil {
+		return wiki.Page{}, err
+	}
+	e.afterChange(ctx, p.ID, t, true)
+	return p, nil
+}
+
+// normalizeText makes line endings \n and the text end in one newline,
+// as browsers submit \r\n from textareas.
+func normalizeText(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	s = strings.TrimRight(s, "\n\t ")
+	if s == "" {
+		return ""
+	}
+	return s + "\n"
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	return s
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// Purge drops t's renders and cached responses (MediaWiki's action=purge).
+func (e *Engine) Purge(ctx context.Context, titles ...wiki.Title) {
+	for _, t := range titles {
+		if p, err := e.store.FindPage(ctx, t); err == nil {
+			e.invalidate(p.ID)
+			if err := e.store.DeleteRenders(ctx, []int64{p.ID}); err != nil {
+				e.log.Error("engine: purge renders", "title", t, "err", err)
+			}
+		}
+	}
+	e.purger.Purge(ctx, titles...)
+}

@@ -1,0 +1,226 @@
+package render
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.html from the current output")
+
+// TestGolden renders testdata/*.md with pages "Main Page", "Foo" and "서울"
+// existing and compares with testdata/*.html.
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.md")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden inputs: %v", err)
+	}
+	ex := exists("Main Page", "Foo", "서울")
+	for _, in := range files {
+		name := strings.TrimSuffix(filepath.Base(in), ".md")
+		t.Run(name, func(t *testing.T) {
+			src, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := mustRender(t, string(src), ex.fn)
+			got := goldenText(res)
+			out := strings.TrimSuffix(in, ".md") + ".html"
+			if *update {
+				if err := os.WriteFile(out, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s differs from the output; run go test ./internal/render -update and review the diff.\ngot:\n%s", out, got)
+			}
+		})
+	}
+}
+
+// goldenText is the HTML followed by the other results as HTML comments.
+func goldenText(res Result) string {
+	var b strings.Builder
+	b.WriteString(res.HTML)
+	if toc := TOCHTML(res.TOC); toc != "" {
+		b.WriteString("<!-- toc -->\n" + toc + "\n")
+	}
+	fmt.Fprintf(&b, "<!-- links: %q categories: %q redirect: %q macros: %q -->\n",
+		res.Links.Links, res.Links.Categories, res.Links.Redirect, res.Macros)
+	return b.String()
+}
+
+// TestHostileInputs checks that inputs built to be slow stay linear-ish:
+// each must render within a generous bound and with bounded output.
+func TestHostileInputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow inputs")
+	}
+	tests := []struct{ name, src string }{
+		{"10,000 nested lists on one line", strings.Repeat("- ", 10000) + "x"},
+		{"10,000 nested lists then many lines", strings.Repeat("- ", 10000) + "x\n" + strings.Repeat("y\n", 200000)},
+		{"10,000 nested ordered lists", strings.Repeat("1. ", 10000) + "x\n" + strings.Repeat("y\n", 100000)},
+		{"10,000 nested block quotes then many lines", strings.Repeat(">", 10000) + "x\n" + strings.Repeat("y\n", 200000)},
+		{"1,000 nested indented lists", nestedIndentedList(1000)},
+		{"a 1 MB single line", strings.Repeat("word ", 200000)},
+		{"a 1 MB single line of links and markup", strings.Repeat("[[Foo]] *a* `b` www.x.org ", 40000)},
+		{"100k unclosed [[", strings.Repeat("[[", 100000)},
+		{"100k unclosed [[ with text", strings.Repeat("[[a ", 100000)},
+		{"100k unclosed [[ ending in ]]", strings.Repeat("[[", 100000) + "x]]"},
+		{"100k links", strings.Repeat("[[a]]", 100000)},
+		{"100k unclosed {{", strings.Repeat("{{", 100000) + "}}"},
+		{"100k unclosed [", strings.Repeat("[", 100000) + "x"},
+		{"100k emphasis openers", strings.Repeat("*a", 100000)},
+		{"100k nested emphasis", strings.Repeat("*", 50000) + "a" + strings.Repeat("*", 50000)},
+		{"100k open HTML tags", strings.Repeat("<div>", 100000)},
+		{"100k headings with the same text", strings.Repeat("# A\n", 100000)},
+		{"a wide table with many rows", "|" + strings.Repeat("a|", 5000) + "\n|" + strings.Repeat("-|", 5000) + "\n" + strings.Repeat("|x\n", 50000)},
+		{"a 1 MB heading", "# " + strings.Repeat("x", 1<<20)},
+	}
+	r := New()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			res, err := r.Render(context.Background(), tt.src, func(_ context.Context, ts []wiki.Title) (map[wiki.Title]bool, error) {
+				return nil, nil
+			})
+			took := time.Since(start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d bytes in, %d bytes out, %v", len(tt.src), len(res.HTML), took)
+			if limit := 10 * time.Second; took > limit {
+				t.Errorf("took %v, want under %v", took, limit)
+			}
+			if max := maxOutput(len(tt.src)); len(res.HTML) > max {
+				t.Errorf("output is %d bytes, want at most %d", len(res.HTML), max)
+			}
+		})
+	}
+}
+
+// maxOutput bounds the HTML for n bytes of source. The most expansive
+// constructs are wiki links ("[[a]]", 5 bytes, ~90 bytes of HTML) and macros.
+func maxOutput(n int) int { return 64*n + 4096 }
+
+func nestedIndentedList(depth int) string {
+	var b strings.Builder
+	for i := range depth {
+		b.WriteString(strings.Repeat("  ", i))
+		b.WriteString("- x\n")
+	}
+	return b.String()
+}
+
+func FuzzRender(f *testing.F) {
+	seeds := []string{
+		"", "# Title\n\n[[Foo]] [[Bar|baz]] [[#x]] [[Category:C]] {{RecentChanges}}",
+		"#REDIRECT [[Foo]]\nrest", "[[Foo|<img src=x onerror=alert(1)>]]",
+		"<script>alert(1)</script>", "[x](javascript:alert(1))", "- [ ] a\n- [x] b",
+		"| a | b |\n|---|---|\n| [[A\\|b]] | c |", "{{AllPages|prefix=\"><}}", "> - > - [[a]]",
+		"<a href=\"javascript:x\" onclick=x>y</a><input type=text>", "## 한국어\n[[서울#역사|서울]]",
+	}
+	files, _ := filepath.Glob("testdata/*.md")
+	for _, in := range files {
+		if b, err := os.ReadFile(in); err == nil {
+			seeds = append(seeds, string(b))
+		}
+	}
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	r := New()
+	f.Fuzz(func(t *testing.T, src string) {
+		if len(src) > 1<<16 {
+			return
+		}
+		res, err := r.Render(context.Background(), src, func(_ context.Context, ts []wiki.Title) (map[wiki.Title]bool, error) {
+			m := map[wiki.Title]bool{}
+			for i, t := range ts {
+				m[t] = i%2 == 0
+			}
+			return m, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !IsSafe(res.HTML) {
+			t.Fatalf("output is not a sanitizer fixpoint:\n%q\n%q", res.HTML, Sanitize(res.HTML))
+		}
+		if toc := TOCHTML(res.TOC); !IsSafe(toc) {
+			t.Fatalf("TOC is not safe: %q", toc)
+		}
+		if len(res.HTML) > maxOutput(len(src)) {
+			t.Fatalf("output %d bytes for %d bytes of source", len(res.HTML), len(src))
+		}
+		ls := r.Links(src)
+		if fmt.Sprint(ls) != fmt.Sprint(res.Links) {
+			t.Fatalf("Links and Render disagree: %v vs %v", ls, res.Links)
+		}
+	})
+}
+
+// benchDocument builds an article of about 30 KB per unit of scale 5 with
+// about 100 wiki links, headings, lists, a table and code.
+func benchDocument(sections int) string {
+	var b strings.Builder
+	b.WriteString("Intro paragraph with **bold**, *emphasis*, `code` and a link to [[Main Page]].\n\n")
+	link := 0
+	for s := range sections {
+		fmt.Fprintf(&b, "## Section %d\n\n", s)
+		for p := range 4 {
+			fmt.Fprintf(&b, "Paragraph %d of section %d: Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. ", p, s)
+			for range 4 {
+				fmt.Fprintf(&b, "See [[Page %d]] and [[Page %d#History|its history]]; ", link, link+1)
+				link++
+			}
+			b.WriteString("Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat, https://example.org/x.\n\n")
+		}
+		b.WriteString("### Details\n\n- item one with ~~strike~~\n- item two with <kbd>Ctrl</kbd>\n  - nested [x](https://example.com)\n- [ ] task\n\n")
+		b.WriteString("| Name | Value |\n|:-----|------:|\n| alpha | 1 |\n| beta | 2 |\n| gamma | 3 |\n\n")
+		b.WriteString("```go\nfunc main() {\n\tfmt.Println(\"hello\")\n}\n```\n\n> A quotation with [[Quoted page]].\n\n")
+	}
+	b.WriteString("[[Category:Benchmarks]]\n")
+	return b.String()
+}
+
+func BenchmarkRender(b *testing.B) {
+	src := benchDocument(12)
+	r := New()
+	ex := exists("Main Page", "Page 1", "Page 2", "Page 3")
+	res, err := r.Render(context.Background(), src, ex.fn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(len(src)), "src-bytes")
+	b.ReportMetric(float64(len(res.Links.Links)), "links")
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Render(context.Background(), src, ex.fn); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkLinks(b *testing.B) {
+	src := benchDocument(12)
+	r := New()
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Links(src)
+	}
+}

@@ -1,0 +1,140 @@
+package render
+
+import (
+	"bytes"
+	"html"
+	"net/url"
+	"strings"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// maxMacro bounds how far the parser looks for "}}".
+const maxMacro = 512
+
+// Dynamic macros render as placeholders that the browser fills in, so that
+// the page itself stays cacheable while the lists change.
+const (
+	MacroRecentChanges = "recentchanges"
+	MacroPageCount     = "pagecount"
+	MacroAllPages      = "allpages"
+)
+
+type macroSpec struct {
+	Name      string // one of the Macro* constants
+	Prefix    string // allpages: prefix=…
+	HasPrefix bool
+}
+
+var (
+	kindMacro      = ast.NewNodeKind("Macro")
+	kindMacroBlock = ast.NewNodeKind("MacroBlock")
+)
+
+// macro is {{Name|param=value}} inside a line of text.
+type macro struct {
+	ast.BaseInline
+	spec macroSpec
+}
+
+func (n *macro) Kind() ast.NodeKind { return kindMacro }
+func (n *macro) Dump(source []byte, level int) {
+	ast.DumpHelper(n, source, level, map[string]string{"Name": n.spec.Name}, nil)
+}
+
+// macroBlock is a macro that stood alone in its paragraph.
+type macroBlock struct {
+	ast.BaseBlock
+	spec macroSpec
+}
+
+func (n *macroBlock) Kind() ast.NodeKind { return kindMacroBlock }
+func (n *macroBlock) Dump(source []byte, level int) {
+	ast.DumpHelper(n, source, level, map[string]string{"Name": n.spec.Name}, nil)
+}
+
+type macroParser struct{}
+
+func (macroParser) Trigger() []byte { return []byte{'{'} }
+
+func (macroParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	line, _ := block.PeekLine()
+	if len(line) < 4 || line[0] != '{' || line[1] != '{' {
+		return nil
+	}
+	rest := line[2:]
+	if len(rest) > maxMacro {
+		rest = rest[:maxMacro]
+	}
+	end := bytes.Index(rest, []byte("}}"))
+	if end < 0 {
+		return nil
+	}
+	spec, ok := parseMacro(string(rest[:end]))
+	if !ok {
+		return nil
+	}
+	block.Advance(2 + end + 2)
+	return &macro{spec: spec}
+}
+
+// parseMacro interprets the inside of {{…}}; unknown macros are not macros.
+func parseMacro(inner string) (macroSpec, bool) {
+	name, params, _ := strings.Cut(inner, "|")
+	var s macroSpec
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "recentchanges":
+		s.Name = MacroRecentChanges
+	case "pagecount":
+		s.Name = MacroPageCount
+	case "allpages":
+		s.Name = MacroAllPages
+	default:
+		return s, false
+	}
+	if params == "" {
+		return s, !strings.Contains(inner, "|")
+	}
+	if s.Name != MacroAllPages {
+		return s, false
+	}
+	key, value, ok := strings.Cut(params, "=")
+	if !ok || strings.ToLower(strings.TrimSpace(key)) != "prefix" || strings.ContainsAny(value, "|{}\n") {
+		return s, false
+	}
+	s.Prefix, s.HasPrefix = strings.TrimSpace(value), true
+	return s, true
+}
+
+// isBlock reports whether the macro renders as a <div> when it stands alone.
+func (s macroSpec) isBlock() bool { return s.Name != MacroPageCount }
+
+func renderMacro(w util.BufWriter, s macroSpec, block bool) {
+	tag := "span"
+	if block && s.isBlock() {
+		tag = "div"
+	}
+	_, _ = w.WriteString("<" + tag + ` class="wikid-macro" data-macro="` + s.Name + `"`)
+	switch s.Name {
+	case MacroRecentChanges:
+		_, _ = w.WriteString(`><a href="/wiki/Special:RecentChanges">Recent changes</a>`)
+	case MacroPageCount:
+		_, _ = w.WriteString(`><a href="/wiki/Special:AllPages">page count</a>`)
+	case MacroAllPages:
+		if s.HasPrefix && s.Prefix != "" {
+			p := html.EscapeString(s.Prefix)
+			_, _ = w.WriteString(` data-prefix="` + p + `"><a href="/wiki/Special:AllPages?prefix=`)
+			_, _ = w.WriteString(html.EscapeString(url.QueryEscape(s.Prefix)))
+			_, _ = w.WriteString(`">Pages starting with ` + p + `</a>`)
+		} else {
+			_, _ = w.WriteString(`><a href="/wiki/Special:AllPages">All pages</a>`)
+		}
+	}
+	_, _ = w.WriteString("</" + tag + ">")
+	if tag == "div" {
+		_ = w.WriteByte('\n')
+	}
+}

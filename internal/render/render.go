@@ -1,0 +1,214 @@
+// Package render turns wiki markup (CommonMark + GFM + wiki links and macros)
+// into sanitized HTML and extracts the links a page makes.
+package render
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// Version changes whenever the HTML output for the same source changes;
+// it is part of render cache keys.
+const Version = 1
+
+// Heading is one entry of a page's table of contents.
+type Heading struct {
+	Level int    // 1–6
+	Text  string // plain text, not escaped
+	ID    string // the heading's id attribute, not escaped
+}
+
+// Result is a rendered page.
+type Result struct {
+	HTML   string // sanitized body HTML
+	TOC    []Heading
+	Links  wiki.LinkSet // links (deduplicated, no fragments, no Special: or same-page), categories, redirect
+	Macros []string     // dynamic macros used, in order of first use: "recentchanges", "pagecount", "allpages"
+}
+
+// Exists reports which titles exist. Render calls it at most once, with
+// every distinct link target that is not a special page.
+type Exists func(ctx context.Context, titles []wiki.Title) (map[wiki.Title]bool, error)
+
+// Renderer renders wiki markup. It is safe for concurrent use.
+type Renderer struct {
+	md goldmark.Markdown
+}
+
+// New builds a Renderer; build one per process and share it.
+func New() *Renderer {
+	p := parser.NewParser(
+		parser.WithBlockParsers(limitedBlockParsers()...),
+		parser.WithInlineParsers(append(parser.DefaultInlineParsers(),
+			util.Prioritized(wikiLinkParser{}, 150),
+			util.Prioritized(macroParser{}, 150),
+		)...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	)
+	md := goldmark.New(
+		goldmark.WithParser(p),
+		goldmark.WithExtensions(
+			extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
+			extension.Strikethrough,
+			extension.Linkify,
+			extension.TaskList,
+		),
+		goldmark.WithRendererOptions(
+			html.WithUnsafe(), // raw HTML is allowed; the sanitizer is the gate
+			renderer.WithNodeRenderers(util.Prioritized(nodeRenderer{}, 100)),
+		),
+	)
+	return &Renderer{md: md}
+}
+
+// Links parses src and returns its link set without rendering HTML.
+func (r *Renderer) Links(src string) wiki.LinkSet {
+	_, _, ls := r.parse(src)
+	return ls
+}
+
+// Render renders src. exists may be nil: then every link is blue.
+func (r *Renderer) Render(ctx context.Context, src string, exists Exists) (Result, error) {
+	source, doc, ls := r.parse(src)
+	w := &walker{source: source}
+	w.walk(doc)
+
+	if exists != nil && len(w.targets) > 0 {
+		found, err := exists(ctx, w.targets)
+		if err != nil {
+			return Result{}, fmt.Errorf("render: look up link targets: %w", err)
+		}
+		for _, l := range w.links {
+			if !l.Target.IsSpecial() && l.Target != "" {
+				l.Exists = found[l.Target]
+			}
+		}
+	} else {
+		for _, l := range w.links {
+			l.Exists = true
+		}
+	}
+
+	var buf bytes.Buffer
+	buf.Grow(len(source) + len(source)/2)
+	if err := r.md.Renderer().Render(&buf, source, doc); err != nil {
+		return Result{}, fmt.Errorf("render: %w", err)
+	}
+	return Result{
+		HTML:   policy.Sanitize(buf.String()),
+		TOC:    w.toc,
+		Links:  ls,
+		Macros: w.macros,
+	}, nil
+}
+
+// parse strips a leading #REDIRECT line, parses the rest once and collects
+// its link set.
+func (r *Renderer) parse(src string) ([]byte, ast.Node, wiki.LinkSet) {
+	redirect, rest := splitRedirect(src)
+	source := []byte(rest)
+	doc := r.md.Parser().Parse(text.NewReader(source))
+	ls := wiki.LinkSet{Redirect: redirect}
+	seenLink := map[wiki.Title]bool{}
+	seenCat := map[wiki.Title]bool{}
+	if redirect != "" && !redirect.IsSpecial() {
+		ls.Links = append(ls.Links, redirect)
+		seenLink[redirect] = true
+	}
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		l, ok := n.(*wikiLink)
+		if !entering || !ok || l.Invalid || l.Target == "" {
+			return ast.WalkContinue, nil
+		}
+		switch {
+		case l.Category:
+			if !seenCat[l.Target] {
+				seenCat[l.Target] = true
+				ls.Categories = append(ls.Categories, l.Target)
+			}
+		case !l.Target.IsSpecial():
+			if !seenLink[l.Target] {
+				seenLink[l.Target] = true
+				ls.Links = append(ls.Links, l.Target)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	return source, doc, ls
+}
+
+// walker annotates the parsed document before rendering: heading ids, the
+// TOC, task list classes, macros, paragraphs that render to nothing, and the
+// link targets whose existence must be looked up.
+type walker struct {
+	source  []byte
+	ids     idSet
+	toc     []Heading
+	links   []*wikiLink
+	targets []wiki.Title
+	macros  []string
+}
+
+func (w *walker) walk(doc ast.Node) {
+	seen := map[wiki.Title]bool{}
+	var drop, lift []*ast.Paragraph
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.Heading:
+			text := plainText(n, w.source)
+			id := w.ids.unique(anchorID(text))
+			n.SetAttributeString("id", []byte(id))
+			w.toc = append(w.toc, Heading{Level: n.Level, Text: text, ID: id})
+		case *ast.Paragraph:
+			switch paragraphKind(n, w.source) {
+			case paraEmpty:
+				drop = append(drop, n)
+			case paraBlockMacro:
+				lift = append(lift, n)
+			}
+		case *ast.ListItem:
+			if fc := n.FirstChild(); fc != nil {
+				if _, ok := fc.FirstChild().(*extast.TaskCheckBox); ok {
+					n.SetAttributeString("class", []byte("task-list-item"))
+				}
+			}
+		case *wikiLink:
+			if n.Invalid || n.Category || n.Target == "" {
+				return ast.WalkContinue, nil
+			}
+			w.links = append(w.links, n)
+			if !n.Target.IsSpecial() && !seen[n.Target] {
+				seen[n.Target] = true
+				w.targets = append(w.targets, n.Target)
+			}
+		case *macro:
+			if !slices.Contains(w.macros, n.spec.Name) {
+				w.macros = append(w.macros, n.spec.Name)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	for _, p := range drop {
+		p.Parent().RemoveChild(p.Parent(), p)
+	}
+	for _, p := range lift {
+		p.Parent().ReplaceChild(p.Parent(), p, &macroBlock{spec: firstMacro(p).spec})
+	}
+}

@@ -1,0 +1,67 @@
+package render
+
+import (
+	"regexp"
+
+	"github.com/microcosm-cc/bluemonday"
+)
+
+// policy is the allow-list every rendered page passes through. It is built
+// once; bluemonday policies are safe for concurrent use once built.
+var policy = newPolicy()
+
+// Sanitize returns html with everything outside the allow-list removed.
+func Sanitize(html string) string { return policy.Sanitize(html) }
+
+// IsSafe reports whether html is already sanitized: Sanitize(html) == html.
+func IsSafe(html string) bool { return policy.Sanitize(html) == html }
+
+func newPolicy() *bluemonday.Policy {
+	p := bluemonday.NewPolicy()
+	p.AllowURLSchemes("http", "https", "mailto")
+	p.AllowRelativeURLs(true)
+	p.RequireParseableURLs(true)
+	p.RequireNoFollowOnFullyQualifiedLinks(true)
+
+	p.AllowElements(
+		"p", "br", "hr", "div", "span", "nav",
+		"b", "i", "strong", "em", "u", "s", "del", "ins", "mark", "small",
+		"kbd", "code", "pre", "samp", "var", "sub", "sup", "abbr", "cite", "dfn", "q",
+		"blockquote", "ul", "ol", "li", "dl", "dt", "dd",
+		"table", "caption", "thead", "tbody", "tfoot", "tr", "th", "td", "colgroup", "col",
+		"details", "summary", "figure", "figcaption",
+		"h1", "h2", "h3", "h4", "h5", "h6",
+		"ruby", "rt", "rp", "wbr", "time",
+	)
+
+	p.AllowAttrs("href").OnElements("a")
+	p.AllowAttrs("title").OnElements("a", "img", "abbr", "dfn")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^(?:new|external|anchor)(?: (?:new|external|anchor))*$`)).OnElements("a")
+	p.AllowAttrs("rel").Matching(regexp.MustCompile(`^(?:nofollow|noopener|noreferrer)(?: (?:nofollow|noopener|noreferrer))*$`)).OnElements("a")
+	p.AllowAttrs("aria-hidden").Matching(regexp.MustCompile(`^true$`)).OnElements("a", "span")
+
+	p.AllowAttrs("src").Matching(regexp.MustCompile(`(?i)^https?://`)).OnElements("img")
+	p.AllowAttrs("alt").OnElements("img")
+	p.AllowAttrs("width", "height").Matching(bluemonday.NumberOrPercent).OnElements("img")
+	p.AllowElements("img")
+
+	p.AllowAttrs("id").Matching(regexp.MustCompile(`^\S{1,256}$`)).OnElements("h1", "h2", "h3", "h4", "h5", "h6")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^toc$`)).OnElements("nav")
+	p.AllowAttrs("aria-label").OnElements("nav")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^wikid-macro$`)).OnElements("div", "span")
+	p.AllowAttrs("data-macro").Matching(regexp.MustCompile(`^(?:recentchanges|pagecount|allpages)$`)).OnElements("div", "span")
+	p.AllowAttrs("data-prefix").OnElements("div")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^task-list-item$`)).OnElements("li")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^language-[\p{L}\p{N}_+#.-]{1,64}$`)).OnElements("code")
+
+	// Task list check boxes; raw <input> from authors is escaped before this.
+	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
+	p.AllowAttrs("checked", "disabled").Matching(regexp.MustCompile(`^$`)).OnElements("input")
+
+	p.AllowAttrs("start").Matching(bluemonday.Integer).OnElements("ol")
+	p.AllowAttrs("align").Matching(bluemonday.CellAlign).OnElements("td", "th")
+	p.AllowAttrs("colspan", "rowspan").Matching(bluemonday.Integer).OnElements("td", "th")
+	p.AllowAttrs("open").Matching(regexp.MustCompile(`^$`)).OnElements("details")
+	p.AllowAttrs("datetime").Matching(bluemonday.ISO8601).OnElements("time")
+	return p
+}

@@ -1,0 +1,151 @@
+package render
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/util"
+)
+
+// maxIDBytes bounds heading ids so that a huge heading does not produce a
+// huge id (it appears three times in the output).
+const maxIDBytes = 200
+
+// plainText returns the text of an inline container as a reader sees it.
+func plainText(n ast.Node, source []byte) string {
+	var b strings.Builder
+	appendText(&b, n, source)
+	return strings.TrimSpace(b.String())
+}
+
+func appendText(b *strings.Builder, n ast.Node, source []byte) {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		switch c := c.(type) {
+		case *ast.Text:
+			v := c.Value(source)
+			if !c.IsRaw() {
+				v = util.UnescapePunctuations(util.ResolveNumericReferences(util.ResolveEntityNames(v)))
+			}
+			b.Write(v)
+			if c.SoftLineBreak() || c.HardLineBreak() {
+				b.WriteByte(' ')
+			}
+		case *ast.String:
+			b.Write(c.Value)
+		case *ast.AutoLink:
+			b.Write(c.Label(source))
+		case *ast.RawHTML:
+		case *wikiLink:
+			switch {
+			case c.Invalid:
+				b.WriteString(c.Raw)
+			case !c.Category:
+				b.WriteString(c.Label)
+			}
+		case *macro:
+		default:
+			appendText(b, c, source)
+		}
+	}
+}
+
+// anchorID turns heading text or a link fragment into an id the way
+// MediaWiki does: runs of white space become one underscore, the rest is kept.
+func anchorID(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) || r == '_' {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte('_')
+		}
+		space = false
+		if b.Len()+utf8.RuneLen(r) > maxIDBytes {
+			break
+		}
+		b.WriteRune(r)
+	}
+	if b.Len() == 0 {
+		return "section"
+	}
+	return b.String()
+}
+
+// idSet hands out unique ids: "A", "A_2", "A_3", …
+type idSet struct {
+	used map[string]bool
+	next map[string]int
+}
+
+func (s *idSet) unique(base string) string {
+	if s.used == nil {
+		s.used, s.next = map[string]bool{}, map[string]int{}
+	}
+	id := base
+	if s.used[id] {
+		n := max(s.next[base], 1)
+		for {
+			n++
+			id = base + "_" + strconv.Itoa(n)
+			if !s.used[id] {
+				break
+			}
+		}
+		s.next[base] = n
+	}
+	s.used[id] = true
+	return id
+}
+
+type paraKind int
+
+const (
+	paraNormal     paraKind = iota
+	paraEmpty               // only categories and white space: render nothing
+	paraBlockMacro          // one block macro and white space: render the macro as a <div>
+)
+
+func paragraphKind(p *ast.Paragraph, source []byte) paraKind {
+	macros, other := 0, false
+	for c := p.FirstChild(); c != nil; c = c.NextSibling() {
+		switch c := c.(type) {
+		case *wikiLink:
+			if !c.Category || c.Invalid {
+				return paraNormal
+			}
+		case *macro:
+			if !c.spec.isBlock() {
+				return paraNormal
+			}
+			macros++
+		case *ast.Text:
+			if len(strings.TrimSpace(string(c.Value(source)))) > 0 {
+				return paraNormal
+			}
+		default:
+			other = true
+		}
+	}
+	switch {
+	case other || macros > 1:
+		return paraNormal
+	case macros == 1:
+		return paraBlockMacro
+	}
+	return paraEmpty
+}
+
+func firstMacro(p *ast.Paragraph) *macro {
+	for c := p.FirstChild(); c != nil; c = c.NextSibling() {
+		if m, ok := c.(*macro); ok {
+			return m
+		}
+	}
+	return nil
+}

@@ -1,0 +1,280 @@
+// Package sqlite implements wiki.Store on an embedded SQLite database
+// (modernc.org/sqlite, pure Go) in WAL mode.
+//
+// Connections: one writer connection (its own *sql.DB, MaxOpenConns 1,
+// every transaction BEGIN IMMEDIATE) serializes all writes in the process,
+// so writers queue in Go instead of failing with SQLITE_BUSY; a pool of
+// query_only reader connections reads concurrently from WAL snapshots and
+// never waits for the writer.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wikid/wikid/internal/wiki"
+	_ "modernc.org/sqlite" // registers driver "sqlite"
+)
+
+var _ wiki.Store = (*DB)(nil)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DB is a Wikid store in one SQLite file.
+type DB struct {
+	path string
+	w    *sql.DB // the single writer connection
+	r    *sql.DB // query_only reader pool
+
+	// Hot read statements, prepared once on the reader pool.
+	findPage       *sql.Stmt
+	findRevision   *sql.Stmt
+	existingTitles *sql.Stmt
+	findSession    *sql.Stmt
+	findRender     *sql.Stmt
+}
+
+// Open opens (creating if needed) the database at path and applies any
+// pending schema migrations.
+func Open(ctx context.Context, path string) (*DB, error) {
+	db := &DB{path: path}
+	var err error
+	db.w, err = sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	db.w.SetMaxOpenConns(1)
+	db.w.SetMaxIdleConns(1)
+	db.w.SetConnMaxLifetime(0)
+	db.w.SetConnMaxIdleTime(0)
+	if err := db.w.PingContext(ctx); err != nil {
+		db.w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if err := db.migrate(ctx); err != nil {
+		db.w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	db.r, err = sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		db.w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	db.r.SetMaxOpenConns(n)
+	db.r.SetMaxIdleConns(n)
+	db.r.SetConnMaxIdleTime(0)
+	db.r.SetConnMaxLifetime(0)
+	if err := db.prepare(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "temp_store(MEMORY)")
+	q.Add("_pragma", "cache_size(-32000)") // 32 MB per connection
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+func (db *DB) prepare(ctx context.Context) error {
+	stmts := []struct {
+		s   **sql.Stmt
+		sql string
+	}{
+		{&db.findPage, `SELECT ` + pageCols + ` FROM pages p WHERE p.title = ?`},
+		{&db.findRevision, `SELECT ` + revCols + `, r.text FROM revisions r JOIN pages p ON p.id = r.page_id
+			LEFT JOIN revisions pr ON pr.id = r.parent_id WHERE r.id = ? AND r.deleted = 0`},
+		{&db.existingTitles, `SELECT title FROM pages WHERE deleted = 0 AND title IN (SELECT value FROM json_each(?))`},
+		{&db.findSession, `SELECT id, user_id, csrf, created, expires FROM sessions WHERE id = ? AND expires > ?`},
+		{&db.findRender, `SELECT data FROM renders WHERE rev_id = ? AND version = ?`},
+	}
+	for _, st := range stmts {
+		s, err := db.r.PrepareContext(ctx, st.sql)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", st.sql, err)
+		}
+		*st.s = s
+	}
+	return nil
+}
+
+// Close closes every connection.
+func (db *DB) Close() error {
+	var errs []error
+	for _, s := range []*sql.Stmt{db.findPage, db.findRevision, db.existingTitles, db.findSession, db.findRender} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
+	}
+	if db.r != nil {
+		errs = append(errs, db.r.Close())
+	}
+	if db.w != nil {
+		// Closing the last connection checkpoints the WAL.
+		errs = append(errs, db.w.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlite: close: %w", err)
+	}
+	return nil
+}
+
+// IntegrityCheck runs PRAGMA integrity_check and reports any problem found.
+func (db *DB) IntegrityCheck(ctx context.Context) error {
+	rows, err := db.w.QueryContext(ctx, `PRAGMA integrity_check`)
+	if err != nil {
+		return fmt.Errorf("sqlite: integrity check: %w", err)
+	}
+	defer rows.Close()
+	var msgs []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return fmt.Errorf("sqlite: integrity check: %w", err)
+		}
+		if s != "ok" {
+			msgs = append(msgs, s)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: integrity check: %w", err)
+	}
+	if len(msgs) > 0 {
+		return fmt.Errorf("sqlite: integrity check: %s", strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// SchemaVersion returns the number of the last migration applied.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := db.r.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: schema version: %w", err)
+	}
+	return v, nil
+}
+
+// migrate applies migrations/NNNN_name.sql files above the recorded
+// version, each in its own transaction with its version row.
+func (db *DB) migrate(ctx context.Context) error {
+	if _, err := db.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+		version INTEGER PRIMARY KEY, applied INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := strings.TrimPrefix(name, "migrations/")
+		num, _, _ := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			return fmt.Errorf("migrate: %s: name must start with a number", base)
+		}
+		if err := db.apply(ctx, v, name); err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+func (db *DB) apply(ctx context.Context, version int, name string) error {
+	body, err := migrations.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_version WHERE version = ?`, version).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, applied) VALUES (?, ?)`, version, time.Now().UnixMilli()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// write runs fn in a write transaction (BEGIN IMMEDIATE on the single
+// writer connection) and commits if fn returns nil.
+func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+// now returns t, or the current time if t is zero, in UTC at ms precision.
+func now(t time.Time) time.Time {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return t.UTC().Truncate(time.Millisecond)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// notFound maps sql.ErrNoRows to wiki.ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return wiki.ErrNotFound
+	}
+	return err
+}
+
+// limit clamps a listing's requested size.
+func limit(n int) int {
+	if n <= 0 {
+		return 50
+	}
+	return min(n, 5000)
+}

@@ -1,0 +1,40 @@
+package sqlite
+
+import "context"
+
+// JournalMode reports the journal mode of db's writer connection.
+func JournalMode(ctx context.Context, db *DB) (string, error) {
+	var mode string
+	err := db.w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode)
+	return mode, err
+}
+
+// Pragma reads a pragma on the writer (reader false) or a reader connection.
+func Pragma(ctx context.Context, db *DB, name string, reader bool) (string, error) {
+	conn := db.w
+	if reader {
+		conn = db.r
+	}
+	var v string
+	err := conn.QueryRowContext(ctx, `PRAGMA `+name).Scan(&v)
+	return v, err
+}
+
+// Plan returns the EXPLAIN QUERY PLAN lines of q.
+func Plan(ctx context.Context, db *DB, q string, args ...any) ([]string, error) {
+	rows, err := db.r.QueryContext(ctx, `EXPLAIN QUERY PLAN `+q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return nil, err
+		}
+		out = append(out, detail)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,453 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/sha1"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+const (
+	pageCols = `p.id, p.title, p.latest_rev, p.redirect, p.deleted, p.touched, p.size`
+	// revCols needs: revisions r JOIN pages p, LEFT JOIN revisions pr (the parent).
+	revCols = `r.id, r.page_id, p.title, r.parent_id, r.user_id, r.user_name, r.ts, r.summary, r.size, r.sha1, r.minor, coalesce(pr.size, 0)`
+)
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanPage(s scanner) (wiki.Page, error) {
+	var p wiki.Page
+	var title, redirect string
+	var touched int64
+	err := s.Scan(&p.ID, &title, &p.LatestID, &redirect, &p.Deleted, &touched, &p.Size)
+	p.Title, p.Redirect, p.Touched = wiki.Title(title), wiki.Title(redirect), fromMS(touched)
+	return p, err
+}
+
+// scanRevision scans revCols, plus text when withText.
+func scanRevision(s scanner, withText bool) (wiki.Revision, error) {
+	var r wiki.Revision
+	var title string
+	var ts int64
+	dest := []any{&r.ID, &r.PageID, &title, &r.ParentID, &r.UserID, &r.UserName, &ts, &r.Summary, &r.Size, &r.SHA1, &r.Minor, &r.ParentSize}
+	if withText {
+		dest = append(dest, &r.Text)
+	}
+	err := s.Scan(dest...)
+	r.Title, r.Time = wiki.Title(title), fromMS(ts)
+	return r, err
+}
+
+// FindPage returns the page with title t, deleted or not. For a deleted
+// page, LatestID is the revision that was latest when it was deleted.
+func (db *DB) FindPage(ctx context.Context, t wiki.Title) (wiki.Page, error) {
+	p, err := scanPage(db.findPage.QueryRowContext(ctx, string(t)))
+	if err != nil {
+		return wiki.Page{}, fmt.Errorf("sqlite: find page %q: %w", t, notFound(err))
+	}
+	return p, nil
+}
+
+// FindRevision returns a visible revision with its text; deleted
+// revisions are ErrNotFound.
+func (db *DB) FindRevision(ctx context.Context, id int64) (wiki.Revision, error) {
+	r, err := scanRevision(db.findRevision.QueryRowContext(ctx, id), true)
+	if err != nil {
+		return wiki.Revision{}, fmt.Errorf("sqlite: find revision %d: %w", id, notFound(err))
+	}
+	return r, nil
+}
+
+// ExistingTitles returns which of titles name live pages, in one query
+// (the titles travel as one JSON array parameter).
+func (db *DB) ExistingTitles(ctx context.Context, titles []wiki.Title) (map[wiki.Title]bool, error) {
+	out := make(map[wiki.Title]bool, len(titles))
+	if len(titles) == 0 {
+		return out, nil
+	}
+	arg, err := json.Marshal(titles)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: existing titles: %w", err)
+	}
+	rows, err := db.existingTitles.QueryContext(ctx, string(arg))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: existing titles: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, fmt.Errorf("sqlite: existing titles: %w", err)
+		}
+		out[wiki.Title(t)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: existing titles: %w", err)
+	}
+	return out, nil
+}
+
+func sha1Hex(s string) string {
+	h := sha1.Sum([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// pageRow is the page row as a write transaction sees it.
+type pageRow struct {
+	wiki.Page
+	exists bool
+}
+
+func findPageTx(ctx context.Context, tx *sql.Tx, t wiki.Title) (pageRow, error) {
+	p, err := scanPage(tx.QueryRowContext(ctx, `SELECT `+pageCols+` FROM pages p WHERE p.title = ?`, string(t)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return pageRow{}, nil
+	}
+	if err != nil {
+		return pageRow{}, err
+	}
+	return pageRow{Page: p, exists: true}, nil
+}
+
+// newRevision is what insertRevision writes.
+type newRevision struct {
+	pageID, parentID, userID int64
+	userName, summary, text  string
+	minor                    bool
+	at                       time.Time
+}
+
+func insertRevision(ctx context.Context, tx *sql.Tx, nr newRevision) (wiki.Revision, error) {
+	r := wiki.Revision{
+		PageID: nr.pageID, ParentID: nr.parentID, UserID: nr.userID, UserName: nr.userName,
+		Time: nr.at, Summary: nr.summary, Size: len(nr.text), SHA1: sha1Hex(nr.text), Minor: nr.minor,
+	}
+	err := tx.QueryRowContext(ctx, `INSERT INTO revisions
+		(page_id, parent_id, user_id, user_name, ts, summary, text, size, sha1, minor)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		r.PageID, r.ParentID, r.UserID, r.UserName, ms(r.Time), r.Summary, nr.text, r.Size, r.SHA1, b2i(r.Minor),
+	).Scan(&r.ID)
+	return r, err
+}
+
+// replaceLinks makes the page's link rows those of ls.
+func replaceLinks(ctx context.Context, tx *sql.Tx, pageID int64, ls wiki.LinkSet) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
+		return err
+	}
+	type row struct {
+		Kind  string `json:"k"`
+		Title string `json:"t"`
+	}
+	rows := make([]row, 0, len(ls.Links)+len(ls.Categories)+1)
+	for _, t := range ls.Links {
+		rows = append(rows, row{"link", string(t)})
+	}
+	for _, t := range ls.Categories {
+		rows = append(rows, row{"category", string(t)})
+	}
+	if ls.Redirect != "" {
+		rows = append(rows, row{"redirect", string(ls.Redirect)})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	arg, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	// One statement for the whole set; OR IGNORE drops duplicates.
+	_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO links (from_page, kind, target_title)
+		SELECT ?, value->>'k', value->>'t' FROM json_each(?) WHERE value->>'t' <> ''`, pageID, string(arg))
+	return err
+}
+
+func insertChange(ctx context.Context, tx *sql.Tx, c wiki.Change) (int64, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO changes
+		(kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		string(c.Kind), string(c.Title), string(c.NewTitle), c.PageID, c.RevID, c.OldRevID, c.UserID, c.UserName,
+		ms(c.Time), c.Summary, c.Size, c.OldSize, b2i(c.Minor)).Scan(&id)
+	return id, err
+}
+
+func indexPage(ctx context.Context, tx *sql.Tx, pageID int64, t wiki.Title, text string) error {
+	if err := unindexPage(ctx, tx, pageID); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO search (rowid, title, text) VALUES (?, ?, ?)`, pageID, string(t), text)
+	return err
+}
+
+func unindexPage(ctx context.Context, tx *sql.Tx, pageID int64) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM search WHERE rowid = ?`, pageID)
+	return err
+}
+
+// SavePage stores an edit in one transaction: revision, page row, links,
+// recent change, search index. A page deleted earlier is created again on
+// its old row (its deleted revisions stay hidden until an undelete). An edit
+// whose text equals the latest revision's is a null edit: it refreshes the
+// links but stores no revision or change, and returns the latest revision.
+func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResult, error) {
+	var res wiki.SaveResult
+	at := now(req.Time)
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		cur, err := findPageTx(ctx, tx, req.Title)
+		if err != nil {
+			return err
+		}
+		live := cur.exists && !cur.Deleted
+		switch {
+		case req.BaseRevID == 0 && live:
+			return wiki.ErrExists
+		case req.BaseRevID != 0 && (!live || cur.LatestID != req.BaseRevID):
+			return wiki.ErrConflict
+		}
+		var parentID int64
+		oldSize := 0
+		if live {
+			parentID, oldSize = cur.LatestID, cur.Size
+			var sha string
+			if err := tx.QueryRowContext(ctx, `SELECT sha1 FROM revisions WHERE id = ?`, cur.LatestID).Scan(&sha); err != nil {
+				return err
+			}
+			if sha == sha1Hex(req.Text) {
+				if err := replaceLinks(ctx, tx, cur.ID, req.Links); err != nil {
+					return err
+				}
+				rev, err := scanRevision(tx.QueryRowContext(ctx, `SELECT `+revCols+` FROM revisions r JOIN pages p ON p.id = r.page_id
+					LEFT JOIN revisions pr ON pr.id = r.parent_id WHERE r.id = ?`, cur.LatestID), false)
+				res = wiki.SaveResult{Page: cur.Page, Revision: rev}
+				return err
+			}
+		}
+		pageID := cur.ID
+		if !cur.exists {
+			err := tx.QueryRowContext(ctx, `INSERT INTO pages (title, ns, touched) VALUES (?, ?, ?) RETURNING id`,
+				string(req.Title), req.Title.Namespace(), ms(at)).Scan(&pageID)
+			if err != nil {
+				return err
+			}
+		}
+		rev, err := insertRevision(ctx, tx, newRevision{
+			pageID: pageID, parentID: parentID, userID: req.UserID, userName: req.UserName,
+			summary: req.Summary, text: req.Text, minor: req.Minor, at: at,
+		})
+		if err != nil {
+			return err
+		}
+		rev.Title, rev.ParentSize = req.Title, oldSize
+		page := wiki.Page{ID: pageID, Title: req.Title, LatestID: rev.ID, Redirect: req.Links.Redirect, Touched: at, Size: rev.Size}
+		if _, err := tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ?, redirect = ?, deleted = 0, touched = ?, size = ? WHERE id = ?`,
+			page.LatestID, string(page.Redirect), ms(at), page.Size, pageID); err != nil {
+			return err
+		}
+		if err := replaceLinks(ctx, tx, pageID, req.Links); err != nil {
+			return err
+		}
+		kind := wiki.ChangeEdit
+		if !live {
+			kind = wiki.ChangeNew
+		}
+		if _, err := insertChange(ctx, tx, wiki.Change{
+			Kind: kind, Title: req.Title, PageID: pageID, RevID: rev.ID, OldRevID: parentID,
+			UserID: req.UserID, UserName: req.UserName, Time: at, Summary: req.Summary,
+			Size: rev.Size, OldSize: oldSize, Minor: req.Minor,
+		}); err != nil {
+			return err
+		}
+		if err := indexPage(ctx, tx, pageID, req.Title, req.Text); err != nil {
+			return err
+		}
+		res = wiki.SaveResult{Page: page, Revision: rev, Created: !live}
+		return nil
+	})
+	if err != nil {
+		return wiki.SaveResult{}, fmt.Errorf("sqlite: save page %q: %w", req.Title, err)
+	}
+	return res, nil
+}
+
+// MovePage renames a live page. To may not name a live page (ErrExists).
+// A deleted page at To is absorbed: its hidden revisions join the moved
+// page (an undelete at To restores them into its history) and its row goes.
+func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, error) {
+	var page wiki.Page
+	at := now(req.Time)
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if req.From == req.To {
+			return wiki.Errorf(wiki.KindInvalid, "the page is already called %q; choose a different new title", req.To)
+		}
+		from, err := findPageTx(ctx, tx, req.From)
+		if err != nil {
+			return err
+		}
+		if !from.exists || from.Deleted {
+			return wiki.ErrNotFound
+		}
+		to, err := findPageTx(ctx, tx, req.To)
+		if err != nil {
+			return err
+		}
+		if to.exists {
+			if !to.Deleted {
+				return wiki.ErrExists
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE revisions SET page_id = ? WHERE page_id = ?`, from.ID, to.ID); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, to.ID); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM pages WHERE id = ?`, to.ID); err != nil {
+				return err
+			}
+		}
+		var text string
+		if err := tx.QueryRowContext(ctx, `SELECT text FROM revisions WHERE id = ?`, from.LatestID).Scan(&text); err != nil {
+			return err
+		}
+		rev, err := insertRevision(ctx, tx, newRevision{
+			pageID: from.ID, parentID: from.LatestID, userID: req.UserID, userName: req.UserName,
+			summary: req.Reason, text: text, minor: true, at: at,
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE pages SET title = ?, ns = ?, latest_rev = ?, touched = ? WHERE id = ?`,
+			string(req.To), req.To.Namespace(), rev.ID, ms(at), from.ID); err != nil {
+			return err
+		}
+		page = from.Page
+		page.Title, page.LatestID, page.Touched = req.To, rev.ID, at
+		if _, err := insertChange(ctx, tx, wiki.Change{
+			Kind: wiki.ChangeMove, Title: req.From, NewTitle: req.To, PageID: from.ID, RevID: rev.ID, OldRevID: from.LatestID,
+			UserID: req.UserID, UserName: req.UserName, Time: at, Summary: req.Reason, Size: from.Size, OldSize: from.Size, Minor: true,
+		}); err != nil {
+			return err
+		}
+		if err := indexPage(ctx, tx, from.ID, req.To, text); err != nil {
+			return err
+		}
+		if !req.LeaveRedirect {
+			return nil
+		}
+		var redirID int64
+		if err := tx.QueryRowContext(ctx, `INSERT INTO pages (title, ns, touched) VALUES (?, ?, ?) RETURNING id`,
+			string(req.From), req.From.Namespace(), ms(at)).Scan(&redirID); err != nil {
+			return err
+		}
+		rr, err := insertRevision(ctx, tx, newRevision{
+			pageID: redirID, userID: req.UserID, userName: req.UserName, summary: req.Reason, text: req.RedirectText, at: at,
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ?, redirect = ?, size = ? WHERE id = ?`,
+			rr.ID, string(req.RedirectLinks.Redirect), rr.Size, redirID); err != nil {
+			return err
+		}
+		if err := replaceLinks(ctx, tx, redirID, req.RedirectLinks); err != nil {
+			return err
+		}
+		return indexPage(ctx, tx, redirID, req.From, req.RedirectText)
+	})
+	if err != nil {
+		return wiki.Page{}, fmt.Errorf("sqlite: move page %q to %q: %w", req.From, req.To, err)
+	}
+	return page, nil
+}
+
+// DeletePage hides a live page and all its revisions. Its link rows stay
+// (listings skip deleted pages) so that an undelete needs no re-parse.
+func (db *DB) DeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time) error {
+	at = now(at)
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		p, err := findPageTx(ctx, tx, t)
+		if err != nil {
+			return err
+		}
+		if !p.exists || p.Deleted {
+			return wiki.ErrNotFound
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE pages SET deleted = 1, touched = ? WHERE id = ?`, ms(at), p.ID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE revisions SET deleted = 1 WHERE page_id = ? AND deleted = 0`, p.ID); err != nil {
+			return err
+		}
+		if err := unindexPage(ctx, tx, p.ID); err != nil {
+			return err
+		}
+		_, err = insertChange(ctx, tx, wiki.Change{
+			Kind: wiki.ChangeDelete, Title: t, PageID: p.ID, OldRevID: p.LatestID,
+			UserID: userID, UserName: userName, Time: at, Summary: reason, OldSize: p.Size,
+		})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: delete page %q: %w", t, err)
+	}
+	return nil
+}
+
+// UndeletePage restores a page's deleted revisions, and the page itself if
+// it is deleted. ErrNotFound when there is nothing to restore. The latest
+// revision becomes the newest of the page's revisions.
+func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time) (wiki.Page, error) {
+	at = now(at)
+	var page wiki.Page
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		p, err := findPageTx(ctx, tx, t)
+		if err != nil {
+			return err
+		}
+		if !p.exists {
+			return wiki.ErrNotFound
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE revisions SET deleted = 0 WHERE page_id = ? AND deleted = 1`, p.ID)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 && !p.Deleted {
+			return wiki.ErrNotFound
+		}
+		var latest int64
+		var size int
+		var text string
+		if err := tx.QueryRowContext(ctx, `SELECT id, size, text FROM revisions WHERE page_id = ? ORDER BY id DESC LIMIT 1`, p.ID).
+			Scan(&latest, &size, &text); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE pages SET deleted = 0, latest_rev = ?, size = ?, touched = ? WHERE id = ?`,
+			latest, size, ms(at), p.ID); err != nil {
+			return err
+		}
+		page = p.Page
+		page.Deleted, page.LatestID, page.Size, page.Touched = false, latest, size, at
+		if err := indexPage(ctx, tx, p.ID, t, text); err != nil {
+			return err
+		}
+		_, err = insertChange(ctx, tx, wiki.Change{
+			Kind: wiki.ChangeUndelete, Title: t, PageID: p.ID, RevID: latest,
+			UserID: userID, UserName: userName, Time: at, Summary: reason, Size: size,
+		})
+		return err
+	})
+	if err != nil {
+		return wiki.Page{}, fmt.Errorf("sqlite: undelete page %q: %w", t, err)
+	}
+	return page, nil
+}

@@ -1,0 +1,131 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/storetest"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) wiki.Store { return sqlite.MustOpen(t) })
+}
+
+func TestSQLite(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("the database is in WAL mode", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "w.db")
+		db, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if mode, err := sqlite.JournalMode(ctx, db); err != nil || mode != "wal" {
+			t.Fatalf("journal mode = %q, %v", mode, err)
+		}
+	})
+
+	t.Run("connections are configured by the DSN", func(t *testing.T) {
+		db := sqlite.MustOpen(t)
+		for _, c := range []struct {
+			pragma string
+			reader bool
+			want   string
+		}{
+			{"foreign_keys", false, "1"},
+			{"synchronous", false, "1"}, // NORMAL
+			{"busy_timeout", false, "10000"},
+			{"query_only", false, "0"},
+			{"foreign_keys", true, "1"},
+			{"query_only", true, "1"},
+			{"journal_mode", true, "wal"},
+		} {
+			if got, err := sqlite.Pragma(ctx, db, c.pragma, c.reader); err != nil || got != c.want {
+				t.Errorf("%s (reader %v) = %q, %v; want %q", c.pragma, c.reader, got, err, c.want)
+			}
+		}
+	})
+
+	t.Run("a fresh database passes the integrity check", func(t *testing.T) {
+		db := sqlite.MustOpen(t)
+		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "a", UserName: "U"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.IntegrityCheck(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("reopening keeps data and applies no migration twice", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "r.db")
+		db, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := db.SavePage(ctx, wiki.SaveRequest{Title: "한국어 위키", Text: "위키는 누구나 편집할 수 있는 웹사이트입니다", UserName: "U"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v1, err := db.SchemaVersion(ctx)
+		if err != nil || v1 < 1 {
+			t.Fatalf("schema version = %d, %v", v1, err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			db, err = sqlite.Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := db.FindRevision(ctx, res.Revision.ID)
+			if err != nil || r.Text != "위키는 누구나 편집할 수 있는 웹사이트입니다" {
+				t.Fatalf("revision after reopen = %+v, %v", r, err)
+			}
+			if hits, err := db.Search(ctx, "위키", 0, 10); err != nil || len(hits) != 1 {
+				t.Fatalf("search after reopen = %+v, %v", hits, err)
+			}
+			if v, err := db.SchemaVersion(ctx); err != nil || v != v1 {
+				t.Fatalf("schema version after reopen = %d, %v; want %d", v, err, v1)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkSavePage(b *testing.B) {
+	ctx := context.Background()
+	db := sqlite.MustOpen(b)
+	text := strings.Repeat("Some wiki text with [[Links]] and words. ", 50)
+	links := wiki.LinkSet{Links: []wiki.Title{"A", "B", "C", "D"}, Categories: []wiki.Title{"Category:X"}}
+	for i := 0; b.Loop(); i++ {
+		_, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("Page %d", i)), Text: text, UserName: "U", Links: links})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkFindPageParallel(b *testing.B) {
+	ctx := context.Background()
+	db := sqlite.MustOpen(b)
+	if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: "Main Page", Text: "hello", UserName: "U"}); err != nil {
+		b.Fatal(err)
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := db.FindPage(ctx, "Main Page"); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

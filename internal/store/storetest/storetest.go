@@ -1,0 +1,835 @@
+// Package storetest is the contract suite every wiki.Store backend runs:
+//
+//	func TestStore(t *testing.T) { storetest.Run(t, func(t *testing.T) wiki.Store { return sqlite.MustOpen(t) }) }
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// Run runs the contract suite; open returns a fresh, empty store for each
+// subtest and arranges for it to be closed.
+func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
+	for _, tc := range []struct {
+		name string
+		fn   func(t *testing.T, s wiki.Store)
+	}{
+		{"saving a new page creates it with a first revision", testCreate},
+		{"saving with the latest revision as base appends a revision", testEdit},
+		{"saving against a stale base is a conflict and changes nothing", testConflict},
+		{"creating a page that exists is ErrExists", testCreateExists},
+		{"saving unchanged text is a null edit", testNullEdit},
+		{"a deleted page is hidden and can be undeleted", testDeleteUndelete},
+		{"a deleted page can be created again with its old history hidden", testRecreate},
+		{"moving a page renames it and can leave a redirect", testMove},
+		{"moving onto a live page is ErrExists, onto a deleted one absorbs it", testMoveOnto},
+		{"existing titles reports live pages only, in one batch", testExistingTitles},
+		{"history pages through revisions newest first with parent sizes", testHistory},
+		{"recent changes pages newest first and filters by user", testRecentChanges},
+		{"all pages lists by title with prefix and cursor", testAllPages},
+		{"backlinks and category members list live pages only", testLinks},
+		{"search finds English text with title matches first", testSearchEnglish},
+		{"search finds Korean, Chinese and Japanese text", testSearchCJK},
+		{"search never fails on query syntax", testSearchSyntax},
+		{"search follows moves and deletes", testSearchFollows},
+		{"random page and page count see live pages", testRandomCount},
+		{"user names are unique case-insensitively", testUsers},
+		{"sessions expire and tokens are found", testSessionsTokens},
+		{"renders are stored per revision and version and dropped per page", testRenders},
+		{"concurrent saves of different pages all succeed", testConcurrentDifferent},
+		{"concurrent saves on the same base: exactly one wins", testConcurrentSame},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, open(t))
+		})
+	}
+}
+
+var (
+	ctx = context.Background()
+	t0  = time.Date(2024, 5, 6, 7, 8, 9, 123_000_000, time.UTC)
+)
+
+func at(n int) time.Time { return t0.Add(time.Duration(n) * time.Minute) }
+
+// save saves text at title against base and fails the test on error.
+func save(t *testing.T, s wiki.Store, title string, base int64, text string, ls wiki.LinkSet) wiki.SaveResult {
+	t.Helper()
+	res, err := s.SavePage(ctx, wiki.SaveRequest{
+		Title: wiki.MustTitle(title), Text: text, Summary: "edit " + title, UserID: 1, UserName: "Alice",
+		BaseRevID: base, Links: ls, Time: at(1),
+	})
+	if err != nil {
+		t.Fatalf("save %q: %v", title, err)
+	}
+	return res
+}
+
+func create(t *testing.T, s wiki.Store, title, text string) wiki.SaveResult {
+	t.Helper()
+	return save(t, s, title, 0, text, wiki.LinkSet{})
+}
+
+func must[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+func wantErr(t *testing.T, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("error = %v, want %v", err, target)
+	}
+}
+
+func titles(ps []wiki.Page) string {
+	var b []string
+	for _, p := range ps {
+		b = append(b, string(p.Title))
+	}
+	return strings.Join(b, ",")
+}
+
+func testCreate(t *testing.T, s wiki.Store) {
+	res, err := s.SavePage(ctx, wiki.SaveRequest{
+		Title: "Main Page", Text: "Hello", Summary: "first", Minor: true, UserID: 7, UserName: "Alice",
+		Time: t0.In(time.FixedZone("KST", 9*3600)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Created || res.Page.ID == 0 || res.Revision.ID == 0 || res.Page.LatestID != res.Revision.ID {
+		t.Fatalf("result = %+v", res)
+	}
+	p := must[wiki.Page](t)(s.FindPage(ctx, "Main Page"))
+	if p.ID != res.Page.ID || p.LatestID != res.Revision.ID || p.Size != 5 || p.Deleted || !p.Touched.Equal(t0) {
+		t.Fatalf("page = %+v", p)
+	}
+	r := must[wiki.Revision](t)(s.FindRevision(ctx, res.Revision.ID))
+	want := wiki.Revision{ID: res.Revision.ID, PageID: p.ID, Title: "Main Page", UserID: 7, UserName: "Alice",
+		Time: t0, Summary: "first", Text: "Hello", Size: 5, SHA1: "f7ff9e8b7bb2e09b70935a5d785e0cc5d9d0abf0", Minor: true}
+	if r != want {
+		t.Fatalf("revision =\n%+v, want\n%+v", r, want)
+	}
+	if r.Time.Location() != time.UTC {
+		t.Errorf("revision time in %v, want UTC", r.Time.Location())
+	}
+	_, err = s.FindPage(ctx, "Missing")
+	wantErr(t, err, wiki.ErrNotFound)
+	_, err = s.FindRevision(ctx, 999999)
+	wantErr(t, err, wiki.ErrNotFound)
+}
+
+func testEdit(t *testing.T, s wiki.Store) {
+	first := create(t, s, "A", "one")
+	second := save(t, s, "A", first.Revision.ID, "one two", wiki.LinkSet{})
+	if second.Created || second.Revision.ParentID != first.Revision.ID || second.Revision.ParentSize != 3 {
+		t.Fatalf("second = %+v", second)
+	}
+	p := must[wiki.Page](t)(s.FindPage(ctx, "A"))
+	if p.LatestID != second.Revision.ID || p.Size != 7 {
+		t.Fatalf("page = %+v", p)
+	}
+	r := must[wiki.Revision](t)(s.FindRevision(ctx, second.Revision.ID))
+	if r.Text != "one two" || r.ParentID != first.Revision.ID || r.ParentSize != 3 {
+		t.Fatalf("revision = %+v", r)
+	}
+}
+
+func testConflict(t *testing.T, s wiki.Store) {
+	first := create(t, s, "A", "one")
+	second := save(t, s, "A", first.Revision.ID, "two", wiki.LinkSet{})
+	_, err := s.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "three", BaseRevID: first.Revision.ID, UserName: "Bob"})
+	wantErr(t, err, wiki.ErrConflict)
+	if wiki.KindOf(err) != wiki.KindConflict {
+		t.Errorf("kind = %v", wiki.KindOf(err))
+	}
+	p := must[wiki.Page](t)(s.FindPage(ctx, "A"))
+	if p.LatestID != second.Revision.ID {
+		t.Fatalf("latest = %d, want %d", p.LatestID, second.Revision.ID)
+	}
+	_, err = s.SavePage(ctx, wiki.SaveRequest{Title: "Nope", Text: "x", BaseRevID: first.Revision.ID, UserName: "Bob"})
+	wantErr(t, err, wiki.ErrConflict)
+	rc := must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{}))
+	if len(rc) != 2 {
+		t.Fatalf("%d changes, want 2", len(rc))
+	}
+}
+
+func testCreateExists(t *testing.T, s wiki.Store) {
+	create(t, s, "A", "one")
+	_, err := s.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "other", UserName: "Bob"})
+	wantErr(t, err, wiki.ErrExists)
+}
+
+func testNullEdit(t *testing.T, s wiki.Store) {
+	first := create(t, s, "A", "same")
+	res := save(t, s, "A", first.Revision.ID, "same", wiki.LinkSet{Categories: []wiki.Title{"Category:X"}})
+	if res.Revision.ID != first.Revision.ID || res.Created {
+		t.Fatalf("null edit made revision %d, want %d", res.Revision.ID, first.Revision.ID)
+	}
+	cats := must[[]wiki.Title](t)(s.PageCategories(ctx, first.Page.ID))
+	if len(cats) != 1 || cats[0] != "Category:X" {
+		t.Fatalf("categories after null edit = %v", cats)
+	}
+	if h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: first.Page.ID})); len(h) != 1 {
+		t.Fatalf("history has %d revisions", len(h))
+	}
+}
+
+func testDeleteUndelete(t *testing.T, s wiki.Store) {
+	a := create(t, s, "A", "alpha")
+	a2 := save(t, s, "A", a.Revision.ID, "alpha beta", wiki.LinkSet{})
+	save(t, s, "B", 0, "links to target", wiki.LinkSet{Links: []wiki.Title{"Target"}})
+	save(t, s, "A", a2.Revision.ID, "alpha beta gamma", wiki.LinkSet{Links: []wiki.Title{"Target"}, Categories: []wiki.Title{"Category:C"}})
+
+	if err := s.DeletePage(ctx, "A", 2, "Admin", "spam", at(5)); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, s.DeletePage(ctx, "A", 2, "Admin", "again", at(6)), wiki.ErrNotFound)
+	wantErr(t, s.DeletePage(ctx, "Missing", 2, "Admin", "x", at(6)), wiki.ErrNotFound)
+	p := must[wiki.Page](t)(s.FindPage(ctx, "A"))
+	if !p.Deleted || !p.Touched.Equal(at(5)) {
+		t.Fatalf("page = %+v", p)
+	}
+	_, err := s.FindRevision(ctx, a.Revision.ID)
+	wantErr(t, err, wiki.ErrNotFound)
+	if ex := must[map[wiki.Title]bool](t)(s.ExistingTitles(ctx, []wiki.Title{"A", "B"})); ex["A"] || !ex["B"] {
+		t.Fatalf("existing = %v", ex)
+	}
+	if bl := must[[]wiki.Page](t)(s.Backlinks(ctx, "Target", wiki.ListQuery{})); titles(bl) != "B" {
+		t.Fatalf("backlinks = %s", titles(bl))
+	}
+	if m := must[[]wiki.Page](t)(s.CategoryMembers(ctx, "Category:C", wiki.ListQuery{})); len(m) != 0 {
+		t.Fatalf("members = %s", titles(m))
+	}
+	if h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: p.ID})); len(h) != 0 {
+		t.Fatalf("history of deleted page has %d revisions", len(h))
+	}
+	rc := must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{Limit: 1}))
+	if rc[0].Kind != wiki.ChangeDelete || rc[0].Title != "A" || rc[0].RevID != 0 || rc[0].Summary != "spam" || rc[0].UserName != "Admin" {
+		t.Fatalf("change = %+v", rc[0])
+	}
+
+	u, err := s.UndeletePage(ctx, "A", 2, "Admin", "oops", at(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Deleted || u.LatestID != p.LatestID || u.Size != len("alpha beta gamma") {
+		t.Fatalf("undeleted = %+v (was %+v)", u, p)
+	}
+	if h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: p.ID})); len(h) != 3 {
+		t.Fatalf("history after undelete has %d revisions", len(h))
+	}
+	if m := must[[]wiki.Page](t)(s.CategoryMembers(ctx, "Category:C", wiki.ListQuery{})); titles(m) != "A" {
+		t.Fatalf("members = %s", titles(m))
+	}
+	rc = must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{Limit: 1}))
+	if rc[0].Kind != wiki.ChangeUndelete || rc[0].RevID != u.LatestID {
+		t.Fatalf("change = %+v", rc[0])
+	}
+	_, err = s.UndeletePage(ctx, "A", 2, "Admin", "again", at(8))
+	wantErr(t, err, wiki.ErrNotFound)
+	_, err = s.UndeletePage(ctx, "Missing", 2, "Admin", "x", at(8))
+	wantErr(t, err, wiki.ErrNotFound)
+}
+
+func testRecreate(t *testing.T, s wiki.Store) {
+	old := create(t, s, "A", "old text")
+	if err := s.DeletePage(ctx, "A", 0, "Admin", "", at(2)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "x", BaseRevID: old.Revision.ID, UserName: "Bob"})
+	wantErr(t, err, wiki.ErrConflict)
+	res := create(t, s, "A", "new text")
+	if !res.Created || res.Revision.ParentID != 0 || res.Page.Deleted {
+		t.Fatalf("recreated = %+v", res)
+	}
+	h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: res.Page.ID}))
+	if len(h) != 1 || h[0].ID != res.Revision.ID {
+		t.Fatalf("history = %+v", h)
+	}
+	if _, err := s.FindRevision(ctx, old.Revision.ID); !errors.Is(err, wiki.ErrNotFound) {
+		t.Fatalf("old revision visible: %v", err)
+	}
+	rc := must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{Limit: 1}))
+	if rc[0].Kind != wiki.ChangeNew {
+		t.Fatalf("change kind = %s", rc[0].Kind)
+	}
+	// Undelete restores the old revisions into the history; the latest stays.
+	u := must[wiki.Page](t)(s.UndeletePage(ctx, "A", 0, "Admin", "", at(3)))
+	if u.LatestID != res.Revision.ID {
+		t.Fatalf("latest after undelete = %d, want %d", u.LatestID, res.Revision.ID)
+	}
+	if h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: res.Page.ID})); len(h) != 2 {
+		t.Fatalf("history after undelete has %d revisions", len(h))
+	}
+}
+
+func testMove(t *testing.T, s wiki.Store) {
+	a := save(t, s, "Old", 0, "content [[X]]", wiki.LinkSet{Links: []wiki.Title{"X"}})
+	p, err := s.MovePage(ctx, wiki.MoveRequest{From: "Old", To: "New", Reason: "better name", UserID: 3, UserName: "Mover",
+		LeaveRedirect: true, RedirectText: "#REDIRECT [[New]]", RedirectLinks: wiki.LinkSet{Redirect: "New"}, Time: at(4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ID != a.Page.ID || p.Title != "New" || p.LatestID == a.Revision.ID {
+		t.Fatalf("moved = %+v", p)
+	}
+	null := must[wiki.Revision](t)(s.FindRevision(ctx, p.LatestID))
+	if null.Text != "content [[X]]" || null.Summary != "better name" || null.ParentID != a.Revision.ID || null.Title != "New" || null.SHA1 != a.Revision.SHA1 {
+		t.Fatalf("null revision = %+v", null)
+	}
+	redir := must[wiki.Page](t)(s.FindPage(ctx, "Old"))
+	if redir.ID == p.ID || redir.Redirect != "New" || redir.Deleted {
+		t.Fatalf("redirect page = %+v", redir)
+	}
+	if r := must[wiki.Revision](t)(s.FindRevision(ctx, redir.LatestID)); r.Text != "#REDIRECT [[New]]" {
+		t.Fatalf("redirect revision = %+v", r)
+	}
+	if bl := must[[]wiki.Page](t)(s.Backlinks(ctx, "New", wiki.ListQuery{})); titles(bl) != "Old" {
+		t.Fatalf("backlinks of New = %s", titles(bl))
+	}
+	if bl := must[[]wiki.Page](t)(s.Backlinks(ctx, "X", wiki.ListQuery{})); titles(bl) != "New" {
+		t.Fatalf("backlinks of X = %s", titles(bl))
+	}
+	rc := must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{Limit: 1}))
+	if rc[0].Kind != wiki.ChangeMove || rc[0].Title != "Old" || rc[0].NewTitle != "New" || rc[0].RevID != p.LatestID || rc[0].OldRevID != a.Revision.ID {
+		t.Fatalf("change = %+v", rc[0])
+	}
+
+	// Without a redirect, the old title is free.
+	must[wiki.Page](t)(s.MovePage(ctx, wiki.MoveRequest{From: "New", To: "Newer", Reason: "again", UserName: "Mover", Time: at(5)}))
+	if _, err := s.FindPage(ctx, "New"); !errors.Is(err, wiki.ErrNotFound) {
+		t.Fatalf("find New after move = %v", err)
+	}
+	_, err = s.MovePage(ctx, wiki.MoveRequest{From: "Missing", To: "Elsewhere", UserName: "Mover"})
+	wantErr(t, err, wiki.ErrNotFound)
+}
+
+func testMoveOnto(t *testing.T, s wiki.Store) {
+	create(t, s, "A", "a")
+	create(t, s, "B", "b")
+	_, err := s.MovePage(ctx, wiki.MoveRequest{From: "A", To: "B", UserName: "M"})
+	wantErr(t, err, wiki.ErrExists)
+	if err := s.DeletePage(ctx, "B", 0, "M", "", at(2)); err != nil {
+		t.Fatal(err)
+	}
+	p := must[wiki.Page](t)(s.MovePage(ctx, wiki.MoveRequest{From: "A", To: "B", UserName: "M", Time: at(3)}))
+	got := must[wiki.Page](t)(s.FindPage(ctx, "B"))
+	if got.ID != p.ID || got.Deleted {
+		t.Fatalf("B = %+v, want the moved page %+v", got, p)
+	}
+	if h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: p.ID})); len(h) != 2 {
+		t.Fatalf("history has %d revisions, want 2", len(h))
+	}
+}
+
+func testExistingTitles(t *testing.T, s wiki.Store) {
+	create(t, s, "A", "a")
+	create(t, s, "한국어", "b")
+	create(t, s, "Gone", "c")
+	if err := s.DeletePage(ctx, "Gone", 0, "M", "", at(2)); err != nil {
+		t.Fatal(err)
+	}
+	batch := []wiki.Title{"A", "한국어", "Gone", "Missing"}
+	for i := range 1200 {
+		batch = append(batch, wiki.Title(fmt.Sprintf("Nope %d", i)))
+	}
+	ex := must[map[wiki.Title]bool](t)(s.ExistingTitles(ctx, batch))
+	if len(ex) != 2 || !ex["A"] || !ex["한국어"] {
+		t.Fatalf("existing = %v", ex)
+	}
+	if ex := must[map[wiki.Title]bool](t)(s.ExistingTitles(ctx, nil)); len(ex) != 0 {
+		t.Fatalf("existing of nothing = %v", ex)
+	}
+}
+
+func testHistory(t *testing.T, s wiki.Store) {
+	r := create(t, s, "A", "1")
+	ids := []int64{r.Revision.ID}
+	text := "1"
+	for range 4 {
+		text += "2"
+		r = save(t, s, "A", r.Revision.ID, text, wiki.LinkSet{})
+		ids = append(ids, r.Revision.ID)
+	}
+	h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: r.Page.ID, Limit: 2}))
+	if len(h) != 2 || h[0].ID != ids[4] || h[1].ID != ids[3] {
+		t.Fatalf("first page = %+v", h)
+	}
+	if h[0].Text != "" || h[0].Size != 5 || h[0].ParentSize != 4 || h[0].Title != "A" || h[0].SHA1 == "" {
+		t.Fatalf("listing entry = %+v", h[0])
+	}
+	h = must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: r.Page.ID, Before: h[1].ID, Limit: 10}))
+	if len(h) != 3 || h[0].ID != ids[2] || h[2].ID != ids[0] || h[2].ParentSize != 0 {
+		t.Fatalf("second page = %+v", h)
+	}
+}
+
+func testRecentChanges(t *testing.T, s wiki.Store) {
+	for i := range 5 {
+		user := "Alice"
+		if i%2 == 1 {
+			user = "Bob"
+		}
+		_, err := s.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("P%d", i)), Text: strings.Repeat("x", i+1),
+			UserName: user, Summary: "s", Time: at(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := create(t, s, "E", "e")
+	save(t, s, "E", first.Revision.ID, "ee", wiki.LinkSet{})
+	rc := must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{Limit: 3}))
+	if len(rc) != 3 || rc[0].Kind != wiki.ChangeEdit || rc[0].Size != 2 || rc[0].OldSize != 1 || rc[0].OldRevID != first.Revision.ID {
+		t.Fatalf("first page = %+v", rc)
+	}
+	if rc[1].Kind != wiki.ChangeNew || rc[1].OldSize != 0 || rc[2].Title != "P4" || !rc[2].Time.Equal(at(4)) {
+		t.Fatalf("first page = %+v", rc)
+	}
+	rest := must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{Before: rc[2].ID, Limit: 10}))
+	if len(rest) != 4 || rest[0].Title != "P3" || rest[3].Title != "P0" {
+		t.Fatalf("second page = %+v", rest)
+	}
+	bob := must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{UserName: "Bob"}))
+	if len(bob) != 2 || bob[0].Title != "P3" || bob[1].Title != "P1" {
+		t.Fatalf("Bob's contributions = %+v", bob)
+	}
+}
+
+func testAllPages(t *testing.T, s wiki.Store) {
+	for _, n := range []string{"Banana", "Apple", "Apricot", "Help:Start", "한국어", "Avocado", "Gone"} {
+		create(t, s, n, n)
+	}
+	if err := s.DeletePage(ctx, "Gone", 0, "M", "", at(2)); err != nil {
+		t.Fatal(err)
+	}
+	all := must[[]wiki.Page](t)(s.AllPages(ctx, wiki.ListQuery{}))
+	if got := titles(all); got != "Apple,Apricot,Avocado,Banana,Help:Start,한국어" {
+		t.Fatalf("all = %s", got)
+	}
+	p1 := must[[]wiki.Page](t)(s.AllPages(ctx, wiki.ListQuery{Prefix: "A", Limit: 2}))
+	if titles(p1) != "Apple,Apricot" {
+		t.Fatalf("page 1 = %s", titles(p1))
+	}
+	p2 := must[[]wiki.Page](t)(s.AllPages(ctx, wiki.ListQuery{Prefix: "A", From: "Avocado", Limit: 2}))
+	if titles(p2) != "Avocado" {
+		t.Fatalf("page 2 = %s", titles(p2))
+	}
+	if ps := must[[]wiki.Page](t)(s.AllPages(ctx, wiki.ListQuery{Prefix: "한"})); titles(ps) != "한국어" {
+		t.Fatalf("Korean prefix = %s", titles(ps))
+	}
+	if ps := must[[]wiki.Page](t)(s.AllPages(ctx, wiki.ListQuery{From: "B"})); titles(ps) != "Banana,Help:Start,한국어" {
+		t.Fatalf("from B = %s", titles(ps))
+	}
+}
+
+func testLinks(t *testing.T, s wiki.Store) {
+	cat := wiki.Title("Category:Fruit")
+	save(t, s, "Apple", 0, "a", wiki.LinkSet{Links: []wiki.Title{"Tree", "Seed"}, Categories: []wiki.Title{cat}})
+	save(t, s, "Cherry", 0, "c", wiki.LinkSet{Links: []wiki.Title{"Tree", "Tree"}, Categories: []wiki.Title{cat, "Category:Red"}})
+	save(t, s, "Banana", 0, "b", wiki.LinkSet{Categories: []wiki.Title{cat}})
+	save(t, s, "Trees", 0, "#REDIRECT [[Tree]]", wiki.LinkSet{Redirect: "Tree", Links: []wiki.Title{"Tree"}})
+	save(t, s, "Durian", 0, "d", wiki.LinkSet{Links: []wiki.Title{"Tree"}, Categories: []wiki.Title{cat}})
+	if err := s.DeletePage(ctx, "Durian", 0, "M", "", at(2)); err != nil {
+		t.Fatal(err)
+	}
+	if bl := must[[]wiki.Page](t)(s.Backlinks(ctx, "Tree", wiki.ListQuery{})); titles(bl) != "Apple,Cherry,Trees" {
+		t.Fatalf("backlinks = %s", titles(bl))
+	}
+	if bl := must[[]wiki.Page](t)(s.Backlinks(ctx, "Tree", wiki.ListQuery{From: "B", Limit: 1})); titles(bl) != "Cherry" {
+		t.Fatalf("backlinks page = %s", titles(bl))
+	}
+	if p := must[wiki.Page](t)(s.FindPage(ctx, "Trees")); p.Redirect != "Tree" {
+		t.Fatalf("redirect = %q", p.Redirect)
+	}
+	if m := must[[]wiki.Page](t)(s.CategoryMembers(ctx, cat, wiki.ListQuery{})); titles(m) != "Apple,Banana,Cherry" {
+		t.Fatalf("members = %s", titles(m))
+	}
+	if m := must[[]wiki.Page](t)(s.CategoryMembers(ctx, cat, wiki.ListQuery{Limit: 2})); titles(m) != "Apple,Banana" {
+		t.Fatalf("members page = %s", titles(m))
+	}
+	c := must[wiki.Page](t)(s.FindPage(ctx, "Cherry"))
+	if cats := must[[]wiki.Title](t)(s.PageCategories(ctx, c.ID)); len(cats) != 2 || cats[0] != cat || cats[1] != "Category:Red" {
+		t.Fatalf("categories = %v", cats)
+	}
+	// An edit replaces the link set.
+	save(t, s, "Cherry", c.LatestID, "c2", wiki.LinkSet{})
+	if bl := must[[]wiki.Page](t)(s.Backlinks(ctx, "Tree", wiki.ListQuery{})); titles(bl) != "Apple,Trees" {
+		t.Fatalf("backlinks after edit = %s", titles(bl))
+	}
+	if cats := must[[]wiki.Title](t)(s.PageCategories(ctx, c.ID)); len(cats) != 0 {
+		t.Fatalf("categories after edit = %v", cats)
+	}
+}
+
+func searchTitles(t *testing.T, s wiki.Store, q string) []wiki.SearchHit {
+	t.Helper()
+	hits, err := s.Search(ctx, q, 0, 20)
+	if err != nil {
+		t.Fatalf("search %q: %v", q, err)
+	}
+	return hits
+}
+
+func hitTitles(hits []wiki.SearchHit) string {
+	var b []string
+	for _, h := range hits {
+		b = append(b, string(h.Title))
+	}
+	return strings.Join(b, ",")
+}
+
+func marked(s string) []string {
+	var out []string
+	for {
+		i := strings.Index(s, wiki.MarkStart)
+		if i < 0 {
+			return out
+		}
+		s = s[i+len(wiki.MarkStart):]
+		j := strings.Index(s, wiki.MarkEnd)
+		if j < 0 {
+			return append(out, "UNTERMINATED")
+		}
+		out = append(out, s[:j])
+		s = s[j+len(wiki.MarkEnd):]
+	}
+}
+
+func testSearchEnglish(t *testing.T, s wiki.Store) {
+	create(t, s, "Gardening", "How to grow tomatoes and potatoes in a small garden.")
+	create(t, s, "Tomato", "The tomato is a red fruit.")
+	create(t, s, "Cooking", "Recipes with tomatoes: sauce, soup. "+strings.Repeat("Filler words here. ", 40)+"Tomato again at the end.")
+	hits := searchTitles(t, s, "tomato")
+	if len(hits) != 3 || hits[0].Title != "Tomato" || !hits[0].TitleMatch || hits[1].TitleMatch {
+		t.Fatalf("hits = %+v", hits)
+	}
+	for _, h := range hits {
+		m := marked(h.Snippet)
+		if len(m) == 0 || !strings.EqualFold(m[0], "tomato") {
+			t.Errorf("snippet of %s = %q", h.Title, h.Snippet)
+		}
+		if n := len([]rune(h.Snippet)); n > 200 {
+			t.Errorf("snippet of %s is %d characters", h.Title, n)
+		}
+	}
+	if hits := searchTitles(t, s, "grow potatoes"); hitTitles(hits) != "Gardening" {
+		t.Fatalf("two terms = %s", hitTitles(hits))
+	}
+	if hits := searchTitles(t, s, "GARDEN"); hitTitles(hits) != "Gardening" {
+		t.Fatalf("upper case = %s", hitTitles(hits))
+	}
+	if hits := searchTitles(t, s, "a red"); hitTitles(hits) != "Tomato" {
+		t.Fatalf("short terms = %s", hitTitles(hits))
+	}
+	if hits := searchTitles(t, s, "nothing-like-this"); len(hits) != 0 {
+		t.Fatalf("no match = %+v", hits)
+	}
+	page2, err := s.Search(ctx, "tomato", 1, 1)
+	if err != nil || len(page2) != 1 || page2[0].Title != hits[1].Title {
+		t.Fatalf("offset 1 = %+v, %v", page2, err)
+	}
+	if hits := searchTitles(t, s, ""); len(hits) != 0 {
+		t.Fatalf("empty query = %+v", hits)
+	}
+}
+
+func testSearchCJK(t *testing.T, s wiki.Store) {
+	create(t, s, "한국어 위키", "위키는 누구나 편집할 수 있는 웹사이트입니다")
+	create(t, s, "다른 문서", "이 문서는 위키에 관한 것이 아닙니다")
+	create(t, s, "中文", "维基百科是一个自由的百科全书")
+	create(t, s, "日本語", "ウィキペディアは誰でも編集できるフリー百科事典です")
+	for _, tc := range []struct{ q, want, mark string }{
+		{"위키", "한국어 위키,다른 문서", "위키"},
+		{"편집할", "한국어 위키", "편집할"},
+		{"웹사이트", "한국어 위키", "웹사이트"},
+		{"百科", "中文,日本語", "百科"},
+		{"百科全书", "中文", "百科全书"},
+		{"編集できる", "日本語", "編集できる"},
+		{"위키 편집", "한국어 위키", "위키"},
+	} {
+		hits := searchTitles(t, s, tc.q)
+		if got := hitTitles(hits); got != tc.want {
+			t.Errorf("search %q = %s, want %s", tc.q, got, tc.want)
+			continue
+		}
+		if m := marked(hits[0].Snippet); len(m) == 0 || m[0] != tc.mark {
+			t.Errorf("search %q: snippet %q, want %q marked", tc.q, hits[0].Snippet, tc.mark)
+		}
+	}
+	if hits := searchTitles(t, s, "위키"); !hits[0].TitleMatch || hits[1].TitleMatch {
+		t.Errorf("title match flags = %+v", hits)
+	}
+}
+
+func testSearchSyntax(t *testing.T, s wiki.Store) {
+	create(t, s, "Syntax", `He said "hello" (twice) AND NEAR the * star; 100% of a_b \ c`)
+	for _, q := range []string{`"`, `""`, `"hello`, `hello"`, `*`, `hel*`, `(`, `)`, `(twice)`, `AND`, `NEAR`, `NEAR(a b)`,
+		`OR`, `NOT`, `-`, `^`, `:`, `title:x`, `{title}`, `'`, `%`, `_`, `\`, `a AND`, `"a" OR "b"`, `100%`, `a_b`, "\x00", "\uE000"} {
+		if _, err := s.Search(ctx, q, 0, 10); err != nil {
+			t.Errorf("search %q: %v", q, err)
+		}
+	}
+	if hits := searchTitles(t, s, `"hello"`); hitTitles(hits) != "Syntax" {
+		t.Errorf(`search "hello" (with quotes) = %s`, hitTitles(hits))
+	}
+	if hits := searchTitles(t, s, `100%`); hitTitles(hits) != "Syntax" {
+		t.Errorf(`search 100%% = %s`, hitTitles(hits))
+	}
+	create(t, s, "Other", "percent 100 and ab")
+	if hits := searchTitles(t, s, `%`); hitTitles(hits) != "Syntax" {
+		t.Errorf(`search %% matched literally = %s`, hitTitles(hits))
+	}
+}
+
+func testSearchFollows(t *testing.T, s wiki.Store) {
+	r := create(t, s, "Old Name", "searchable content here")
+	if hits := searchTitles(t, s, "searchable"); hitTitles(hits) != "Old Name" {
+		t.Fatalf("before move = %s", hitTitles(hits))
+	}
+	save(t, s, "Old Name", r.Revision.ID, "replaced words", wiki.LinkSet{})
+	if hits := searchTitles(t, s, "searchable"); len(hits) != 0 {
+		t.Fatalf("after edit = %s", hitTitles(hits))
+	}
+	must[wiki.Page](t)(s.MovePage(ctx, wiki.MoveRequest{From: "Old Name", To: "New Name", UserName: "M", Time: at(3)}))
+	if hits := searchTitles(t, s, "replaced"); hitTitles(hits) != "New Name" {
+		t.Fatalf("after move = %s", hitTitles(hits))
+	}
+	if err := s.DeletePage(ctx, "New Name", 0, "M", "", at(4)); err != nil {
+		t.Fatal(err)
+	}
+	if hits := searchTitles(t, s, "replaced"); len(hits) != 0 {
+		t.Fatalf("after delete = %s", hitTitles(hits))
+	}
+	must[wiki.Page](t)(s.UndeletePage(ctx, "New Name", 0, "M", "", at(5)))
+	if hits := searchTitles(t, s, "replaced"); hitTitles(hits) != "New Name" {
+		t.Fatalf("after undelete = %s", hitTitles(hits))
+	}
+}
+
+func testRandomCount(t *testing.T, s wiki.Store) {
+	if _, err := s.RandomPage(ctx); !errors.Is(err, wiki.ErrNotFound) {
+		t.Fatalf("random of empty wiki: %v", err)
+	}
+	if n := must[int](t)(s.PageCount(ctx)); n != 0 {
+		t.Fatalf("count = %d", n)
+	}
+	create(t, s, "A", "a")
+	create(t, s, "B", "b")
+	create(t, s, "Help:H", "h")
+	save(t, s, "R", 0, "#REDIRECT [[A]]", wiki.LinkSet{Redirect: "A"})
+	if err := s.DeletePage(ctx, "B", 0, "M", "", at(2)); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if got := must[wiki.Title](t)(s.RandomPage(ctx)); got != "A" {
+			t.Fatalf("random = %q, want the only live article A", got)
+		}
+	}
+	if n := must[int](t)(s.PageCount(ctx)); n != 3 {
+		t.Fatalf("count = %d, want 3", n)
+	}
+}
+
+func testUsers(t *testing.T, s wiki.Store) {
+	u, err := s.CreateUser(ctx, wiki.User{Name: "Alice", PasswordHash: "h1", Group: wiki.GroupAdmin, Created: t0})
+	if err != nil || u.ID == 0 {
+		t.Fatalf("create = %+v, %v", u, err)
+	}
+	for _, name := range []string{"Alice", "alice", "ALICE"} {
+		_, err := s.CreateUser(ctx, wiki.User{Name: name, PasswordHash: "x", Group: wiki.GroupUser})
+		wantErr(t, err, wiki.ErrExists)
+	}
+	must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Ärger", PasswordHash: "x", Group: wiki.GroupUser}))
+	_, err = s.CreateUser(ctx, wiki.User{Name: "ärger", PasswordHash: "x", Group: wiki.GroupUser})
+	wantErr(t, err, wiki.ErrExists)
+
+	got := must[wiki.User](t)(s.FindUser(ctx, u.ID))
+	if got != u {
+		t.Fatalf("find = %+v, want %+v", got, u)
+	}
+	if got := must[wiki.User](t)(s.FindUserByName(ctx, "aLiCe")); got.ID != u.ID {
+		t.Fatalf("find by name = %+v", got)
+	}
+	_, err = s.FindUserByName(ctx, "Nobody")
+	wantErr(t, err, wiki.ErrNotFound)
+	_, err = s.FindUser(ctx, 9999)
+	wantErr(t, err, wiki.ErrNotFound)
+
+	u.PasswordHash, u.Group = "h2", wiki.GroupUser
+	if err := s.UpdateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if got := must[wiki.User](t)(s.FindUser(ctx, u.ID)); got.PasswordHash != "h2" || got.Group != wiki.GroupUser {
+		t.Fatalf("after update = %+v", got)
+	}
+	wantErr(t, s.UpdateUser(ctx, wiki.User{ID: 9999, Name: "Ghost"}), wiki.ErrNotFound)
+	u.Name = "ärger"
+	wantErr(t, s.UpdateUser(ctx, u), wiki.ErrExists)
+	if n := must[int](t)(s.CountUsers(ctx)); n != 2 {
+		t.Fatalf("count = %d", n)
+	}
+}
+
+func testSessionsTokens(t *testing.T, s wiki.Store) {
+	u := must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Alice", PasswordHash: "h", Group: wiki.GroupUser}))
+	nowT := time.Now().UTC().Truncate(time.Millisecond)
+	live := wiki.Session{ID: "live", UserID: u.ID, CSRF: "c1", Created: nowT, Expires: nowT.Add(time.Hour)}
+	old := wiki.Session{ID: "old", UserID: u.ID, CSRF: "c2", Created: nowT.Add(-2 * time.Hour), Expires: nowT.Add(-time.Hour)}
+	for _, ss := range []wiki.Session{live, old} {
+		if err := s.CreateSession(ctx, ss); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := must[wiki.Session](t)(s.FindSession(ctx, "live")); got != live {
+		t.Fatalf("session = %+v, want %+v", got, live)
+	}
+	_, err := s.FindSession(ctx, "old")
+	wantErr(t, err, wiki.ErrNotFound)
+	_, err = s.FindSession(ctx, "missing")
+	wantErr(t, err, wiki.ErrNotFound)
+	if n := must[int](t)(s.DeleteExpiredSessions(ctx, nowT)); n != 1 {
+		t.Fatalf("deleted %d expired sessions, want 1", n)
+	}
+	if err := s.DeleteSession(ctx, "live"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.FindSession(ctx, "live")
+	wantErr(t, err, wiki.ErrNotFound)
+	if err := s.DeleteSession(ctx, "live"); err != nil {
+		t.Fatalf("deleting a missing session: %v", err)
+	}
+
+	tok := wiki.Token{ID: "abc", UserID: u.ID, Name: "bot", Created: nowT}
+	if err := s.CreateToken(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	if got := must[wiki.Token](t)(s.FindToken(ctx, "abc")); got != tok {
+		t.Fatalf("token = %+v, want %+v", got, tok)
+	}
+	_, err = s.FindToken(ctx, "nope")
+	wantErr(t, err, wiki.ErrNotFound)
+}
+
+func testRenders(t *testing.T, s wiki.Store) {
+	a := create(t, s, "A", "a")
+	a2 := save(t, s, "A", a.Revision.ID, "aa", wiki.LinkSet{})
+	b := create(t, s, "B", "b")
+	for _, r := range []struct {
+		rev int64
+		v   int
+	}{{a.Revision.ID, 1}, {a2.Revision.ID, 1}, {a2.Revision.ID, 2}, {b.Revision.ID, 1}} {
+		if err := s.SaveRender(ctx, r.rev, r.v, fmt.Appendf(nil, "html %d %d", r.rev, r.v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SaveRender(ctx, b.Revision.ID, 1, []byte("replaced")); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(must[[]byte](t)(s.FindRender(ctx, a2.Revision.ID, 2))); got != fmt.Sprintf("html %d 2", a2.Revision.ID) {
+		t.Fatalf("render = %q", got)
+	}
+	if got := string(must[[]byte](t)(s.FindRender(ctx, b.Revision.ID, 1))); got != "replaced" {
+		t.Fatalf("render = %q", got)
+	}
+	_, err := s.FindRender(ctx, a2.Revision.ID, 3)
+	wantErr(t, err, wiki.ErrNotFound)
+	if err := s.DeleteRenders(ctx, []int64{a.Page.ID}); err != nil {
+		t.Fatal(err)
+	}
+	for _, rev := range []int64{a.Revision.ID, a2.Revision.ID} {
+		if _, err := s.FindRender(ctx, rev, 1); !errors.Is(err, wiki.ErrNotFound) {
+			t.Fatalf("render of %d after delete: %v", rev, err)
+		}
+	}
+	must[[]byte](t)(s.FindRender(ctx, b.Revision.ID, 1))
+	if err := s.DeleteRenders(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testConcurrentDifferent(t *testing.T, s wiki.Store) {
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := range 20 {
+		wg.Go(func() {
+			title := wiki.Title(fmt.Sprintf("Page %d", i))
+			res, err := s.SavePage(ctx, wiki.SaveRequest{Title: title, Text: "v1", UserName: "U"})
+			if err == nil {
+				_, err = s.SavePage(ctx, wiki.SaveRequest{Title: title, Text: "v2", UserName: "U", BaseRevID: res.Revision.ID})
+			}
+			if err == nil {
+				_, err = s.FindPage(ctx, title)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if n := must[int](t)(s.PageCount(ctx)); n != 20 {
+		t.Fatalf("count = %d", n)
+	}
+	if rc := must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{Limit: 100})); len(rc) != 40 {
+		t.Fatalf("%d changes, want 40", len(rc))
+	}
+}
+
+func testConcurrentSame(t *testing.T, s wiki.Store) {
+	base := create(t, s, "Hot", "v0")
+	for round := range 3 {
+		var wg sync.WaitGroup
+		type result struct {
+			res wiki.SaveResult
+			err error
+		}
+		results := make(chan result, 20)
+		for i := range 20 {
+			wg.Go(func() {
+				res, err := s.SavePage(ctx, wiki.SaveRequest{Title: "Hot", Text: fmt.Sprintf("round %d writer %d", round, i),
+					UserName: "U", BaseRevID: base.Revision.ID})
+				results <- result{res, err}
+			})
+		}
+		wg.Wait()
+		close(results)
+		wins := 0
+		for r := range results {
+			switch {
+			case r.err == nil:
+				wins++
+				base = r.res
+			case errors.Is(r.err, wiki.ErrConflict):
+			default:
+				t.Fatalf("unexpected error: %v", r.err)
+			}
+		}
+		if wins != 1 {
+			t.Fatalf("round %d: %d writers won, want exactly 1", round, wins)
+		}
+	}
+	h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: base.Page.ID}))
+	if len(h) != 4 || h[0].ID != base.Revision.ID {
+		t.Fatalf("history = %+v", h)
+	}
+}

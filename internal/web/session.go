@@ -1,0 +1,262 @@
+package web
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wikid/wikid/internal/auth"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// SessionCookie is the one cookie Wikid sets, and only at login.
+const SessionCookie = "wikid_session"
+
+// Viewer is who is making the request.
+type Viewer struct {
+	User     wiki.User
+	Session  wiki.Session // zero for anonymous and bearer-token requests
+	LoggedIn bool
+	Token    bool // authenticated by an API bearer token
+}
+
+func (v Viewer) Name() string       { return v.User.Name }
+func (v Viewer) IsAdmin() bool      { return v.LoggedIn && v.User.Group == wiki.GroupAdmin }
+func (v Viewer) PageURL() string    { return wiki.Title("User:" + v.User.Name).URL() }
+func (v Viewer) Group() wiki.Group {
+	if !v.LoggedIn {
+		return wiki.GroupAnonymous
+	}
+	return v.User.Group
+}
+
+const viewerKey ctxKey = 2
+
+func viewerOf(r *http.Request) Viewer {
+	v, _ := r.Context().Value(viewerKey).(Viewer)
+	return v
+}
+
+// withViewer resolves the session cookie (or bearer token) once per request.
+// Only the wikid_session cookie is looked at: other cookies never matter.
+// An unknown or expired session is treated as anonymous; the stale cookie
+// is cleared only on pages that are never cached (forms and POSTs).
+func (s *Server) withViewer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := context.WithValue(r.Context(), reqIDKey, s.reqID.Add(1))
+		var v Viewer
+		if authz := r.Header.Get("Authorization"); authz != "" {
+			vv, err := s.bearer(ctx, authz)
+			if err != nil {
+				writeAPIError(w, err)
+				return
+			}
+			v = vv
+		} else if c := sessionCookie(r); c != "" {
+			if sess, err := s.store.FindSession(ctx, auth.HashToken(c)); err == nil {
+				if u, err := s.store.FindUser(ctx, sess.UserID); err == nil {
+					v = Viewer{User: u, Session: sess, LoggedIn: true}
+				}
+			} else if !errors.Is(err, wiki.ErrNotFound) {
+				s.log.Error("session lookup", "err", err)
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, viewerKey, v)))
+	})
+}
+
+// sessionCookie returns the session token; with two wikid_session cookies
+// (a forged one beside a real one) it returns none, so neither is trusted.
+func sessionCookie(r *http.Request) string {
+	var val string
+	n := 0
+	for _, c := range r.CookiesNamed(SessionCookie) {
+		val = c.Value
+		n++
+	}
+	if n != 1 || len(val) < 20 || len(val) > 100 {
+		return ""
+	}
+	return val
+}
+
+func (s *Server) bearer(ctx context.Context, authz string) (Viewer, error) {
+	tok, ok := strings.CutPrefix(authz, "Bearer ")
+	if !ok || tok == "" {
+		return Viewer{}, wiki.Errorf(wiki.KindUnauthorized, "the Authorization header must be \"Bearer TOKEN\" with a token from `wikid token create NAME`")
+	}
+	t, err := s.store.FindToken(ctx, auth.HashToken(strings.TrimSpace(tok)))
+	if err != nil {
+		if errors.Is(err, wiki.ErrNotFound) {
+			return Viewer{}, wiki.Errorf(wiki.KindUnauthorized, "the API token is not valid; create one with `wikid token create NAME`")
+		}
+		return Viewer{}, err
+	}
+	u, err := s.store.FindUser(ctx, t.UserID)
+	if err != nil {
+		return Viewer{}, wiki.Errorf(wiki.KindUnauthorized, "the API token's user no longer exists")
+	}
+	return Viewer{User: u, LoggedIn: true, Token: true}, nil
+}
+
+// startSession creates a fresh session (a new ID at every login: no
+// fixation) and sets its cookie.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u wiki.User) error {
+	if old := sessionCookie(r); old != "" {
+		_ = s.store.DeleteSession(r.Context(), auth.HashToken(old))
+	}
+	token := auth.NewSecret(32)
+	now := s.now()
+	ttl := time.Duration(s.cfg.SessionTTL)
+	sess := wiki.Session{ID: auth.HashToken(token), UserID: u.ID, CSRF: auth.NewSecret(24), Created: now, Expires: now.Add(ttl)}
+	if err := s.store.CreateSession(r.Context(), sess); err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie(r), Expires: sess.Expires, MaxAge: int(ttl.Seconds())})
+	return nil
+}
+
+func (s *Server) clearSessionCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie(r), MaxAge: -1})
+}
+
+func (s *Server) secureCookie(r *http.Request) bool {
+	switch s.cfg.SecureCookies {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	return r.TLS != nil || (s.cfg.TrustProxy && r.Header.Get("X-Forwarded-Proto") == "https")
+}
+
+// csrfToken returns the token a form must carry. Logged-in users get their
+// session's secret; anonymous forms (login, account creation, anonymous
+// edits) get a signed timestamp, so that viewing a form sets no cookie.
+func (s *Server) csrfToken(r *http.Request) string {
+	v := viewerOf(r)
+	if v.LoggedIn && v.Session.ID != "" {
+		return v.Session.CSRF
+	}
+	ts := strconv.FormatInt(s.now().Unix(), 36)
+	return ts + "." + s.sign("anon|"+ts)
+}
+
+func (s *Server) sign(msg string) string {
+	m := hmac.New(sha256.New, s.secret)
+	m.Write([]byte(msg))
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+const anonCSRFMaxAge = 24 * time.Hour
+
+// checkCSRF verifies a state-changing request: the form token (or the
+// X-CSRF-Token header) and, when the browser sends one, the Origin.
+// Bearer-token requests carry no ambient credentials and need no token.
+func (s *Server) checkCSRF(r *http.Request) error {
+	v := viewerOf(r)
+	if v.Token {
+		return nil
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		u, err := url.Parse(o)
+		if err != nil || u.Host != r.Host {
+			return wiki.Errorf(wiki.KindForbidden, "the request came from another site (%s); submit the form from this wiki", sanitizeLine(o))
+		}
+	}
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return wiki.Errorf(wiki.KindForbidden, "the request came from another site; submit the form from this wiki")
+	}
+	tok := r.Header.Get("X-CSRF-Token")
+	if tok == "" {
+		tok = r.PostFormValue("csrf")
+	}
+	bad := wiki.Errorf(wiki.KindForbidden, "the form's security token is missing or wrong (it may have expired, or you logged in or out in another tab); reload the page and submit again")
+	if tok == "" {
+		return bad
+	}
+	if v.LoggedIn && v.Session.ID != "" {
+		if !auth.Equal(tok, v.Session.CSRF) {
+			return bad
+		}
+		return nil
+	}
+	ts, sig, ok := strings.Cut(tok, ".")
+	if !ok || !auth.Equal(sig, s.sign("anon|"+ts)) {
+		return bad
+	}
+	sec, err := strconv.ParseInt(ts, 36, 64)
+	if err != nil || s.now().Sub(time.Unix(sec, 0)) > anonCSRFMaxAge {
+		return bad
+	}
+	return nil
+}
+
+// canRead and canEdit apply the configured groups.
+func (s *Server) canRead(v Viewer) bool { return v.Group().AtLeast(s.cfg.ReadGroup) }
+func (s *Server) canEdit(v Viewer) bool { return v.Group().AtLeast(s.cfg.EditGroup) }
+
+func (s *Server) requireRead(r *http.Request) error {
+	v := viewerOf(r)
+	if s.canRead(v) {
+		return nil
+	}
+	if !v.LoggedIn {
+		return wiki.Errorf(wiki.KindUnauthorized, "this wiki is readable by logged-in users only; log in to read it")
+	}
+	return wiki.Errorf(wiki.KindForbidden, "your account may not read this wiki; ask an administrator for access")
+}
+
+func (s *Server) requireEdit(r *http.Request) error {
+	v := viewerOf(r)
+	if s.canEdit(v) {
+		return nil
+	}
+	if !v.LoggedIn {
+		return wiki.Errorf(wiki.KindUnauthorized, "you need to log in to edit pages on this wiki")
+	}
+	return wiki.Errorf(wiki.KindForbidden, "your account may not edit pages on this wiki; ask an administrator")
+}
+
+func (s *Server) requireAdmin(r *http.Request) error {
+	v := viewerOf(r)
+	if v.IsAdmin() {
+		return nil
+	}
+	if !v.LoggedIn {
+		return wiki.Errorf(wiki.KindUnauthorized, "this action is for administrators; log in with an administrator account")
+	}
+	return wiki.Errorf(wiki.KindForbidden, "this action is for administrators only")
+}
+
+// editor names the viewer in a change: a user, or the client's address.
+func (s *Server) editor(r *http.Request) (int64, string) {
+	v := viewerOf(r)
+	if v.LoggedIn {
+		return v.User.ID, v.User.Name
+	}
+	return 0, clientIP(r, s.cfg.TrustProxy)
+}
+
+func clientIP(r *http.Request, trustProxy bool) string {
+	if trustProxy {
+		if f := r.Header.Get("X-Forwarded-For"); f != "" {
+			first, _, _ := strings.Cut(f, ",")
+			return strings.TrimSpace(first)
+		}
+	}
+	host := r.RemoteAddr
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	return strings.Trim(host, "[]")
+}

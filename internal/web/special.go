@@ -1,0 +1,417 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wikid/wikid/internal/auth"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// special dispatches Special:Name[/Arg].
+func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
+	name, arg, _ := strings.Cut(t.Name(), "/")
+	name = strings.ToLower(strings.ReplaceAll(name, " ", ""))
+	post := r.Method == http.MethodPost
+	if !post && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return methodNotAllowed(w, "GET, HEAD, POST")
+	}
+	if post {
+		if err := r.ParseForm(); err != nil {
+			return formError(err)
+		}
+		if err := s.checkCSRF(r); err != nil {
+			return err
+		}
+	}
+	switch name {
+	case "userlogin":
+		if post {
+			return s.login(w, r)
+		}
+		return s.loginForm(w, r, loginData{ReturnTo: r.URL.Query().Get("returnto")}, http.StatusOK)
+	case "createaccount":
+		if post {
+			return s.register(w, r)
+		}
+		return s.registerForm(w, r, loginData{Register: true, ReturnTo: r.URL.Query().Get("returnto")}, http.StatusOK)
+	case "userlogout":
+		if !post {
+			return methodNotAllowed(w, "POST")
+		}
+		return s.logout(w, r)
+	}
+	if post {
+		return methodNotAllowed(w, "GET, HEAD")
+	}
+	if err := s.requireRead(r); err != nil {
+		return err
+	}
+	switch name {
+	case "recentchanges":
+		return s.recentChanges(w, r)
+	case "allpages", "prefixindex":
+		return s.allPages(w, r, arg)
+	case "categories":
+		return s.allPagesIn(w, r, "Category:", "Categories")
+	case "search":
+		return s.search(w, r)
+	case "random", "randompage":
+		t, err := s.store.RandomPage(r.Context())
+		if errors.Is(err, wiki.ErrNotFound) {
+			t = s.mainPage
+		} else if err != nil {
+			return err
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		http.Redirect(w, r, t.URL(), http.StatusFound)
+		return nil
+	case "whatlinkshere":
+		return s.whatLinksHere(w, r, arg)
+	case "contributions":
+		return s.contributions(w, r, arg)
+	case "specialpages":
+		return s.specialPages(w, r)
+	}
+	return wiki.Errorf(wiki.KindNotFound, "there is no special page %q; see Special:SpecialPages for the list", t.Name())
+}
+
+type loginData struct {
+	Register bool
+	Username string
+	ReturnTo string
+	Error    string
+	Info     string
+}
+
+func (s *Server) loginForm(w http.ResponseWriter, r *http.Request, d loginData, status int) error {
+	p := s.formPage(r, "Log in")
+	if viewerOf(r).LoggedIn && d.Error == "" {
+		d.Info = "You are logged in as " + viewerOf(r).Name() + ". Logging in again replaces that session."
+	}
+	p.Data = d
+	s.writePage(w, r, status, "login", p, cacheNone)
+	return nil
+}
+
+func (s *Server) registerForm(w http.ResponseWriter, r *http.Request, d loginData, status int) error {
+	if !s.cfg.AllowRegistration {
+		return wiki.Errorf(wiki.KindForbidden, "account creation is turned off on this wiki; ask an administrator for an account")
+	}
+	p := s.formPage(r, "Create account")
+	p.Data = d
+	s.writePage(w, r, status, "login", p, cacheNone)
+	return nil
+}
+
+func (s *Server) afterLogin(w http.ResponseWriter, r *http.Request) {
+	to := s.mainPage.URL()
+	rt := r.PostFormValue("returnto")
+	base, action, _ := strings.Cut(rt, "?action=")
+	if t, ok := returnTo(base); ok {
+		to = t.URL()
+		if action == "edit" {
+			to += "?action=edit"
+		}
+	}
+	redirect(w, r, to, http.StatusSeeOther)
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+	name := strings.TrimSpace(r.PostFormValue("username"))
+	password := r.PostFormValue("password")
+	d := loginData{Username: name, ReturnTo: r.PostFormValue("returnto")}
+	norm, err := auth.NormalizeUserName(name)
+	var u wiki.User
+	if err == nil {
+		u, err = s.store.FindUserByName(r.Context(), norm)
+	}
+	if err != nil && !errors.Is(err, wiki.ErrNotFound) && wiki.KindOf(err) == wiki.KindInternal {
+		return err
+	}
+	if err != nil || !auth.CheckPassword(u.PasswordHash, password) {
+		d.Error = "The user name or password is wrong. Check both and try again."
+		return s.loginForm(w, r, d, http.StatusUnauthorized)
+	}
+	if err := s.startSession(w, r, u); err != nil {
+		return err
+	}
+	s.log.Info("login", "user", u.Name)
+	s.afterLogin(w, r)
+	return nil
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
+	if !s.cfg.AllowRegistration {
+		return wiki.Errorf(wiki.KindForbidden, "account creation is turned off on this wiki; ask an administrator for an account")
+	}
+	name := strings.TrimSpace(r.PostFormValue("username"))
+	d := loginData{Register: true, Username: name, ReturnTo: r.PostFormValue("returnto")}
+	fail := func(err error) error {
+		d.Error = wiki.Message(err)
+		return s.registerForm(w, r, d, http.StatusBadRequest)
+	}
+	norm, err := auth.NormalizeUserName(name)
+	if err != nil {
+		return fail(err)
+	}
+	if err := auth.ValidatePassword(r.PostFormValue("password"), r.PostFormValue("retype")); err != nil {
+		return fail(err)
+	}
+	hash, err := auth.HashPassword(r.PostFormValue("password"))
+	if err != nil {
+		return err
+	}
+	u, err := s.store.CreateUser(r.Context(), wiki.User{Name: norm, PasswordHash: hash, Group: wiki.GroupUser, Created: s.now()})
+	if errors.Is(err, wiki.ErrExists) {
+		return fail(wiki.Errorf(wiki.KindConflict, "the user name %q is already taken; choose another", norm))
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.startSession(w, r, u); err != nil {
+		return err
+	}
+	s.log.Info("account created", "user", u.Name)
+	s.afterLogin(w, r)
+	return nil
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
+	if c := sessionCookie(r); c != "" {
+		if err := s.store.DeleteSession(r.Context(), auth.HashToken(c)); err != nil {
+			return err
+		}
+	}
+	s.clearSessionCookie(w, r)
+	redirect(w, r, s.mainPage.URL(), http.StatusSeeOther)
+	return nil
+}
+
+type changesData struct {
+	Heading string
+	Intro   string
+	Changes []wiki.Change
+	Days    []changeDay
+	Next    string
+}
+
+type changeDay struct {
+	Day     string
+	Changes []wiki.Change
+}
+
+func groupByDay(cs []wiki.Change) []changeDay {
+	var days []changeDay
+	for _, c := range cs {
+		d := c.Time.UTC().Format("2 January 2006")
+		if len(days) == 0 || days[len(days)-1].Day != d {
+			days = append(days, changeDay{Day: d})
+		}
+		days[len(days)-1].Changes = append(days[len(days)-1].Changes, c)
+	}
+	return days
+}
+
+func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesData, q wiki.ChangeQuery, base string) error {
+	q.Before, _ = strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
+	q.Limit = clampLimit(r.URL.Query().Get("limit"), 50, 500)
+	limit := q.Limit
+	q.Limit++
+	cs, err := s.store.RecentChanges(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	if len(cs) > limit {
+		d.Next = base + "?offset=" + strconv.FormatInt(cs[limit-1].ID, 10) + "&limit=" + strconv.Itoa(limit)
+		cs = cs[:limit]
+	}
+	d.Changes, d.Days = cs, groupByDay(cs)
+	p := s.page(r, d.Heading)
+	p.NoIndex = true
+	p.Data = d
+	s.writeBodyPage(w, r, p, "changes", cacheShort, time.Time{})
+	return nil
+}
+
+func (s *Server) recentChanges(w http.ResponseWriter, r *http.Request) error {
+	return s.changesPage(w, r, changesData{Heading: "Recent changes", Intro: "The latest changes to the wiki, newest first."},
+		wiki.ChangeQuery{}, "/wiki/Special:RecentChanges")
+}
+
+func (s *Server) contributions(w http.ResponseWriter, r *http.Request, name string) error {
+	if name == "" {
+		name = r.URL.Query().Get("target")
+	}
+	norm, err := auth.NormalizeUserName(name)
+	if err != nil {
+		return wiki.Errorf(wiki.KindInvalid, "give a user name: Special:Contributions/NAME")
+	}
+	return s.changesPage(w, r, changesData{Heading: "Contributions of " + norm},
+		wiki.ChangeQuery{UserName: norm}, "/wiki/Special:Contributions/"+wiki.EscapeKey(strings.ReplaceAll(norm, " ", "_")))
+}
+
+type titlesData struct {
+	Heading    string
+	Intro      string
+	PrefixForm bool
+	Prefix     string
+	Pages      []wiki.Page
+	Empty      string
+	Next       string
+}
+
+func (s *Server) listTitles(w http.ResponseWriter, r *http.Request, d titlesData, list func(wiki.ListQuery) ([]wiki.Page, error), q wiki.ListQuery, base url.URL) error {
+	limit := clampLimit(r.URL.Query().Get("limit"), 200, 1000)
+	if from := r.URL.Query().Get("from"); from != "" {
+		t, err := wiki.ParseTitle(from)
+		if err != nil {
+			return err
+		}
+		q.From = t
+	}
+	q.Limit = limit + 1
+	pages, err := list(q)
+	if err != nil {
+		return err
+	}
+	if len(pages) > limit {
+		v := base.Query()
+		v.Set("from", pages[limit].Title.Key())
+		base.RawQuery = v.Encode()
+		d.Next = base.String()
+		pages = pages[:limit]
+	}
+	d.Pages = pages
+	p := s.page(r, d.Heading)
+	p.Data = d
+	s.writeBodyPage(w, r, p, "titles", cacheShort, time.Time{})
+	return nil
+}
+
+func (s *Server) allPages(w http.ResponseWriter, r *http.Request, arg string) error {
+	prefix := r.URL.Query().Get("prefix")
+	if prefix == "" {
+		prefix = arg
+	}
+	prefix = strings.TrimSpace(strings.ReplaceAll(prefix, "_", " "))
+	if prefix != "" {
+		t, err := wiki.ParseTitle(prefix)
+		if err != nil {
+			return err
+		}
+		prefix = string(t)
+	}
+	d := titlesData{Heading: "All pages", PrefixForm: true, Prefix: prefix, Empty: "No pages found."}
+	if prefix != "" {
+		d.Heading = "Pages starting with “" + prefix + "”"
+	}
+	base := url.URL{Path: "/wiki/Special:AllPages"}
+	if prefix != "" {
+		base.RawQuery = url.Values{"prefix": {prefix}}.Encode()
+	}
+	return s.listTitles(w, r, d, func(q wiki.ListQuery) ([]wiki.Page, error) { return s.store.AllPages(r.Context(), q) },
+		wiki.ListQuery{Prefix: prefix}, base)
+}
+
+func (s *Server) allPagesIn(w http.ResponseWriter, r *http.Request, prefix, heading string) error {
+	d := titlesData{Heading: heading, Empty: "No category pages yet. Add [[Category:Name]] to a page, then create the category's page."}
+	return s.listTitles(w, r, d, func(q wiki.ListQuery) ([]wiki.Page, error) { return s.store.AllPages(r.Context(), q) },
+		wiki.ListQuery{Prefix: prefix}, url.URL{Path: "/wiki/Special:Categories"})
+}
+
+func (s *Server) whatLinksHere(w http.ResponseWriter, r *http.Request, arg string) error {
+	if arg == "" {
+		arg = r.URL.Query().Get("target")
+	}
+	t, err := wiki.ParseTitle(arg)
+	if err != nil {
+		return wiki.Errorf(wiki.KindInvalid, "give a page: Special:WhatLinksHere/Title (%s)", wiki.Message(err))
+	}
+	d := titlesData{Heading: "Pages that link to “" + string(t) + "”", Empty: "No pages link to " + string(t) + "."}
+	return s.listTitles(w, r, d, func(q wiki.ListQuery) ([]wiki.Page, error) { return s.store.Backlinks(r.Context(), t, q) },
+		wiki.ListQuery{}, url.URL{Path: "/wiki/Special:WhatLinksHere/" + t.Key()})
+}
+
+func (s *Server) specialPages(w http.ResponseWriter, r *http.Request) error {
+	names := []string{"AllPages", "Categories", "CreateAccount", "RecentChanges", "Random", "Search", "UserLogin", "WhatLinksHere"}
+	sort.Strings(names)
+	pages := make([]wiki.Page, len(names))
+	for i, n := range names {
+		pages[i] = wiki.Page{Title: wiki.Title("Special:" + n)}
+	}
+	p := s.page(r, "Special pages")
+	p.Data = titlesData{Heading: "Special pages", Pages: pages}
+	s.writeBodyPage(w, r, p, "titles", cachePublic, time.Time{})
+	return nil
+}
+
+type searchData struct {
+	Query       string
+	Hits        []wiki.SearchHit
+	Exact       wiki.Title
+	CreateTitle wiki.Title
+	CanCreate   bool
+	Offset      int
+	Next        string
+}
+
+func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	if q == "" {
+		q = strings.TrimSpace(r.URL.Query().Get("search"))
+	}
+	if len(q) > 300 {
+		return wiki.Errorf(wiki.KindInvalid, "the search query is too long; use at most 300 bytes")
+	}
+	if !utfValid(q) {
+		return wiki.Errorf(wiki.KindInvalid, "the search query is not valid UTF-8")
+	}
+	d := searchData{Query: q}
+	if q != "" {
+		ctx := r.Context()
+		if t, err := wiki.ParseTitle(q); err == nil && !t.IsSpecial() {
+			ex, err := s.store.ExistingTitles(ctx, []wiki.Title{t})
+			if err != nil {
+				return err
+			}
+			if ex[t] {
+				if r.URL.Query().Get("go") != "" {
+					redirect(w, r, t.URL(), http.StatusFound)
+					return nil
+				}
+				d.Exact = t
+			} else {
+				d.CreateTitle, d.CanCreate = t, s.canEdit(viewerOf(r))
+			}
+		}
+		d.Offset, _ = strconv.Atoi(r.URL.Query().Get("offset"))
+		if d.Offset < 0 || d.Offset > 10000 {
+			d.Offset = 0
+		}
+		const limit = 20
+		hits, err := s.store.Search(ctx, q, d.Offset, limit+1)
+		if err != nil {
+			return err
+		}
+		if len(hits) > limit {
+			d.Next = "/wiki/Special:Search?" + url.Values{"q": {q}, "offset": {strconv.Itoa(d.Offset + limit)}}.Encode()
+			hits = hits[:limit]
+		}
+		d.Hits = hits
+	}
+	p := s.page(r, "Search")
+	if q != "" {
+		p.HeadTitle = "Search results for “" + q + "”"
+	}
+	p.SearchQuery = q
+	p.NoIndex = true
+	p.Data = d
+	s.writeBodyPage(w, r, p, "search", cacheShort, time.Time{})
+	return nil
+}
