@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/edge"
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/store/sqlite"
@@ -30,6 +31,7 @@ type App struct {
 	Store  *sqlite.DB
 	Engine *engine.Engine
 	Web    *web.Server
+	Edge   *edge.Cache
 	Log    *slog.Logger
 
 	srv *http.Server
@@ -61,13 +63,13 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		db.Close()
 		return nil, err
 	}
-	a := &App{Config: cfg, Store: db, Log: log}
+	a := &App{Config: cfg, Store: db, Log: log, Edge: edge.New(edge.Config{MaxBytes: cfg.CacheMaxBytes})}
 	a.Engine = engine.New(engine.Options{
 		Store: db, Renderer: render.New(), Logger: log,
 		MaxTextBytes: int(cfg.MaxBodyBytes),
 		Purger:       engine.PurgeFunc(a.purge),
 	})
-	a.Web, err = web.New(web.Options{Config: cfg, Engine: a.Engine, Views: views, Logger: log, Secret: secret})
+	a.Web, err = web.New(web.Options{Config: cfg, Engine: a.Engine, Views: views, Logger: log, Secret: secret, Edge: a.Edge})
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -79,8 +81,12 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	return a, nil
 }
 
-// purge fans a change out to every cache that holds responses.
-func (a *App) purge(ctx context.Context, titles ...wiki.Title) {}
+// purge fans a change out to every cache that holds responses: the
+// in-process edge now (synchronously, so a writer reads its own write);
+// Varnish/CDN and other nodes when the scale-out work adds them.
+func (a *App) purge(ctx context.Context, titles ...wiki.Title) {
+	a.Edge.Purge(web.TagsFor(titles...)...)
+}
 
 // Handler is the app's root HTTP handler.
 func (a *App) Handler() http.Handler { return a.Web }

@@ -316,10 +316,17 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		} else {
 			base = 0
 		}
+		var oldCats []wiki.Title
+		if exists {
+			if oldCats, err = e.store.PageCategories(ctx, cur.ID); err != nil {
+				return SaveOutcome{}, err
+			}
+		}
+		links := e.renderer.Links(text)
 		res, err := e.store.SavePage(ctx, wiki.SaveRequest{
 			Title: ed.Title, Text: text, Summary: ed.Summary, Minor: ed.Minor,
 			UserID: ed.Editor.UserID, UserName: ed.Editor.UserName,
-			BaseRevID: base, Links: e.renderer.Links(text), Time: e.now(),
+			BaseRevID: base, Links: links, Time: e.now(),
 		})
 		if errors.Is(err, wiki.ErrConflict) || errors.Is(err, wiki.ErrExists) {
 			continue // lost a race with another save: merge against the new latest
@@ -327,7 +334,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		if err != nil {
 			return SaveOutcome{}, err
 		}
-		e.afterChange(ctx, res.Page.ID, ed.Title, res.Created)
+		e.afterChange(ctx, res.Page.ID, ed.Title, res.Created, changedTitles(oldCats, links.Categories)...)
 		return SaveOutcome{Page: res.Page, Revision: res.Revision, Created: res.Created, Merged: merged}, nil
 	}
 	return SaveOutcome{}, wiki.Errorf(wiki.KindConflict, "the page is being edited very often right now; try saving again")
@@ -337,9 +344,9 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 // existence changed, pages linking to it change link colour: their renders
 // are dropped and their responses purged.
 // TODO(jobs): move the backlink part to the durable job queue (issue 4).
-func (e *Engine) afterChange(ctx context.Context, pageID int64, t wiki.Title, existenceChanged bool) {
+func (e *Engine) afterChange(ctx context.Context, pageID int64, t wiki.Title, existenceChanged bool, also ...wiki.Title) {
 	e.invalidate(pageID)
-	titles := []wiki.Title{t}
+	titles := append([]wiki.Title{t}, also...)
 	if existenceChanged {
 		titles = append(titles, e.invalidateBacklinks(ctx, t)...)
 	}
@@ -377,6 +384,25 @@ func (e *Engine) invalidateBacklinks(ctx context.Context, t wiki.Title) []wiki.T
 		}
 		q.From = pages[len(pages)-1].Title + "\x00"
 	}
+}
+
+// changedTitles returns the titles in exactly one of a and b: the
+// categories a page joined or left, whose listings change.
+func changedTitles(a, b []wiki.Title) []wiki.Title {
+	in := make(map[wiki.Title]int, len(a)+len(b))
+	for _, t := range a {
+		in[t] |= 1
+	}
+	for _, t := range b {
+		in[t] |= 2
+	}
+	var out []wiki.Title
+	for t, m := range in {
+		if m != 3 {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Revert saves the text of revision revID as the page's new latest revision.

@@ -1,8 +1,13 @@
 package render
 
 import (
+	"bytes"
+
+	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
@@ -40,4 +45,39 @@ func (d depthLimited) Open(parent ast.Node, reader text.Reader, pc parser.Contex
 		}
 	}
 	return d.BlockParser.Open(parent, reader, pc)
+}
+
+// limitedTable is goldmark's GFM table transformer, refused for paragraphs
+// whose table would be mostly padding. GFM pads short rows to the header's
+// width, so "|a|a|…|" with thousands of columns followed by thousands of
+// "|x" lines renders columns×rows cells from a few kilobytes of source.
+// A real table has at most about one cell per byte of source.
+type limitedTable struct{ parser.ParagraphTransformer }
+
+func (t limitedTable) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
+	lines := node.Lines()
+	source := reader.Source()
+	width, size := 0, 0
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		v := seg.Value(source)
+		size += len(v)
+		width = max(width, bytes.Count(v, []byte("|"))+1)
+	}
+	if width*lines.Len() > 2*size+1024 {
+		return
+	}
+	t.ParagraphTransformer.Transform(node, reader, pc)
+}
+
+// table registers the GFM table extension with limitedTable.
+type table struct{}
+
+func (table) Extend(m goldmark.Markdown) {
+	m.Parser().AddOptions(
+		parser.WithParagraphTransformers(util.Prioritized(limitedTable{extension.NewTableParagraphTransformer()}, 200)),
+		parser.WithASTTransformers(util.Prioritized(extension.NewTableASTTransformer(), 0)),
+	)
+	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(
+		extension.NewTableHTMLRenderer(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)), 500)))
 }

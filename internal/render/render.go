@@ -62,7 +62,7 @@ func New() *Renderer {
 	md := goldmark.New(
 		goldmark.WithParser(p),
 		goldmark.WithExtensions(
-			extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
+			table{},
 			extension.Strikethrough,
 			extension.Linkify,
 			extension.TaskList,

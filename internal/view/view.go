@@ -107,6 +107,12 @@ func (v *Views) Render(w io.Writer, name string, data any) error {
 	return t.ExecuteTemplate(w, "layout", data)
 }
 
+// Fragment executes one named template of the layout set (such as
+// "userbar") with data into w.
+func (v *Views) Fragment(w io.Writer, name string, data any) error {
+	return v.pages["view"].ExecuteTemplate(w, name, data)
+}
+
 // RenderBytes is Render into a new buffer.
 func (v *Views) RenderBytes(name string, data any) ([]byte, error) {
 	var b bytes.Buffer
@@ -126,6 +132,10 @@ func (v *Views) funcs() template.FuncMap {
 		"sub":      func(a, b int) int { return a - b },
 		"add":      func(a, b int) int { return a + b },
 		"snippet":  Snippet,
+		"tabs":     tabsHTML,
+		// mark emits an HTML comment (html/template drops literal ones):
+		// the markers around per-user parts that the splice path finds.
+		"mark": func(name string) template.HTML { return template.HTML("<!--" + name + "-->") },
 	}
 }
 

@@ -188,6 +188,9 @@ func (s *Server) view(w http.ResponseWriter, r *http.Request, t wiki.Title) erro
 		Title: v.Page.Title, Revision: v.Revision, Body: template.HTML(v.Rendered.HTML), TOC: template.HTML(v.Rendered.TOC),
 		Categories: v.Rendered.Categories, RedirectedFrom: v.RedirectedFrom,
 	}
+	if v.RedirectedFrom != "" {
+		addTag(r, v.Page.Title)
+	}
 	if v.Page.Redirect != "" && v.RedirectedFrom == "" {
 		d.IsRedirectPage, d.RedirectTarget = true, v.Page.Redirect
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -25,11 +26,7 @@ type Page struct {
 }
 
 // Tab is one of the page actions above the content.
-type Tab struct {
-	Label  string
-	URL    string
-	Active bool
-}
+type Tab = view.Tab
 
 func (s *Server) page(r *http.Request, headTitle string) *Page {
 	v := viewerOf(r)
@@ -108,6 +105,9 @@ func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, status int, c
 		h.Set("Cache-Control", "public, max-age=0, s-maxage="+strconv.Itoa(s.cfg.SMaxAge))
 	}
 	if cacheable {
+		if !v.LoggedIn {
+			s.markForEdge(w, r, mode)
+		}
 		h.Set("Vary", "Accept-Encoding, Cookie")
 		etag := etagOf([]byte(s.views.Version), body)
 		h.Set("ETag", etag)

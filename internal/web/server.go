@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/edge"
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
@@ -33,6 +34,8 @@ type Server struct {
 	mainPage wiki.Title
 	handler  http.Handler
 	reqID    atomic.Uint64
+	edge     *edge.Cache // nil: no in-process cache
+	sessions *sessionCache
 }
 
 // Options configures New.
@@ -43,6 +46,7 @@ type Options struct {
 	Logger *slog.Logger
 	Secret []byte // signs anonymous CSRF tokens; stable across restarts
 	Now    func() time.Time
+	Edge   *edge.Cache // optional in-process response cache
 }
 
 // New builds the server and its routes.
@@ -61,7 +65,7 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("web: main page: %w", err)
 	}
 	s := &Server{cfg: o.Config, eng: o.Engine, store: o.Engine.Store(), views: o.Views, log: o.Logger,
-		secret: o.Secret, now: o.Now, mainPage: mp}
+		secret: o.Secret, now: o.Now, mainPage: mp, edge: o.Edge, sessions: newSessionCache(o.Now)}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -83,7 +87,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return wiki.Errorf(wiki.KindNotFound, "there is nothing at %s; wiki pages live under /wiki/", r.URL.Path)
 	}))
-	return s.recoverer(s.limits(s.withViewer(mux)))
+	return s.recoverer(s.limits(s.withViewer(s.cacheLayer(mux))))
 }
 
 // handlerFunc is a handler that returns its error instead of writing it.

@@ -60,9 +60,13 @@ func (s *Server) withViewer(next http.Handler) http.Handler {
 			}
 			v = vv
 		} else if c := sessionCookie(r); c != "" {
-			if sess, err := s.store.FindSession(ctx, auth.HashToken(c)); err == nil {
+			id := auth.HashToken(c)
+			if cached, ok := s.sessions.get(id); ok {
+				v = cached
+			} else if sess, err := s.store.FindSession(ctx, id); err == nil {
 				if u, err := s.store.FindUser(ctx, sess.UserID); err == nil {
 					v = Viewer{User: u, Session: sess, LoggedIn: true}
+					s.sessions.put(v)
 				}
 			} else if !errors.Is(err, wiki.ErrNotFound) {
 				s.log.Error("session lookup", "err", err)
@@ -110,6 +114,7 @@ func (s *Server) bearer(ctx context.Context, authz string) (Viewer, error) {
 // fixation) and sets its cookie.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u wiki.User) error {
 	if old := sessionCookie(r); old != "" {
+		s.sessions.delete(auth.HashToken(old))
 		_ = s.store.DeleteSession(r.Context(), auth.HashToken(old))
 	}
 	token := auth.NewSecret(32)

@@ -184,6 +184,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 	if c := sessionCookie(r); c != "" {
+		s.sessions.delete(auth.HashToken(c))
 		if err := s.store.DeleteSession(r.Context(), auth.HashToken(c)); err != nil {
 			return err
 		}

@@ -1,0 +1,308 @@
+// Package apptest boots a real Wikid (SQLite file in a temporary directory,
+// the real handler chain) behind httptest.Server for HTTP-level tests, with
+// clients that keep cookies, log in through the real form and scrape CSRF
+// tokens. Every response is recorded: a test fails if any was a 5xx that the
+// test did not announce with AllowServerErrors.
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wikid/wikid/internal/app"
+	"github.com/wikid/wikid/internal/auth"
+	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// Wiki is a running wiki under test.
+type Wiki struct {
+	App    *app.App
+	Server *httptest.Server
+	URL    string // base URL, no trailing slash
+	Logs   *SyncBuffer
+
+	mu          sync.Mutex
+	serverError []string // "METHOD URL → status" of every 5xx answer
+	allow5xx    bool
+}
+
+// New boots a wiki on a fresh data directory. Options edit the
+// configuration (config.Default with DataDir set) before Open.
+func New(tb testing.TB, opts ...func(*config.Config)) *Wiki {
+	tb.Helper()
+	cfg := config.Default()
+	cfg.DataDir = tb.TempDir()
+	cfg.Addr = "127.0.0.1:0"
+	for _, o := range opts {
+		o(&cfg)
+	}
+	logs := &SyncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	a, err := app.Open(context.Background(), cfg, log)
+	if err != nil {
+		tb.Fatalf("app.Open: %v", err)
+	}
+	w := &Wiki{App: a, Logs: logs}
+	w.Server = httptest.NewServer(a.Handler())
+	w.URL = w.Server.URL
+	tb.Cleanup(func() {
+		w.Server.Close()
+		if err := a.Close(); err != nil {
+			tb.Errorf("close app: %v", err)
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if len(w.serverError) > 0 && !w.allow5xx {
+			tb.Errorf("server answered with 5xx (no user input may):\n  %s\nlogs:\n%s",
+				strings.Join(w.serverError, "\n  "), logs.String())
+		}
+	})
+	return w
+}
+
+// AllowServerErrors tells the 5xx check that this wiki's test provokes them.
+func (w *Wiki) AllowServerErrors() {
+	w.mu.Lock()
+	w.allow5xx = true
+	w.mu.Unlock()
+}
+
+// CreateUser stores an account directly (argon2 hashing is slow: create few
+// users and reuse them) and returns its password.
+func (w *Wiki) CreateUser(tb testing.TB, name string, group wiki.Group) (wiki.User, string) {
+	tb.Helper()
+	password := "pw-" + strings.ToLower(strings.ReplaceAll(name, " ", "-")) + "-secret"
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u, err := w.App.Store.CreateUser(context.Background(), wiki.User{Name: name, PasswordHash: hash, Group: group, Created: time.Now()})
+	if err != nil {
+		tb.Fatalf("create user %q: %v", name, err)
+	}
+	return u, password
+}
+
+// Client is a browser: a cookie jar, and redirects are not followed so
+// that tests see the 30x.
+type Client struct {
+	tb   testing.TB
+	w    *Wiki
+	HTTP *http.Client
+	Jar  http.CookieJar
+}
+
+// Client returns a new anonymous browser.
+func (w *Wiki) Client(tb testing.TB) *Client {
+	tb.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &Client{tb: tb, w: w, Jar: jar, HTTP: &http.Client{
+		Jar:           jar,
+		Transport:     &recorder{w: w, next: w.Server.Client().Transport},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Timeout:       30 * time.Second,
+	}}
+}
+
+// Login returns a browser logged in through the real login form.
+func (w *Wiki) Login(tb testing.TB, name, password string) *Client {
+	tb.Helper()
+	c := w.Client(tb)
+	res := c.PostForm("/wiki/Special:UserLogin", url.Values{
+		"csrf": {c.CSRF("/wiki/Special:UserLogin")}, "username": {name}, "password": {password}})
+	if res.StatusCode != http.StatusSeeOther {
+		tb.Fatalf("login as %q: status %d, want 303\n%s", name, res.StatusCode, res.Body)
+	}
+	if c.SessionCookie() == "" {
+		tb.Fatalf("login as %q: no session cookie", name)
+	}
+	return c
+}
+
+// recorder notes every 5xx answer.
+type recorder struct {
+	w    *Wiki
+	next http.RoundTripper
+}
+
+func (rt *recorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := rt.next.RoundTrip(r)
+	if err == nil && res.StatusCode >= 500 {
+		rt.w.mu.Lock()
+		rt.w.serverError = append(rt.w.serverError, r.Method+" "+r.URL.String()+" → "+res.Status)
+		rt.w.mu.Unlock()
+	}
+	return res, err
+}
+
+// Response is a response with its body read.
+type Response struct {
+	*http.Response
+	Body string
+}
+
+// Do sends r (a path relative to the wiki is resolved) and reads the body.
+func (c *Client) Do(r *http.Request) *Response {
+	c.tb.Helper()
+	if r.URL.Host == "" {
+		u, err := url.Parse(c.w.URL)
+		if err != nil {
+			c.tb.Fatal(err)
+		}
+		r.URL.Scheme, r.URL.Host = u.Scheme, u.Host
+		r.Host = u.Host
+	}
+	res, err := c.HTTP.Do(r)
+	if err != nil {
+		c.tb.Fatalf("%s %s: %v", r.Method, r.URL, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		c.tb.Fatalf("%s %s: read body: %v", r.Method, r.URL, err)
+	}
+	return &Response{Response: res, Body: string(b)}
+}
+
+// NewRequest builds a request for path (which may hold raw, unescaped
+// bytes: it is set as the URL's opaque path unchanged).
+func (c *Client) NewRequest(method, path string, body io.Reader) *http.Request {
+	c.tb.Helper()
+	r, err := http.NewRequest(method, c.w.URL+"/", body)
+	if err != nil {
+		c.tb.Fatal(err)
+	}
+	p, q, _ := strings.Cut(path, "?")
+	r.URL.Opaque = p
+	r.URL.RawQuery = q
+	return r
+}
+
+// Get fetches path.
+func (c *Client) Get(path string) *Response {
+	c.tb.Helper()
+	return c.Do(c.NewRequest(http.MethodGet, path, nil))
+}
+
+// PostForm posts form values to path.
+func (c *Client) PostForm(path string, v url.Values) *Response {
+	c.tb.Helper()
+	r := c.NewRequest(http.MethodPost, path, strings.NewReader(v.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return c.Do(r)
+}
+
+// JSON sends a JSON body (with an optional bearer token) to path.
+func (c *Client) JSON(method, path, token string, body string) *Response {
+	c.tb.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	r := c.NewRequest(method, path, rd)
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	return c.Do(r)
+}
+
+var (
+	csrfRE    = regexp.MustCompile(`name="csrf" value="([^"]*)"`)
+	baserevRE = regexp.MustCompile(`name="baserev" value="(\d+)"`)
+)
+
+// CSRF fetches the form at path and returns its csrf field.
+func (c *Client) CSRF(path string) string {
+	c.tb.Helper()
+	res := c.Get(path)
+	m := csrfRE.FindStringSubmatch(res.Body)
+	if m == nil {
+		c.tb.Fatalf("GET %s (%d): no csrf field in\n%s", path, res.StatusCode, res.Body)
+	}
+	return m[1]
+}
+
+// EditForm opens title's edit form and returns its csrf token and base revision.
+func (c *Client) EditForm(title string) (csrf, baserev string) {
+	c.tb.Helper()
+	res := c.Get(wiki.MustTitle(title).URL() + "?action=edit")
+	if res.StatusCode != http.StatusOK {
+		c.tb.Fatalf("edit form of %q: status %d\n%s", title, res.StatusCode, res.Body)
+	}
+	m, b := csrfRE.FindStringSubmatch(res.Body), baserevRE.FindStringSubmatch(res.Body)
+	if m == nil || b == nil {
+		c.tb.Fatalf("edit form of %q: no csrf or baserev field", title)
+	}
+	return m[1], b[1]
+}
+
+// Submit posts an edit made from the given form state.
+func (c *Client) Submit(title, csrf, baserev, text string) *Response {
+	c.tb.Helper()
+	return c.PostForm(wiki.MustTitle(title).URL()+"?action=submit", url.Values{
+		"csrf": {csrf}, "baserev": {baserev}, "text": {text}, "summary": {"test edit"}})
+}
+
+// Edit opens the edit form and saves text; it fails the test unless the
+// wiki answers 303.
+func (c *Client) Edit(title, text string) {
+	c.tb.Helper()
+	csrf, base := c.EditForm(title)
+	res := c.Submit(title, csrf, base, text)
+	if res.StatusCode != http.StatusSeeOther {
+		c.tb.Fatalf("save %q: status %d, want 303\n%s", title, res.StatusCode, res.Body)
+	}
+}
+
+// SessionCookie returns the session cookie's value in the jar, or "".
+func (c *Client) SessionCookie() string {
+	u, _ := url.Parse(c.w.URL)
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name == "wikid_session" {
+			return ck.Value
+		}
+	}
+	return ""
+}
+
+// SetSessionCookie puts a session token in the jar.
+func (c *Client) SetSessionCookie(token string) {
+	u, _ := url.Parse(c.w.URL)
+	c.Jar.SetCookies(u, []*http.Cookie{{Name: "wikid_session", Value: token, Path: "/"}})
+}
+
+// SyncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
