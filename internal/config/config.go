@@ -28,14 +28,14 @@ type Config struct {
 	ReadGroup         wiki.Group `json:"read_group"` // who may read: anonymous, user, admin
 	EditGroup         wiki.Group `json:"edit_group"` // who may edit
 
-	MaxBodyBytes   int64         `json:"max_body_bytes"`   // request bodies over this get 413
-	SessionTTL     Duration      `json:"session_ttl"`      // login lifetime
-	CacheMaxBytes  int64         `json:"cache_max_bytes"`  // edge cache budget
-	SMaxAge        int           `json:"s_maxage"`         // seconds shared caches may keep anonymous pages
-	ListTTL        Duration      `json:"list_ttl"`         // edge lifetime of RecentChanges/AllPages
-	SecureCookies  string        `json:"secure_cookies"`   // auto (when the request came over TLS), always, never
-	TrustProxy     bool          `json:"trust_proxy"`      // honour X-Forwarded-For/-Proto from a proxy in front
-	ShutdownGrace  time.Duration `json:"-"`                // how long in-flight requests get on SIGTERM
+	MaxBodyBytes   int64         `json:"max_body_bytes"`  // request bodies over this get 413
+	SessionTTL     Duration      `json:"session_ttl"`     // login lifetime
+	CacheMaxBytes  int64         `json:"cache_max_bytes"` // edge cache budget
+	SMaxAge        int           `json:"s_maxage"`        // seconds shared caches may keep anonymous pages
+	ListTTL        Duration      `json:"list_ttl"`        // edge lifetime of RecentChanges/AllPages
+	SecureCookies  string        `json:"secure_cookies"`  // auto (when the request came over TLS), always, never
+	TrustProxy     bool          `json:"trust_proxy"`     // honour X-Forwarded-For/-Proto from a proxy in front
+	ShutdownGrace  time.Duration `json:"-"`               // how long in-flight requests get on SIGTERM
 	ReadTimeout    time.Duration `json:"-"`
 	WriteTimeout   time.Duration `json:"-"`
 	IdleTimeout    time.Duration `json:"-"`

@@ -190,14 +190,14 @@ func (s *Server) apiGetHTML(w http.ResponseWriter, r *http.Request) error {
 }
 
 type apiHistoryRev struct {
-	ID        int64     `json:"id"`
-	Timestamp string    `json:"timestamp"`
-	Minor     bool      `json:"minor"`
-	Size      int       `json:"size"`
-	Comment   string    `json:"comment"`
-	User      apiUser   `json:"user"`
-	Delta     int       `json:"delta"`
-	ParentID  int64     `json:"parent_id,omitempty"`
+	ID        int64   `json:"id"`
+	Timestamp string  `json:"timestamp"`
+	Minor     bool    `json:"minor"`
+	Size      int     `json:"size"`
+	Comment   string  `json:"comment"`
+	User      apiUser `json:"user"`
+	Delta     int     `json:"delta"`
+	ParentID  int64   `json:"parent_id,omitempty"`
 }
 
 type apiUser struct {

@@ -142,7 +142,7 @@ func (s *Server) serveSpliced(w http.ResponseWriter, r *http.Request, key string
 	}
 	w.Write(body[:u0+len(markUserOpen)])
 	w.Write(user)
-	w.Write(body[u1:t0+len(markTabsOpen)])
+	w.Write(body[u1 : t0+len(markTabsOpen)])
 	w.Write(tabs)
 	w.Write(body[t1:])
 	return true

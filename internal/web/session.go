@@ -27,9 +27,9 @@ type Viewer struct {
 	Token    bool // authenticated by an API bearer token
 }
 
-func (v Viewer) Name() string       { return v.User.Name }
-func (v Viewer) IsAdmin() bool      { return v.LoggedIn && v.User.Group == wiki.GroupAdmin }
-func (v Viewer) PageURL() string    { return wiki.Title("User:" + v.User.Name).URL() }
+func (v Viewer) Name() string    { return v.User.Name }
+func (v Viewer) IsAdmin() bool   { return v.LoggedIn && v.User.Group == wiki.GroupAdmin }
+func (v Viewer) PageURL() string { return wiki.Title("User:" + v.User.Name).URL() }
 func (v Viewer) Group() wiki.Group {
 	if !v.LoggedIn {
 		return wiki.GroupAnonymous
