@@ -66,7 +66,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	a := &App{Config: cfg, Store: db, Log: log, Edge: edge.New(edge.Config{MaxBytes: cfg.CacheMaxBytes})}
 	a.Engine = engine.New(engine.Options{
 		Store: db, Renderer: render.New(), Logger: log,
-		MaxTextBytes: int(cfg.MaxBodyBytes),
+		MaxTextBytes: int(cfg.MaxBodyBytes), NoRenderCache: cfg.NoRenderCache,
 		Purger:       engine.PurgeFunc(a.purge),
 	})
 	a.Web, err = web.New(web.Options{Config: cfg, Engine: a.Engine, Views: views, Logger: log, Secret: secret, Edge: a.Edge})

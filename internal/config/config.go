@@ -33,6 +33,7 @@ type Config struct {
 	CacheMaxBytes  int64         `json:"cache_max_bytes"` // edge cache budget
 	SMaxAge        int           `json:"s_maxage"`        // seconds shared caches may keep anonymous pages
 	ListTTL        Duration      `json:"list_ttl"`        // edge lifetime of RecentChanges/AllPages
+	NoRenderCache  bool          `json:"no_render_cache"` // benchmark only: render every view from markup
 	SecureCookies  string        `json:"secure_cookies"`  // auto (when the request came over TLS), always, never
 	TrustProxy     bool          `json:"trust_proxy"`     // honour X-Forwarded-For/-Proto from a proxy in front
 	ShutdownGrace  time.Duration `json:"-"`               // how long in-flight requests get on SIGTERM

@@ -60,6 +60,8 @@ type Engine struct {
 	mem    *otter.Cache[int64, memRender]
 	epochs sync.Map // page ID → *atomic.Uint64
 
+	noCache bool
+
 	// Renders counts actual renders (cache misses at every level), for tests.
 	Renders atomic.Int64
 }
@@ -79,6 +81,9 @@ type Options struct {
 	MaxTextBytes int   // a page's text may not be longer (default 2 MiB)
 	MemBytes     int64 // in-memory render cache budget (default 64 MiB)
 	Now          func() time.Time
+	// NoRenderCache renders every view from markup: for measuring the
+	// renderer (the benchmark's cache-miss case), never for production.
+	NoRenderCache bool
 }
 
 // New builds an Engine.
@@ -108,7 +113,7 @@ func New(o Options) *Engine {
 		},
 	})
 	return &Engine{store: o.Store, renderer: o.Renderer, purger: o.Purger, log: o.Logger,
-		maxText: o.MaxTextBytes, now: o.Now, mem: mem}
+		maxText: o.MaxTextBytes, now: o.Now, mem: mem, noCache: o.NoRenderCache}
 }
 
 // Store returns the engine's store for read-only listings.
@@ -128,6 +133,16 @@ func (e *Engine) epoch(pageID int64) *atomic.Uint64 {
 // Render returns rev's HTML from the memory cache, the store's render cache,
 // or by rendering it (and then caching it at both levels).
 func (e *Engine) Render(ctx context.Context, rev wiki.Revision) (*Rendered, error) {
+	if e.noCache {
+		if rev.Text == "" && rev.Size > 0 {
+			full, err := e.store.FindRevision(ctx, rev.ID)
+			if err != nil {
+				return nil, err
+			}
+			rev = full
+		}
+		return e.renderText(ctx, rev.Text)
+	}
 	ep := e.epoch(rev.PageID)
 	cur := ep.Load()
 	if v, ok := e.mem.GetIfPresent(rev.ID); ok && v.epoch == cur {
