@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,7 +19,9 @@ import (
 	"github.com/wikid/wikid/internal/config"
 	"github.com/wikid/wikid/internal/edge"
 	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/metrics"
 	"github.com/wikid/wikid/internal/render"
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/store/sqlite"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/web"
@@ -27,12 +30,15 @@ import (
 
 // App is a running wiki.
 type App struct {
-	Config config.Config
-	Store  *sqlite.DB
-	Engine *engine.Engine
-	Web    *web.Server
-	Edge   *edge.Cache
-	Log    *slog.Logger
+	Config  config.Config
+	Store   *sqlite.DB
+	Engine  *engine.Engine
+	Web     *web.Server
+	Edge    *edge.Cache
+	Metrics *metrics.Metrics
+	Access  *metrics.AccessLog
+	Log     *slog.Logger
+	handler http.Handler
 
 	srv *http.Server
 	ln  net.Listener
@@ -65,9 +71,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	}
 	a := &App{Config: cfg, Store: db, Log: log, Edge: edge.New(edge.Config{MaxBytes: cfg.CacheMaxBytes})}
 	a.Engine = engine.New(engine.Options{
-		Store: db, Renderer: render.New(), Logger: log,
+		Store: store.Timed{Store: db}, Renderer: render.New(), Logger: log,
 		MaxTextBytes: int(cfg.MaxBodyBytes), NoRenderCache: cfg.NoRenderCache,
-		Purger:       engine.PurgeFunc(a.purge),
+		Purger: engine.PurgeFunc(a.purge),
 	})
 	a.Web, err = web.New(web.Options{Config: cfg, Engine: a.Engine, Views: views, Logger: log, Secret: secret, Edge: a.Edge})
 	if err != nil {
@@ -78,7 +84,25 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		db.Close()
 		return nil, err
 	}
+	a.Access = metrics.NewAccessLog(log, 8192)
+	a.Metrics = metrics.New(a.Edge, a.Access)
+	a.handler = a.routes()
 	return a, nil
+}
+
+// routes puts the operator's endpoints beside the wiki: /metrics and
+// /debug/pprof/ answer loopback clients and administrators only.
+func (a *App) routes() http.Handler {
+	mux := http.NewServeMux()
+	guard := a.Web.AdminOrLoopback
+	mux.Handle("/metrics", guard(a.Metrics.Handler()))
+	mux.Handle("/debug/pprof/", guard(http.HandlerFunc(pprof.Index)))
+	mux.Handle("/debug/pprof/cmdline", guard(http.HandlerFunc(pprof.Cmdline)))
+	mux.Handle("/debug/pprof/profile", guard(http.HandlerFunc(pprof.Profile)))
+	mux.Handle("/debug/pprof/symbol", guard(http.HandlerFunc(pprof.Symbol)))
+	mux.Handle("/debug/pprof/trace", guard(http.HandlerFunc(pprof.Trace)))
+	mux.Handle("/", a.Web)
+	return a.Metrics.Middleware(mux)
 }
 
 // purge fans a change out to every cache that holds responses: the
@@ -89,7 +113,7 @@ func (a *App) purge(ctx context.Context, titles ...wiki.Title) {
 }
 
 // Handler is the app's root HTTP handler.
-func (a *App) Handler() http.Handler { return a.Web }
+func (a *App) Handler() http.Handler { return a.handler }
 
 // Listen binds cfg.Addr (":0" picks a free port; Addr() tells which).
 func (a *App) Listen() error {
@@ -142,8 +166,11 @@ func (a *App) Serve(ctx context.Context) error {
 	return err
 }
 
-// Close closes the store.
-func (a *App) Close() error { return a.Store.Close() }
+// Close stops the access log and closes the store.
+func (a *App) Close() error {
+	a.Access.Close()
+	return a.Store.Close()
+}
 
 // loadSecret reads the server secret, creating it on first start.
 func loadSecret(path string) ([]byte, error) {

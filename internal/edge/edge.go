@@ -116,7 +116,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, key string, next h
 	if e != nil && now < e.expires {
 		e.touch()
 		s.hits.Add(1)
-		c.serveEntry(w, r, e, now, kindHit)
+		c.serveEntry(w, r, e, now, kindHit, nil)
 		return
 	}
 
@@ -126,7 +126,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, key string, next h
 		s.mu.Unlock()
 		e.touch()
 		s.hits.Add(1)
-		c.serveEntry(w, r, e, now, kindHit)
+		c.serveEntry(w, r, e, now, kindHit, nil)
 		return
 	}
 	if e != nil {
@@ -142,7 +142,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, key string, next h
 			return
 		}
 		if f.entry != nil {
-			c.serveEntry(w, r, f.entry, c.now().UnixNano(), kindCoalesced)
+			c.serveEntry(w, r, f.entry, c.now().UnixNano(), kindCoalesced, nil)
 			return
 		}
 		w.Header()["X-Cache"] = xCacheMiss
@@ -194,7 +194,7 @@ func (c *Cache) fill(w http.ResponseWriter, r *http.Request, key string, h uint6
 	c.publish(key, s, f, e)
 	published = true
 	if e != nil {
-		c.serveEntry(w, r, e, now, kindMiss)
+		c.serveEntry(w, r, e, now, kindMiss, rec.header["Server-Timing"])
 	}
 }
 
@@ -265,7 +265,8 @@ func raise(g *atomic.Uint64, v uint64) {
 // serveEntry writes e's variant for r: a 304 when r's validators match, no
 // body for HEAD. Apart from the Age value once per second per entry, it
 // allocates nothing: headers are precomputed slices assigned into the map.
-func (c *Cache) serveEntry(w http.ResponseWriter, r *http.Request, e *entry, now int64, kind serveKind) {
+// fillTiming, on a miss, is the filling handler's Server-Timing (db, render).
+func (c *Cache) serveEntry(w http.ResponseWriter, r *http.Request, e *entry, now int64, kind serveKind, fillTiming []string) {
 	v := e.variant(acceptedOf(r.Header))
 	h := w.Header()
 	inm, ims := first(r.Header["If-None-Match"]), first(r.Header["If-Modified-Since"])
@@ -285,6 +286,9 @@ func (c *Cache) serveEntry(w http.ResponseWriter, r *http.Request, e *entry, now
 		h["X-Cache"], h["Server-Timing"] = xCacheHit, timingCoalesced
 	default:
 		h["X-Cache"], h["Server-Timing"] = xCacheMiss, timingMiss
+		if len(fillTiming) > 0 {
+			h["Server-Timing"] = fillTiming
+		}
 	}
 	if notModified {
 		w.WriteHeader(http.StatusNotModified)

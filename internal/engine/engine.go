@@ -19,6 +19,7 @@ import (
 
 	"github.com/wikid/wikid/internal/diff"
 	"github.com/wikid/wikid/internal/render"
+	"github.com/wikid/wikid/internal/timing"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -183,7 +184,9 @@ func (e *Engine) Render(ctx context.Context, rev wiki.Revision) (*Rendered, erro
 
 func (e *Engine) renderText(ctx context.Context, text string) (*Rendered, error) {
 	e.Renders.Add(1)
+	t0 := time.Now()
 	res, err := e.renderer.Render(ctx, text, e.store.ExistingTitles)
+	timing.From(ctx).AddRender(time.Since(t0))
 	if err != nil {
 		return nil, fmt.Errorf("engine: render: %w", err)
 	}

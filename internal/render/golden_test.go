@@ -228,3 +228,15 @@ func BenchmarkLinks(b *testing.B) {
 		r.Links(src)
 	}
 }
+
+// BenchmarkSanitize measures the sanitizer's share of BenchmarkRender.
+func BenchmarkSanitize(b *testing.B) {
+	res, err := New().Render(context.Background(), benchDocument(12), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(res.HTML)))
+	for b.Loop() {
+		Sanitize(res.HTML)
+	}
+}

@@ -65,7 +65,7 @@ func addTag(r *http.Request, t wiki.Title) {
 // splice path (logged-in article views).
 func (s *Server) cacheLayer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.edge == nil || !strings.HasPrefix(r.URL.Path, "/wiki/") {
+		if s.edge == nil || !(strings.HasPrefix(r.URL.Path, "/wiki/") || strings.HasPrefix(r.URL.Path, "/w/macro/")) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -208,7 +208,7 @@ func (s *Server) markForEdge(w http.ResponseWriter, r *http.Request, mode cacheM
 		return
 	}
 	tags := append([]string(nil), ts.tags...)
-	if t, err := titleFromPath(r); err == nil {
+	if t, err := titleFromPath(r); err == nil && r.PathValue("title") != "" {
 		tags = append(tags, string(t))
 	}
 	ttl := time.Duration(0)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wikid/wikid/internal/timing"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -120,10 +121,22 @@ func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, status int, c
 		}
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Server-Timing", timing.From(r.Context()).Header(cacheStatus(r, v), time.Now()))
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		w.Write(body)
 	}
+}
+
+// cacheStatus names how the edge treated r, for Server-Timing.
+func cacheStatus(r *http.Request, v Viewer) string {
+	switch {
+	case v.LoggedIn:
+		return "bypass"
+	case r.Context().Value(tagsKey) != nil:
+		return "miss"
+	}
+	return "none"
 }
 
 // notModified applies RFC 9110: If-None-Match wins over If-Modified-Since.

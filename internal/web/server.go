@@ -79,6 +79,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/wiki/{title...}", s.handle(s.wikiPage))
 	mux.HandleFunc("/w/index.php", s.handle(s.indexPHP))
 	mux.HandleFunc("GET /static/{name}", s.asset)
+	mux.HandleFunc("GET /w/macro/{name}", s.handle(s.macro))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write([]byte("ok\n"))

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/auth"
+	"github.com/wikid/wikid/internal/timing"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -51,6 +53,7 @@ func viewerOf(r *http.Request) Viewer {
 func (s *Server) withViewer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := context.WithValue(r.Context(), reqIDKey, s.reqID.Add(1))
+		ctx, _ = timing.With(ctx, time.Now())
 		var v Viewer
 		if authz := r.Header.Get("Authorization"); authz != "" {
 			vv, err := s.bearer(ctx, authz)
@@ -264,4 +267,26 @@ func clientIP(r *http.Request, trustProxy bool) string {
 		host = host[:i]
 	}
 	return strings.Trim(host, "[]")
+}
+
+// AdminOrLoopback lets through administrators and, unless a proxy is
+// trusted (then every client looks local), clients on the loopback address.
+func (s *Server) AdminOrLoopback(next http.Handler) http.Handler {
+	return s.withViewer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if viewerOf(r).IsAdmin() || (!s.cfg.TrustProxy && isLoopback(r.RemoteAddr)) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, "Forbidden: this endpoint is for administrators; log in as one, or ask from the server itself.", http.StatusForbidden)
+	}))
+}
+
+func isLoopback(remote string) bool {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

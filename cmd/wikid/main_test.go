@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/wikid/wikid/internal/app"
+	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// wikid runs the command line with args and stdin, with an empty environment
+// except for the given variables.
+func wikid(t *testing.T, stdin string, env map[string]string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err = run(context.Background(), args, strings.NewReader(stdin), &out, &errb, func(k string) string { return env[k] })
+	return out.String(), errb.String(), err
+}
+
+func TestCLI(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+
+	t.Run("help prints the usage", func(t *testing.T) {
+		for _, args := range [][]string{nil, {"--help"}, {"-h"}, {"help"}} {
+			out, _, err := wikid(t, "", nil, args...)
+			if err != nil || !strings.Contains(out, "wikid user add NAME") {
+				t.Errorf("wikid %v: err %v, output %q", args, err, out)
+			}
+		}
+	})
+
+	t.Run("version prints a version", func(t *testing.T) {
+		out, _, err := wikid(t, "", nil, "version")
+		if err != nil || !strings.HasPrefix(out, "wikid ") {
+			t.Errorf("err %v, output %q", err, out)
+		}
+	})
+
+	t.Run("an unknown command is an error that points to help", func(t *testing.T) {
+		_, _, err := wikid(t, "", nil, "frobnicate")
+		if err == nil || !strings.Contains(err.Error(), `unknown command "frobnicate"`) || !strings.Contains(err.Error(), "--help") {
+			t.Errorf("err %v", err)
+		}
+	})
+
+	t.Run("bad usage is an error", func(t *testing.T) {
+		cases := [][]string{
+			{"user"}, {"user", "remove", "x"}, {"user", "add"}, {"user", "add", "a", "b"},
+			{"token"}, {"token", "create"}, {"version", "--no-such-flag"},
+			{"version", "--log-level", "loud"},
+		}
+		for _, args := range cases {
+			if _, _, err := wikid(t, "", nil, append(args, "--data", data)...); err == nil {
+				t.Errorf("wikid %v: no error", args)
+			}
+		}
+	})
+
+	t.Run("user add creates an administrator with the password from stdin", func(t *testing.T) {
+		out, _, err := wikid(t, "correct-horse\n", nil, "user", "add", "alice", "--admin", "--data", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, `created user "Alice"`) || !strings.Contains(out, "group admin") {
+			t.Errorf("output %q", out)
+		}
+	})
+
+	t.Run("user add refuses a taken name, a short password and no password", func(t *testing.T) {
+		cases := []struct{ stdin, name, msg string }{
+			{"another-password\n", "ALICE", "already taken"},
+			{"short\n", "bob", "too short"},
+			{"", "bob", "no password"},
+			{"long-password\n", "a/b", "may not contain"},
+		}
+		for _, c := range cases {
+			_, _, err := wikid(t, c.stdin, nil, "user", "add", c.name, "--data", data)
+			if err == nil || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("user add %q: err %v, want %q", c.name, err, c.msg)
+			}
+		}
+	})
+
+	t.Run("the data directory may come from WIKID_DATA", func(t *testing.T) {
+		out, _, err := wikid(t, "pass-for-bob\n", map[string]string{"WIKID_DATA": data}, "user", "add", "Bob")
+		if err != nil || !strings.Contains(out, `"Bob"`) || !strings.Contains(out, "group user") {
+			t.Errorf("err %v, output %q", err, out)
+		}
+	})
+
+	t.Run("token create refuses an unknown user", func(t *testing.T) {
+		_, _, err := wikid(t, "", nil, "token", "create", "nobody", "--data", data)
+		if err == nil || !strings.Contains(err.Error(), "no user") {
+			t.Errorf("err %v", err)
+		}
+	})
+
+	t.Run("token create prints a token that authenticates a REST PUT", func(t *testing.T) {
+		out, _, err := wikid(t, "", nil, "token", "create", "alice", "--data", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		token := strings.TrimSpace(out)
+		if !strings.HasPrefix(token, "wkd_") || strings.Contains(token, "\n") {
+			t.Fatalf("token output %q", out)
+		}
+
+		cfg := config.Default()
+		cfg.DataDir = data
+		a, err := app.Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(a.Handler())
+		defer func() { srv.Close(); a.Close() }()
+
+		put := func(token string) *http.Response {
+			req, _ := http.NewRequest(http.MethodPut, srv.URL+"/w/rest.php/v1/page/From_CLI", strings.NewReader(`{"source":"Made with a CLI token."}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+token)
+			res, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			return res
+		}
+		if res := put(token + "x"); res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("PUT with a wrong token: %d, want 401", res.StatusCode)
+		}
+		if res := put(token); res.StatusCode != http.StatusCreated {
+			t.Fatalf("PUT with the CLI token: %d, want 201", res.StatusCode)
+		}
+		p, err := a.Store.FindPage(context.Background(), wiki.MustTitle("From CLI"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev, err := a.Store.FindRevision(context.Background(), p.LatestID)
+		if err != nil || rev.UserName != "Alice" {
+			t.Errorf("revision by %q (err %v), want Alice", rev.UserName, err)
+		}
+	})
+}

@@ -1,0 +1,250 @@
+// Package metrics is Wikid's observability: Prometheus metrics labelled by
+// route and cache status, and an access log written off the request path.
+package metrics
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/wikid/wikid/internal/edge"
+)
+
+// Metrics holds the registry and the request instruments.
+type Metrics struct {
+	Registry *prometheus.Registry
+	duration *prometheus.HistogramVec
+	bytes    *prometheus.CounterVec
+	access   *AccessLog
+
+	// Pre-resolved series for the fast path, so a hit does no label lookup.
+	hitDuration prometheus.Observer
+	hitBytes    prometheus.Counter
+}
+
+// New registers the standard collectors, the request metrics and the edge
+// cache's gauges. access may be nil.
+func New(cache *edge.Cache, access *AccessLog) *Metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := &Metrics{
+		Registry: reg,
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "wikid_http_request_duration_seconds",
+			Help:    "Time to answer a request, by route and edge cache status.",
+			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"route", "cache"}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wikid_http_response_bytes_total",
+			Help: "Response body bytes sent, by route.",
+		}, []string{"route"}),
+		access: access,
+	}
+	reg.MustRegister(m.duration, m.bytes)
+	m.hitDuration = m.duration.WithLabelValues("page", "hit")
+	m.hitBytes = m.bytes.WithLabelValues("page")
+	if cache != nil {
+		reg.MustRegister(edgeCollector{cache})
+	}
+	return m
+}
+
+// Handler serves /metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
+}
+
+// FastHit records a response that the front server answered from the
+// edge cache without net/http.
+func (m *Metrics) FastHit(r *http.Request, status, bytes int, d time.Duration) {
+	m.hitDuration.Observe(d.Seconds())
+	m.hitBytes.Add(float64(bytes))
+	if m.access != nil && r != nil {
+		m.access.Log(Entry{Time: time.Now(), Method: r.Method, Path: r.URL.RequestURI(), Status: status, Bytes: bytes, Duration: d, Cache: "hit", Remote: r.RemoteAddr})
+	}
+}
+
+// Middleware measures every request through net/http.
+func (m *Metrics) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		d := time.Since(start)
+		route := Route(r)
+		cache := strings.ToLower(sw.Header().Get("X-Cache"))
+		if cache == "" {
+			cache = "none"
+		}
+		m.duration.WithLabelValues(route, cache).Observe(d.Seconds())
+		m.bytes.WithLabelValues(route).Add(float64(sw.bytes))
+		if m.access != nil {
+			m.access.Log(Entry{Time: start, Method: r.Method, Path: r.URL.RequestURI(), Status: sw.status, Bytes: sw.bytes,
+				Duration: d, Cache: cache, Remote: r.RemoteAddr})
+		}
+	})
+}
+
+// Route is a request's metric label: a pattern, never a raw path, so that
+// label cardinality stays bounded.
+func Route(r *http.Request) string {
+	p := r.URL.Path
+	switch {
+	case strings.HasPrefix(p, "/wiki/Special:"):
+		name, _, _ := strings.Cut(strings.TrimPrefix(p, "/wiki/Special:"), "/")
+		switch n := strings.ToLower(name); n {
+		case "recentchanges", "allpages", "search", "random", "whatlinkshere", "contributions", "userlogin",
+			"createaccount", "userlogout", "categories", "specialpages":
+			return "special:" + n
+		}
+		return "special:other"
+	case strings.HasPrefix(p, "/wiki/"):
+		q := r.URL.Query()
+		switch a := q.Get("action"); {
+		case q.Has("diff"):
+			return "page:diff"
+		case a == "" || a == "view":
+			if q.Has("oldid") {
+				return "page:oldid"
+			}
+			return "page"
+		case a == "edit" || a == "submit" || a == "history" || a == "raw" || a == "move" || a == "delete" || a == "undelete" || a == "revert" || a == "purge":
+			return "page:" + a
+		}
+		return "page:other"
+	case strings.HasPrefix(p, "/w/rest.php/"):
+		return "api"
+	case strings.HasPrefix(p, "/w/macro/"):
+		return "macro"
+	case strings.HasPrefix(p, "/static/"):
+		return "static"
+	case p == "/metrics" || strings.HasPrefix(p, "/debug/"):
+		return "debug"
+	}
+	return "other"
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status      int
+	bytes       int
+	wroteHeader bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wroteHeader && code >= 200 {
+		w.status, w.wroteHeader = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wroteHeader = true
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+// Unwrap lets the edge find its recorder and http.ResponseController the
+// connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// edgeCollector exposes the edge cache's counters and sizes.
+type edgeCollector struct{ c *edge.Cache }
+
+var (
+	descRequests  = prometheus.NewDesc("wikid_edge_requests_total", "Edge cache lookups by result.", []string{"result"}, nil)
+	descStores    = prometheus.NewDesc("wikid_edge_stores_total", "Responses stored in the edge cache.", nil, nil)
+	descEvictions = prometheus.NewDesc("wikid_edge_evictions_total", "Entries evicted to stay within the byte budget.", nil, nil)
+	descEntries   = prometheus.NewDesc("wikid_edge_entries", "Entries held by the edge cache.", nil, nil)
+	descBytes     = prometheus.NewDesc("wikid_edge_bytes", "Bytes held by the edge cache (all variants).", nil, nil)
+	descHitRatio  = prometheus.NewDesc("wikid_edge_hit_ratio", "Hits / (hits + misses) since start.", nil, nil)
+)
+
+func (e edgeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRequests, descStores, descEvictions, descEntries, descBytes, descHitRatio} {
+		ch <- d
+	}
+}
+
+func (e edgeCollector) Collect(ch chan<- prometheus.Metric) {
+	st := e.c.Stats()
+	ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(st.Hits), "hit")
+	ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(st.Misses), "miss")
+	ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(st.Coalesced), "coalesced")
+	ch <- prometheus.MustNewConstMetric(descStores, prometheus.CounterValue, float64(st.Stores))
+	ch <- prometheus.MustNewConstMetric(descEvictions, prometheus.CounterValue, float64(st.Evictions))
+	ch <- prometheus.MustNewConstMetric(descEntries, prometheus.GaugeValue, float64(st.Entries))
+	ch <- prometheus.MustNewConstMetric(descBytes, prometheus.GaugeValue, float64(st.Bytes))
+	ratio := 0.0
+	if t := st.Hits + st.Misses; t > 0 {
+		ratio = float64(st.Hits) / float64(t)
+	}
+	ch <- prometheus.MustNewConstMetric(descHitRatio, prometheus.GaugeValue, ratio)
+}
+
+// Entry is one access-log line.
+type Entry struct {
+	Time     time.Time
+	Method   string
+	Path     string
+	Status   int
+	Bytes    int
+	Duration time.Duration
+	Cache    string
+	Remote   string
+}
+
+// AccessLog writes entries from a buffered channel in its own goroutine: a
+// slow disk fills the buffer, and then entries are dropped (and counted),
+// never waited for.
+type AccessLog struct {
+	ch      chan Entry
+	log     *slog.Logger
+	dropped atomic.Int64
+	done    chan struct{}
+}
+
+// NewAccessLog starts the writer; Close stops it after draining.
+func NewAccessLog(log *slog.Logger, buffer int) *AccessLog {
+	a := &AccessLog{ch: make(chan Entry, buffer), log: log, done: make(chan struct{})}
+	go a.run()
+	return a
+}
+
+// Log queues e without blocking.
+func (a *AccessLog) Log(e Entry) {
+	select {
+	case a.ch <- e:
+	default:
+		a.dropped.Add(1)
+	}
+}
+
+// Dropped is how many entries were dropped because the writer fell behind.
+func (a *AccessLog) Dropped() int64 { return a.dropped.Load() }
+
+func (a *AccessLog) run() {
+	defer close(a.done)
+	ctx := context.Background()
+	for e := range a.ch {
+		a.log.LogAttrs(ctx, slog.LevelInfo, "access",
+			slog.String("method", e.Method), slog.String("path", e.Path), slog.Int("status", e.Status),
+			slog.Int("bytes", e.Bytes), slog.String("dur", strconv.FormatFloat(e.Duration.Seconds()*1000, 'f', 3, 64)+"ms"),
+			slog.String("cache", e.Cache), slog.String("remote", e.Remote))
+	}
+}
+
+// Close drains the queue and stops the writer.
+func (a *AccessLog) Close() {
+	close(a.ch)
+	<-a.done
+}

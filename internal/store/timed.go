@@ -1,0 +1,167 @@
+// Generated from the methods of wiki.Store; keep in step with internal/wiki/store.go.
+
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/wikid/wikid/internal/timing"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// Timed wraps a store so that the time of every call is added to the
+// request's Server-Timing "db" entry.
+type Timed struct{ wiki.Store }
+
+func since(ctx context.Context, t0 time.Time) { timing.From(ctx).AddDB(time.Since(t0)) }
+
+func (st Timed) FindPage(ctx context.Context, t wiki.Title) (wiki.Page, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FindPage(ctx, t)
+}
+
+func (st Timed) FindRevision(ctx context.Context, id int64) (wiki.Revision, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FindRevision(ctx, id)
+}
+
+func (st Timed) ExistingTitles(ctx context.Context, titles []wiki.Title) (map[wiki.Title]bool, error) {
+	defer since(ctx, time.Now())
+	return st.Store.ExistingTitles(ctx, titles)
+}
+
+func (st Timed) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResult, error) {
+	defer since(ctx, time.Now())
+	return st.Store.SavePage(ctx, req)
+}
+
+func (st Timed) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, error) {
+	defer since(ctx, time.Now())
+	return st.Store.MovePage(ctx, req)
+}
+
+func (st Timed) DeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time) error {
+	defer since(ctx, time.Now())
+	return st.Store.DeletePage(ctx, t, userID, userName, reason, at)
+}
+
+func (st Timed) UndeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time) (wiki.Page, error) {
+	defer since(ctx, time.Now())
+	return st.Store.UndeletePage(ctx, t, userID, userName, reason, at)
+}
+
+func (st Timed) History(ctx context.Context, q wiki.HistoryQuery) ([]wiki.Revision, error) {
+	defer since(ctx, time.Now())
+	return st.Store.History(ctx, q)
+}
+
+func (st Timed) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Change, error) {
+	defer since(ctx, time.Now())
+	return st.Store.RecentChanges(ctx, q)
+}
+
+func (st Timed) AllPages(ctx context.Context, q wiki.ListQuery) ([]wiki.Page, error) {
+	defer since(ctx, time.Now())
+	return st.Store.AllPages(ctx, q)
+}
+
+func (st Timed) Backlinks(ctx context.Context, t wiki.Title, q wiki.ListQuery) ([]wiki.Page, error) {
+	defer since(ctx, time.Now())
+	return st.Store.Backlinks(ctx, t, q)
+}
+
+func (st Timed) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.ListQuery) ([]wiki.Page, error) {
+	defer since(ctx, time.Now())
+	return st.Store.CategoryMembers(ctx, cat, q)
+}
+
+func (st Timed) PageCategories(ctx context.Context, pageID int64) ([]wiki.Title, error) {
+	defer since(ctx, time.Now())
+	return st.Store.PageCategories(ctx, pageID)
+}
+
+func (st Timed) Search(ctx context.Context, query string, offset, limit int) ([]wiki.SearchHit, error) {
+	defer since(ctx, time.Now())
+	return st.Store.Search(ctx, query, offset, limit)
+}
+
+func (st Timed) RandomPage(ctx context.Context) (wiki.Title, error) {
+	defer since(ctx, time.Now())
+	return st.Store.RandomPage(ctx)
+}
+
+func (st Timed) PageCount(ctx context.Context) (int, error) {
+	defer since(ctx, time.Now())
+	return st.Store.PageCount(ctx)
+}
+
+func (st Timed) CreateUser(ctx context.Context, u wiki.User) (wiki.User, error) {
+	defer since(ctx, time.Now())
+	return st.Store.CreateUser(ctx, u)
+}
+
+func (st Timed) FindUser(ctx context.Context, id int64) (wiki.User, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FindUser(ctx, id)
+}
+
+func (st Timed) FindUserByName(ctx context.Context, name string) (wiki.User, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FindUserByName(ctx, name)
+}
+
+func (st Timed) UpdateUser(ctx context.Context, u wiki.User) error {
+	defer since(ctx, time.Now())
+	return st.Store.UpdateUser(ctx, u)
+}
+
+func (st Timed) CountUsers(ctx context.Context) (int, error) {
+	defer since(ctx, time.Now())
+	return st.Store.CountUsers(ctx)
+}
+
+func (st Timed) CreateSession(ctx context.Context, s wiki.Session) error {
+	defer since(ctx, time.Now())
+	return st.Store.CreateSession(ctx, s)
+}
+
+func (st Timed) FindSession(ctx context.Context, id string) (wiki.Session, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FindSession(ctx, id)
+}
+
+func (st Timed) DeleteSession(ctx context.Context, id string) error {
+	defer since(ctx, time.Now())
+	return st.Store.DeleteSession(ctx, id)
+}
+
+func (st Timed) DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error) {
+	defer since(ctx, time.Now())
+	return st.Store.DeleteExpiredSessions(ctx, now)
+}
+
+func (st Timed) CreateToken(ctx context.Context, t wiki.Token) error {
+	defer since(ctx, time.Now())
+	return st.Store.CreateToken(ctx, t)
+}
+
+func (st Timed) FindToken(ctx context.Context, id string) (wiki.Token, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FindToken(ctx, id)
+}
+
+func (st Timed) FindRender(ctx context.Context, revID int64, version int) ([]byte, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FindRender(ctx, revID, version)
+}
+
+func (st Timed) SaveRender(ctx context.Context, revID int64, version int, data []byte) error {
+	defer since(ctx, time.Now())
+	return st.Store.SaveRender(ctx, revID, version, data)
+}
+
+func (st Timed) DeleteRenders(ctx context.Context, pageIDs []int64) error {
+	defer since(ctx, time.Now())
+	return st.Store.DeleteRenders(ctx, pageIDs)
+}

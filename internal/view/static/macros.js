@@ -1,0 +1,51 @@
+// Wikid live macros: {{RecentChanges}}, {{PageCount}} and {{AllPages|prefix=…}}
+// render as placeholders so that the page itself stays a cache hit; this
+// script fills them from /w/macro/NAME, which has its own short cache life.
+// Without JavaScript the placeholder is a link to the special page.
+(function () {
+  "use strict";
+  function link(item) {
+    var a = document.createElement("a");
+    a.href = item.url;
+    a.textContent = item.title;
+    return a;
+  }
+  function list(items, extra) {
+    var ul = document.createElement("ul");
+    ul.className = "macro-list";
+    items.forEach(function (item) {
+      var li = document.createElement("li");
+      li.appendChild(link(item));
+      if (extra) { extra(li, item); }
+      ul.appendChild(li);
+    });
+    return ul;
+  }
+  var fill = {
+    recentchanges: function (el, data) {
+      el.replaceChildren(list(data.changes, function (li, c) {
+        var s = document.createElement("span");
+        s.className = "muted small";
+        s.textContent = " · " + c.user + " · " + new Date(c.time).toLocaleString();
+        li.appendChild(s);
+      }));
+    },
+    pagecount: function (el, data) {
+      el.textContent = String(data.count);
+    },
+    allpages: function (el, data) {
+      el.replaceChildren(list(data.pages));
+    }
+  };
+  document.querySelectorAll(".wikid-macro[data-macro]").forEach(function (el) {
+    var name = el.getAttribute("data-macro");
+    if (!fill[name]) { return; }
+    var url = "/w/macro/" + name;
+    var prefix = el.getAttribute("data-prefix");
+    if (prefix) { url += "?prefix=" + encodeURIComponent(prefix); }
+    fetch(url, { credentials: "omit" })
+      .then(function (r) { if (!r.ok) { throw new Error(r.status); } return r.json(); })
+      .then(function (data) { fill[name](el, data); })
+      .catch(function () { /* keep the fallback link */ });
+  });
+})();
