@@ -14,6 +14,7 @@ import (
 
 	"github.com/wikid/wikid/internal/diff"
 	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/timing"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -52,7 +53,7 @@ func (s *Server) api(h handlerFunc) http.HandlerFunc {
 			if statusOf(err) >= 500 && statusOf(err) != 499 {
 				s.log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 			}
-			writeAPIError(w, err)
+			writeAPIError(w, r, err)
 		}
 	}
 }
@@ -64,7 +65,7 @@ type apiError struct {
 	MessageTranslations map[string]string `json:"messageTranslations"`
 }
 
-func writeAPIError(w http.ResponseWriter, err error) {
+func writeAPIError(w http.ResponseWriter, r *http.Request, err error) {
 	status := statusOf(err)
 	if status == 499 {
 		return
@@ -78,17 +79,18 @@ func writeAPIError(w http.ResponseWriter, err error) {
 		key = "rest-error"
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, status, apiError{HTTPCode: status, HTTPReason: http.StatusText(status), ErrorKey: key,
+	writeJSON(w, r, status, apiError{HTTPCode: status, HTTPReason: http.StatusText(status), ErrorKey: key,
 		MessageTranslations: map[string]string{"en": messageOf(err)}})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status, b = 500, []byte(`{"httpCode":500,"httpReason":"Internal Server Error"}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.Header().Set("Server-Timing", timing.From(r.Context()).Header("none", time.Now()))
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
 }
@@ -159,7 +161,7 @@ func (s *Server) apiGetPage(w http.ResponseWriter, r *http.Request) error {
 	if strings.HasSuffix(r.URL.Path, "/bare") {
 		out.HTMLURL = "/w/rest.php/v1/page/" + p.Title.Key() + "/html"
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, r, http.StatusOK, out)
 	return nil
 }
 
@@ -247,7 +249,7 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) error {
 	for _, rv := range revs {
 		out.Revisions = append(out.Revisions, histRev(rv))
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, r, http.StatusOK, out)
 	return nil
 }
 
@@ -313,7 +315,7 @@ func (s *Server) apiSave(w http.ResponseWriter, r *http.Request, t wiki.Title, b
 	if !out.Created {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, s.pageJSON(out.Page, rev, true))
+	writeJSON(w, r, status, s.pageJSON(out.Page, rev, true))
 	return nil
 }
 
@@ -376,7 +378,7 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 	for _, h := range hits {
 		out.Pages = append(out.Pages, page{Key: h.Title.Key(), Title: string(h.Title), Excerpt: string(view.Snippet(h.Snippet))})
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, r, http.StatusOK, out)
 	return nil
 }
 
@@ -407,7 +409,7 @@ func (s *Server) apiRevision(w http.ResponseWriter, r *http.Request) error {
 		Source string `json:"source"`
 	}{apiHistoryRev: histRev(rev), Source: rev.Text}
 	out.Page.ID, out.Page.Key, out.Page.Title = rev.PageID, rev.Title.Key(), string(rev.Title)
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, r, http.StatusOK, out)
 	return nil
 }
 
@@ -454,6 +456,6 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, r, http.StatusOK, out)
 	return nil
 }

@@ -65,7 +65,7 @@ func addTag(r *http.Request, t wiki.Title) {
 // splice path (logged-in article views).
 func (s *Server) cacheLayer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.edge == nil || !(strings.HasPrefix(r.URL.Path, "/wiki/") || strings.HasPrefix(r.URL.Path, "/w/macro/")) {
+		if s.edge == nil || !cachedPath(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -84,11 +84,19 @@ func (s *Server) cacheLayer(next http.Handler) http.Handler {
 			s.edge.Serve(w, r, key, next)
 			return
 		}
+		if strings.HasPrefix(r.URL.Path, "/static/") {
+			s.edge.Serve(w, r, key, next) // assets are the same for everyone
+			return
+		}
 		if r.URL.RawQuery == "" && s.canRead(Viewer{}) && s.serveSpliced(w, r, key, next) {
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+func cachedPath(p string) bool {
+	return strings.HasPrefix(p, "/wiki/") || strings.HasPrefix(p, "/w/macro/") || strings.HasPrefix(p, "/static/")
 }
 
 // serveSpliced answers a logged-in view from the anonymous entry of the same

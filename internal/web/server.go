@@ -246,6 +246,10 @@ func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "No such asset.", http.StatusNotFound)
 		return
 	}
+	// Through the edge: the gzip and brotli variants are computed once.
+	if s.edge != nil {
+		edge.Mark(w, edge.Directive{Tags: []string{"~static"}})
+	}
 	h := w.Header()
 	h.Set("Content-Type", a.ContentType)
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")

@@ -33,6 +33,9 @@ type Wiki struct {
 	URL    string // base URL, no trailing slash
 	Logs   *SyncBuffer
 
+	closeOnce sync.Once
+	closeErr  error
+
 	mu          sync.Mutex
 	serverError []string // "METHOD URL → status" of every 5xx answer
 	allow5xx    bool
@@ -58,8 +61,7 @@ func New(tb testing.TB, opts ...func(*config.Config)) *Wiki {
 	w.Server = httptest.NewServer(a.Handler())
 	w.URL = w.Server.URL
 	tb.Cleanup(func() {
-		w.Server.Close()
-		if err := a.Close(); err != nil {
+		if err := w.Close(); err != nil {
 			tb.Errorf("close app: %v", err)
 		}
 		w.mu.Lock()
@@ -70,6 +72,16 @@ func New(tb testing.TB, opts ...func(*config.Config)) *Wiki {
 		}
 	})
 	return w
+}
+
+// Close stops the server and closes the store (as a restart would);
+// it is also done when the test ends.
+func (w *Wiki) Close() error {
+	w.closeOnce.Do(func() {
+		w.Server.Close()
+		w.closeErr = w.App.Close()
+	})
+	return w.closeErr
 }
 
 // AllowServerErrors tells the 5xx check that this wiki's test provokes them.
