@@ -19,6 +19,7 @@ import (
 	"github.com/wikid/wikid/internal/config"
 	"github.com/wikid/wikid/internal/edge"
 	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/front"
 	"github.com/wikid/wikid/internal/metrics"
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/store"
@@ -145,8 +146,15 @@ func (a *App) Serve(ctx context.Context) error {
 		MaxHeaderBytes:    a.Config.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn),
 	}
+	// The front server answers anonymous edge hits itself and hands every
+	// other connection to a.srv (internal/front).
+	fs := front.New(front.Options{Cache: a.Edge, HTTP: a.srv, OnHit: func(h front.Hit) {
+		if a.Metrics != nil {
+			a.Metrics.FastHit(h.Request(), h.Status, h.Bytes, h.Duration)
+		}
+	}})
 	errc := make(chan error, 1)
-	go func() { errc <- a.srv.Serve(a.ln) }()
+	go func() { errc <- fs.Serve(a.ln) }()
 	a.Log.Info("wikid serving", "addr", "http://"+a.Addr(), "data", a.Config.DataDir)
 	select {
 	case err := <-errc:
@@ -156,7 +164,7 @@ func (a *App) Serve(ctx context.Context) error {
 	a.Log.Info("shutting down", "grace", a.Config.ShutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownGrace)
 	defer cancel()
-	err := a.srv.Shutdown(sctx)
+	err := fs.Shutdown(sctx) // then a.srv.Shutdown: both drain
 	if cerr := a.Close(); err == nil {
 		err = cerr
 	}

@@ -41,17 +41,43 @@ func Key(r *http.Request) (key string, ok bool) {
 	if u == nil || u.Opaque != "" {
 		return "", false
 	}
-	p := normPath(u.EscapedPath())
-	q := normQuery(u.RawQuery)
+	return keyFrom(u.EscapedPath(), u.RawQuery, r.RequestURI), true
+}
+
+// KeyOf is Key for a server that parses requests itself: it takes the method
+// and the raw request target of the request line, and applies the same
+// normalization as Key. The caller checks the headers Key looks at
+// (Authorization, Range, Upgrade). ok is false for methods other than GET and
+// HEAD and for targets that are not in origin form. When target is already
+// canonical, the key is target itself (no allocation).
+func KeyOf(method, target string) (key string, ok bool) {
+	if method != http.MethodGet && method != http.MethodHead {
+		return "", false
+	}
+	if target == "" || target[0] != '/' {
+		return "", false
+	}
+	p, q, _ := strings.Cut(target, "?")
+	return keyFrom(p, q, target), true
+}
+
+// keyFrom is the normalization shared by Key and KeyOf: escaped path and raw
+// query in, key out; uri is the request target, reused when canonical.
+func keyFrom(path, rawQuery, uri string) string {
+	p := normPath(path)
+	q := normQuery(rawQuery)
 	if q == "" {
-		return p, true
+		if uri == p {
+			return uri
+		}
+		return p
 	}
 	// Reuse the request line when it is already canonical.
-	if ru := r.RequestURI; len(ru) == len(p)+1+len(q) && ru[len(p)] == '?' &&
+	if ru := uri; len(ru) == len(p)+1+len(q) && ru[len(p)] == '?' &&
 		ru[:len(p)] == p && ru[len(p)+1:] == q {
-		return ru, true
+		return ru
 	}
-	return p + "?" + q, true
+	return p + "?" + q
 }
 
 // Character classes of RFC 3986.

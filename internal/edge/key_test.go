@@ -103,3 +103,29 @@ func FuzzKey(f *testing.F) {
 		}
 	})
 }
+
+// KeyOf, used by the front server on the raw request line, must agree with
+// Key on every target net/http accepts.
+func TestKeyOfAgreesWithKey(t *testing.T) {
+	for _, target := range []string{
+		"/wiki/Main_Page", "//wiki///A", "/wiki/./x/../A", "/../../A", "/wiki/",
+		"/wiki/%41%62%2D%7e", "/wiki/%2E%2E/A", "/wiki/A%2fb%3f", "/wiki/%c3%a9t%C3%A9",
+		"/w?title=A&action=raw", "/w?t=B&a=1&t=A", "/w?&a=&b=1&&c&=x", "/w?", "/w?q=a%20b+c%2fd%41",
+		"/w?q=100%", "/wiki/A!$&'()*+,;=:@", "/wiki/é", "/", "/w/index.php?action=history&title=Main_Page",
+	} {
+		for _, m := range []string{"GET", "HEAD", "POST"} {
+			r := httptest.NewRequest(m, target, nil)
+			want, wok := Key(r)
+			got, ok := KeyOf(m, target)
+			if got != want || ok != wok {
+				t.Errorf("KeyOf(%s %s) = %q, %v; Key = %q, %v", m, target, got, ok, want, wok)
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { KeyOf("GET", "/wiki/Main_Page") }); n != 0 {
+		t.Errorf("KeyOf of a canonical target: %v allocations", n)
+	}
+	if _, ok := KeyOf("GET", "http://example.com/wiki/A"); ok {
+		t.Error("KeyOf accepted an absolute-form target")
+	}
+}

@@ -59,11 +59,15 @@ func (s *Server) move(w http.ResponseWriter, r *http.Request, t wiki.Title) erro
 	if !v.LoggedIn || !s.canEdit(v) {
 		return wiki.Errorf(wiki.KindForbidden, "you need to be logged in with edit rights to move pages")
 	}
+	reason, err := formValue(r, "reason")
+	if err != nil {
+		return err
+	}
 	to, err := wiki.ParseTitle(r.PostFormValue("newtitle"))
 	if err != nil {
 		return s.moveForm(w, r, t, wiki.Message(err))
 	}
-	_, err = s.eng.Move(r.Context(), t, to, r.PostFormValue("reason"), r.PostFormValue("redirect") != "",
+	_, err = s.eng.Move(r.Context(), t, to, reason, r.PostFormValue("redirect") != "",
 		engine.Editor{UserID: v.User.ID, UserName: v.User.Name})
 	switch {
 	case errors.Is(err, wiki.ErrExists):
@@ -94,8 +98,12 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 	if err := s.requireAdmin(r); err != nil {
 		return err
 	}
+	reason, err := formValue(r, "reason")
+	if err != nil {
+		return err
+	}
 	v := viewerOf(r)
-	err := s.eng.Delete(r.Context(), t, r.PostFormValue("reason"), engine.Editor{UserID: v.User.ID, UserName: v.User.Name})
+	err = s.eng.Delete(r.Context(), t, reason, engine.Editor{UserID: v.User.ID, UserName: v.User.Name})
 	if errors.Is(err, wiki.ErrNotFound) {
 		return wiki.Errorf(wiki.KindNotFound, "the page %q does not exist, so it cannot be deleted", t)
 	}
@@ -121,8 +129,12 @@ func (s *Server) undelete(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 	if err := s.requireAdmin(r); err != nil {
 		return err
 	}
+	reason, err := formValue(r, "reason")
+	if err != nil {
+		return err
+	}
 	v := viewerOf(r)
-	_, err := s.eng.Undelete(r.Context(), t, r.PostFormValue("reason"), engine.Editor{UserID: v.User.ID, UserName: v.User.Name})
+	_, err = s.eng.Undelete(r.Context(), t, reason, engine.Editor{UserID: v.User.ID, UserName: v.User.Name})
 	if errors.Is(err, wiki.ErrNotFound) {
 		return wiki.Errorf(wiki.KindNotFound, "there is no deleted page %q to restore", t)
 	}

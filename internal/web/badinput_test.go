@@ -22,7 +22,9 @@ func TestBadInput(t *testing.T) {
 	w := apptest.New(t)
 	_, pw := w.CreateUser(t, "Editor", wiki.GroupUser)
 	anon := w.Client(t)
+	_, bossPW := w.CreateUser(t, "Boss", wiki.GroupAdmin)
 	ed := w.Login(t, "Editor", pw)
+	boss := w.Login(t, "Boss", bossPW)
 	ed.Edit("Stable", "Original text.\n")
 	csrf := ed.CSRF("/wiki/Stable?action=edit")
 
@@ -99,6 +101,30 @@ func TestBadInput(t *testing.T) {
 		unchanged(t)
 	})
 
+	t.Run("invalid UTF-8 in a move, delete or undelete reason is refused", func(t *testing.T) {
+		for _, action := range []string{"move", "delete", "undelete"} {
+			bcsrf := boss.CSRF("/wiki/Special:UserLogin")
+			res := boss.PostForm("/wiki/Stable?action="+action, url.Values{"csrf": {bcsrf}, "newtitle": {"Moved stable"}, "reason": {"bad \xff reason"}})
+			mustStatus(t, res, http.StatusBadRequest)
+			mustContain(t, res, "UTF-8")
+		}
+		unchanged(t)
+		mustStatus(t, anon.Get("/wiki/Moved_stable"), http.StatusNotFound)
+	})
+
+	t.Run("invalid UTF-8 in login and registration names is refused", func(t *testing.T) {
+		c := w.Client(t)
+		acsrf := c.CSRF("/wiki/Special:UserLogin")
+		res := c.PostForm("/wiki/Special:UserLogin", url.Values{"csrf": {acsrf}, "username": {"Edi\xfftor"}, "password": {pw}})
+		mustStatus(t, res, http.StatusUnauthorized)
+		res = c.PostForm("/wiki/Special:CreateAccount", url.Values{"csrf": {acsrf}, "username": {"Bad\xffname"}, "password": {"long-enough-pw"}, "retype": {"long-enough-pw"}})
+		mustStatus(t, res, http.StatusBadRequest)
+		mustContain(t, res, "UTF-8")
+		if c.SessionCookie() != "" {
+			t.Error("a refused login or registration set a session cookie")
+		}
+	})
+
 	t.Run("a body over the limit is refused with 413", func(t *testing.T) {
 		big := strings.Repeat("a", 2<<20)
 		form := "csrf=" + url.QueryEscape(csrf) + "&text=" + big
@@ -144,6 +170,8 @@ func TestBadInput(t *testing.T) {
 			{http.MethodGet, "/wiki/Special:UserLogout", nil},
 			{http.MethodPost, "/", nil},
 			{http.MethodDelete, "/wiki/Special:AllPages", nil},
+			{http.MethodOptions, "/wiki/Stable", nil},
+			{http.MethodPut, "/w/index.php?title=Stable", nil},
 		}
 		for _, c := range cases {
 			t.Run(c.method+" "+c.path, func(t *testing.T) {
