@@ -35,7 +35,16 @@ func (s *Server) apiRoutes() http.Handler {
 	mux.HandleFunc("GET "+p+"revision/{id}", s.api(s.apiRevision))
 	mux.HandleFunc("GET "+p+"revision/{from}/compare/{to}", s.api(s.apiCompare))
 	mux.HandleFunc(p, s.api(func(w http.ResponseWriter, r *http.Request) error {
-		return wiki.Errorf(wiki.KindNotFound, "no API route %s %s; see the README for the routes", r.Method, r.URL.Path)
+		rest := strings.TrimPrefix(r.URL.Path, p)
+		switch {
+		case rest == "page":
+			return methodNotAllowed(w, "POST")
+		case strings.HasPrefix(rest, "page/") && strings.Count(rest, "/") == 1:
+			return methodNotAllowed(w, "GET, HEAD, PUT")
+		case strings.HasPrefix(rest, "page/") || rest == "search/page" || strings.HasPrefix(rest, "revision/"):
+			return methodNotAllowed(w, "GET, HEAD")
+		}
+		return wiki.Errorf(wiki.KindNotFound, "no API route %s %s; see the README for the routes", sanitizeLine(r.Method), r.URL.Path)
 	}))
 	return mux
 }

@@ -513,7 +513,7 @@ type diffData struct {
 	CanRevert bool
 }
 
-// diffPage shows ?diff=NEW&oldid=OLD; diff may also be "prev", "next" or "cur".
+// diffPage shows ?diff=NEW&oldid=OLD; diff may also be "prev" or "cur".
 func (s *Server) diffPage(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 	ctx := r.Context()
 	q := r.URL.Query()

@@ -80,10 +80,14 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/w/index.php", s.handle(s.indexPHP))
 	mux.HandleFunc("GET /static/{name}", s.asset)
 	mux.HandleFunc("GET /w/macro/{name}", s.handle(s.macro))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/healthz", s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return methodNotAllowed(w, "GET, HEAD")
+		}
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write([]byte("ok\n"))
-	})
+		return nil
+	}))
 	mux.Handle("/w/rest.php/v1/", s.apiRoutes())
 	mux.HandleFunc("/", s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return wiki.Errorf(wiki.KindNotFound, "there is nothing at %s; wiki pages live under /wiki/", r.URL.Path)
@@ -108,6 +112,9 @@ func statusOf(err error) int {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return http.StatusRequestEntityTooLarge
+	}
+	if errors.Is(err, errMethod) {
+		return http.StatusMethodNotAllowed
 	}
 	switch wiki.KindOf(err) {
 	case wiki.KindInvalid:
@@ -177,7 +184,7 @@ func safeReferer(r *http.Request) string {
 	if i := strings.Index(ref, r.Host); i >= 0 && r.Host != "" {
 		ref = ref[i+len(r.Host):]
 	}
-	if !strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "//") {
+	if !strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "//") || strings.HasPrefix(ref, "/\\") {
 		return ""
 	}
 	return ref

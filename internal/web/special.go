@@ -21,6 +21,10 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) e
 	if !post && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return methodNotAllowed(w, "GET, HEAD, POST")
 	}
+	takesPost := name == "userlogin" || name == "createaccount" || name == "userlogout"
+	if post && !takesPost {
+		return methodNotAllowed(w, "GET, HEAD")
+	}
 	if post {
 		if err := r.ParseForm(); err != nil {
 			return formError(err)
@@ -45,9 +49,6 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) e
 			return methodNotAllowed(w, "POST")
 		}
 		return s.logout(w, r)
-	}
-	if post {
-		return methodNotAllowed(w, "GET, HEAD")
 	}
 	if err := s.requireRead(r); err != nil {
 		return err
