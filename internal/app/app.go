@@ -14,12 +14,14 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/wikid/wikid/internal/config"
 	"github.com/wikid/wikid/internal/edge"
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/front"
+	"github.com/wikid/wikid/internal/jobs"
 	"github.com/wikid/wikid/internal/metrics"
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/store"
@@ -43,6 +45,8 @@ type App struct {
 
 	srv *http.Server
 	ln  net.Listener
+
+	jobs atomic.Pointer[jobs.Runner] // job workers (jobs.go)
 }
 
 // Open builds the app on cfg's data directory, creating and seeding the
@@ -74,7 +78,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	a.Engine = engine.New(engine.Options{
 		Store: store.Timed{Store: db}, Renderer: render.New(), Logger: log,
 		MaxTextBytes: int(cfg.MaxBodyBytes), NoRenderCache: cfg.NoRenderCache,
-		Purger: engine.PurgeFunc(a.purge),
+		Purger:     engine.PurgeFunc(a.purge),
+		JobsQueued: a.wakeJobs, KeepChanges: time.Duration(cfg.RCMaxAge), // jobs.go
 	})
 	a.Web, err = web.New(web.Options{Config: cfg, Engine: a.Engine, Views: views, Logger: log, Secret: secret, Edge: a.Edge})
 	if err != nil {
@@ -85,9 +90,12 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		db.Close()
 		return nil, err
 	}
-	a.Access = metrics.NewAccessLog(log, 8192)
+	if cfg.AccessLog {
+		a.Access = metrics.NewAccessLog(log, 8192)
+	}
 	a.Metrics = metrics.New(a.Edge, a.Access)
 	a.handler = a.routes()
+	a.startJobs() // jobs.go: job workers start last (issue 4)
 	return a, nil
 }
 
@@ -150,7 +158,7 @@ func (a *App) Serve(ctx context.Context) error {
 	// other connection to a.srv (internal/front).
 	fs := front.New(front.Options{Cache: a.Edge, HTTP: a.srv, OnHit: func(h front.Hit) {
 		if a.Metrics != nil {
-			a.Metrics.FastHit(h.Request(), h.Status, h.Bytes, h.Duration)
+			a.Metrics.FastHit(h.Method, h.Target, h.RemoteAddr, h.Status, h.Bytes, h.Duration)
 		}
 	}})
 	errc := make(chan error, 1)
@@ -176,7 +184,10 @@ func (a *App) Serve(ctx context.Context) error {
 
 // Close stops the access log and closes the store.
 func (a *App) Close() error {
-	a.Access.Close()
+	a.stopJobs() // jobs.go: drain the job workers before the store closes (issue 4)
+	if a.Access != nil {
+		a.Access.Close()
+	}
 	return a.Store.Close()
 }
 

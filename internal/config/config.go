@@ -35,12 +35,18 @@ type Config struct {
 	ListTTL        Duration      `json:"list_ttl"`        // edge lifetime of RecentChanges/AllPages
 	NoRenderCache  bool          `json:"no_render_cache"` // benchmark only: render every view from markup
 	SecureCookies  string        `json:"secure_cookies"`  // auto (when the request came over TLS), always, never
+	AccessLog      bool          `json:"access_log"`      // log every request (buffered, off the request path)
 	TrustProxy     bool          `json:"trust_proxy"`     // honour X-Forwarded-For/-Proto from a proxy in front
 	ShutdownGrace  time.Duration `json:"-"`               // how long in-flight requests get on SIGTERM
 	ReadTimeout    time.Duration `json:"-"`
 	WriteTimeout   time.Duration `json:"-"`
 	IdleTimeout    time.Duration `json:"-"`
 	MaxHeaderBytes int           `json:"-"`
+
+	JobWorkers int      `json:"job_workers"`  // background job workers in serve (0: none; run `wikid jobs run` instead)
+	JobLease   Duration `json:"job_lease"`    // how long a worker holds leased jobs before another may take them
+	JobMaxDuty float64  `json:"job_max_duty"` // fraction of the time a worker may be busy while draining (0: no limit)
+	RCMaxAge   Duration `json:"rc_max_age"`   // how long recent changes (and contributions) are kept (0: forever)
 }
 
 // Duration is a time.Duration that reads "30s" or "720h" from JSON.
@@ -77,6 +83,9 @@ func Default() Config {
 		SMaxAge:           300,
 		ListTTL:           Duration(15 * time.Second),
 		SecureCookies:     "auto",
+		AccessLog:         true,
+		JobWorkers:        1,
+		JobLease:          Duration(2 * time.Minute),
 		ShutdownGrace:     15 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -117,6 +126,13 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 		}
 		c.AllowRegistration = b
 	}
+	if v := getenv("WIKID_JOB_WORKERS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("config: WIKID_JOB_WORKERS=%q: want a number of workers", v)
+		}
+		c.JobWorkers = n
+	}
 	if v := getenv("WIKID_READ_GROUP"); v != "" {
 		c.ReadGroup = wiki.Group(v)
 	}
@@ -154,6 +170,18 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxBodyBytes < 1024 {
 		return fmt.Errorf("config: max_body_bytes %d is too small; use at least 1024", c.MaxBodyBytes)
+	}
+	if c.JobWorkers < 0 || c.JobWorkers > 64 {
+		return fmt.Errorf("config: job_workers %d: want 0 (no workers in serve) to 64; 1–2 suit SQLite", c.JobWorkers)
+	}
+	if time.Duration(c.JobLease) < time.Second {
+		return fmt.Errorf("config: job_lease %v is too short; use at least 1s (default 2m)", time.Duration(c.JobLease))
+	}
+	if c.JobMaxDuty < 0 || c.JobMaxDuty > 1 {
+		return fmt.Errorf("config: job_max_duty %v: want a fraction between 0 and 1 (0: no limit)", c.JobMaxDuty)
+	}
+	if c.RCMaxAge < 0 {
+		return errors.New("config: rc_max_age may not be negative (0 keeps recent changes forever)")
 	}
 	if c.CacheMaxBytes < 0 || c.SMaxAge < 0 {
 		return errors.New("config: cache_max_bytes and s_maxage may not be negative")

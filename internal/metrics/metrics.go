@@ -24,6 +24,7 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	bytes    *prometheus.CounterVec
 	access   *AccessLog
+	jobs     jobMetrics
 
 	// Pre-resolved series for the fast path, so a hit does no label lookup.
 	hitDuration prometheus.Observer
@@ -49,6 +50,7 @@ func New(cache *edge.Cache, access *AccessLog) *Metrics {
 		access: access,
 	}
 	reg.MustRegister(m.duration, m.bytes)
+	m.jobs = newJobMetrics(reg)
 	m.hitDuration = m.duration.WithLabelValues("page", "hit")
 	m.hitBytes = m.bytes.WithLabelValues("page")
 	if cache != nil {
@@ -64,11 +66,12 @@ func (m *Metrics) Handler() http.Handler {
 
 // FastHit records a response that the front server answered from the
 // edge cache without net/http.
-func (m *Metrics) FastHit(r *http.Request, status, bytes int, d time.Duration) {
+// remote is called only when the access log is on.
+func (m *Metrics) FastHit(method, target string, remote func() string, status, bytes int, d time.Duration) {
 	m.hitDuration.Observe(d.Seconds())
 	m.hitBytes.Add(float64(bytes))
-	if m.access != nil && r != nil {
-		m.access.Log(Entry{Time: time.Now(), Method: r.Method, Path: r.URL.RequestURI(), Status: status, Bytes: bytes, Duration: d, Cache: "hit", Remote: r.RemoteAddr})
+	if m.access != nil {
+		m.access.Log(Entry{Time: time.Now(), Method: method, Path: target, Status: status, Bytes: bytes, Duration: d, Cache: "hit", Remote: remote()})
 	}
 }
 

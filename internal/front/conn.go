@@ -1,0 +1,300 @@
+package front
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/wikid/wikid/internal/edge"
+)
+
+// Connection states, for Shutdown.
+const (
+	stateActive int32 = iota // reading or answering a request
+	stateIdle                // waiting for the first byte of a request
+	stateClosed              // closed by Shutdown or Close
+)
+
+// conn is one fast-path connection.
+type conn struct {
+	s     *Server
+	rwc   net.Conn
+	state atomic.Int32
+
+	buf  []byte // read buffer; buf[r:w] is unread
+	r, w int
+
+	out  []byte // response head scratch
+	bufs net.Buffers
+	iov  [2][]byte
+	req  request
+
+	readDL, writeDL time.Time // current deadlines, zero if unset
+	served          int       // responses written
+}
+
+// headResult tells serve what next found.
+type headResult int
+
+const (
+	headOK      headResult = iota // buf[r:r+n] is a complete head
+	headHandoff                   // hand the connection to net/http
+	headClose                     // read error or timeout: close
+)
+
+func (c *conn) serve() {
+	s := c.s
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			c.rwc.Close()
+		}
+		s.untrack(c)
+	}()
+	c.buf = make([]byte, s.bufSize)
+	c.out = make([]byte, 0, 1024)
+	// A new connection must send its first request within the header
+	// timeout, as with net/http.
+	if s.headerTimeout > 0 {
+		c.readDL = time.Now().Add(s.headerTimeout)
+		c.rwc.SetReadDeadline(c.readDL)
+	}
+	for {
+		n, res := c.next()
+		switch res {
+		case headClose:
+			return
+		case headHandoff:
+			handedOff = c.handoff()
+			return
+		}
+		head := c.buf[c.r : c.r+n]
+		if !parse(head, &c.req) {
+			handedOff = c.handoff()
+			return
+		}
+		ok, closeAfter := c.serveHit(&c.req)
+		if !ok {
+			handedOff = c.handoff()
+			return
+		}
+		c.served++
+		c.r += n
+		if c.r == c.w {
+			c.r, c.w = 0, 0
+		}
+		if closeAfter {
+			return
+		}
+	}
+}
+
+// next finds the next complete request head in the buffer, reading from the
+// connection as needed.
+func (c *conn) next() (int, headResult) {
+	s := c.s
+	lineStart, scan := 0, 0 // relative to c.r
+	partial := false
+	for {
+		for {
+			i := bytes.IndexByte(c.buf[c.r+scan:c.w], '\n')
+			if i < 0 {
+				scan = c.w - c.r
+				break
+			}
+			i += scan // relative index of '\n'
+			if i == lineStart || c.buf[c.r+i-1] != '\r' {
+				return 0, headHandoff // bare LF: net/http's business
+			}
+			if i-1 == lineStart {
+				return i + 1, headOK // empty line: end of head
+			}
+			lineStart, scan = i+1, i+1
+		}
+		if c.w-c.r == len(c.buf) {
+			return 0, headHandoff // too large for the fast path
+		}
+		if c.w == len(c.buf) {
+			c.w = copy(c.buf, c.buf[c.r:c.w])
+			c.r = 0
+		}
+		if c.r == c.w {
+			// Between requests: idle. (A new connection's first request
+			// is under the header deadline set in serve.)
+			c.r, c.w = 0, 0
+			if s.idleTimeout > 0 && c.served > 0 {
+				now := time.Now()
+				if left := c.readDL.Sub(now); left < s.idleTimeout/2 || left > s.idleTimeout {
+					c.readDL = now.Add(s.idleTimeout)
+					c.rwc.SetReadDeadline(c.readDL)
+				}
+			}
+			c.state.Store(stateIdle)
+			if s.shutting.Load() {
+				return 0, headClose
+			}
+		} else if !partial {
+			// A request has started: it must be complete within the header timeout.
+			partial = true
+			if s.headerTimeout > 0 {
+				if dl := time.Now().Add(s.headerTimeout); c.readDL.IsZero() || dl.Before(c.readDL) {
+					c.readDL = dl
+					c.rwc.SetReadDeadline(dl)
+				}
+			}
+		}
+		m, err := c.rwc.Read(c.buf[c.w:])
+		if !c.state.CompareAndSwap(stateIdle, stateActive) && c.state.Load() == stateClosed {
+			return 0, headClose // closed by Shutdown
+		}
+		if m > 0 {
+			c.w += m
+			continue
+		}
+		if err != nil {
+			return 0, headClose
+		}
+	}
+}
+
+// handoff passes the connection, with the unread bytes, to net/http.
+func (c *conn) handoff() bool {
+	if c.state.Load() == stateClosed {
+		return false
+	}
+	c.rwc.SetDeadline(time.Time{})
+	rest := bytes.Clone(c.buf[c.r:c.w])
+	c.buf = nil
+	c.s.untrack(c)
+	if !c.s.handoff.give(&replayConn{Conn: c.rwc, buf: rest}) {
+		c.rwc.Close()
+	}
+	return true
+}
+
+var (
+	hitHeaders    = []byte("X-Cache: HIT\r\nServer-Timing: cache;desc=hit\r\n")
+	connClose     = []byte("Connection: close\r\n")
+	connKeepAlive = []byte("Connection: keep-alive\r\n")
+	ageName       = []byte("Age: ")
+	crlf          = []byte("\r\n")
+)
+
+// serveHit answers req from the edge if it has a fresh entry. ok is false
+// when it does not (nothing was written); closeAfter reports that the
+// connection is to be closed after this response.
+func (c *conn) serveHit(req *request) (ok, closeAfter bool) {
+	s := c.s
+	method := http.MethodGet
+	if req.head {
+		method = http.MethodHead
+	}
+	target := bytesString(req.target) // valid until the next read; not kept
+	key, ok := edge.KeyOf(method, target)
+	if !ok || !canonicalPath(target, key) {
+		return false, false
+	}
+	v, ok := s.cache.Lookup(key, req.accepted)
+	if !ok {
+		return false, false
+	}
+	now := time.Now()
+
+	// Keep-alive as net/http decides it.
+	if req.http10 {
+		closeAfter = !req.keepAlive || req.connClose
+	} else {
+		closeAfter = req.connClose
+	}
+	shutting := s.shutting.Load()
+	if shutting {
+		closeAfter = true
+	}
+
+	status := v.Status
+	wire := v.Wire
+	notModified := (len(req.ifNoneMatch) > 0 || len(req.ifModSince) > 0) &&
+		v.IsNotModified(bytesString(req.ifNoneMatch), bytesString(req.ifModSince))
+	if notModified {
+		status = http.StatusNotModified
+		wire = v.WireNotModified
+	}
+	out := c.out[:0]
+	out = appendStatusLine(out, req.http10, status)
+	out = append(out, s.dateFor(now)...)
+	out = append(out, ageName...)
+	out = append(out, v.Age(now)[0]...)
+	out = append(out, crlf...)
+	out = append(out, hitHeaders...)
+	out = append(out, wire...)
+	switch {
+	case req.http10 && !closeAfter:
+		out = append(out, connKeepAlive...)
+	case !req.http10 && closeAfter:
+		out = append(out, connClose...)
+	}
+	out = append(out, crlf...)
+	c.out = out
+
+	var body []byte
+	if !req.head && !notModified {
+		body = v.Body
+	}
+	if s.writeTimeout > 0 && c.writeDL.Sub(now) < s.writeTimeout/2 {
+		c.writeDL = now.Add(s.writeTimeout)
+		c.rwc.SetWriteDeadline(c.writeDL)
+	}
+	var err error
+	if len(body) == 0 {
+		_, err = c.rwc.Write(out)
+	} else {
+		c.iov[0], c.iov[1] = out, body
+		c.bufs = c.iov[:]
+		_, err = c.bufs.WriteTo(c.rwc)
+		c.iov[0], c.iov[1] = nil, nil
+	}
+	if err != nil {
+		return true, true
+	}
+	if s.onHit != nil {
+		proto := "HTTP/1.1"
+		if req.http10 {
+			proto = "HTTP/1.0"
+		}
+		s.onHit(Hit{Method: method, Target: string(req.target), Status: status, Bytes: len(body),
+			Duration: time.Since(now), Proto: proto, conn: c.rwc})
+	}
+	return true, closeAfter
+}
+
+// statusLines caches the status lines of the statuses the edge stores.
+var statusLines = func() map[int][2][]byte {
+	m := make(map[int][2][]byte)
+	for _, code := range []int{200, 301, 304, 308, 404, 410} {
+		text := " " + strconv.Itoa(code) + " " + http.StatusText(code) + "\r\n"
+		m[code] = [2][]byte{[]byte("HTTP/1.1" + text), []byte("HTTP/1.0" + text)}
+	}
+	return m
+}()
+
+func appendStatusLine(b []byte, http10 bool, code int) []byte {
+	i := 0
+	if http10 {
+		i = 1
+	}
+	if l, ok := statusLines[code]; ok {
+		return append(b, l[i]...)
+	}
+	proto := "HTTP/1.1 "
+	if http10 {
+		proto = "HTTP/1.0 "
+	}
+	b = append(b, proto...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	b = append(b, ' ')
+	b = append(b, http.StatusText(code)...)
+	return append(b, crlf...)
+}
