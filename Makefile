@@ -24,8 +24,8 @@ e2e: build ## run the browser test (needs /usr/bin/chromium)
 fuzz: ## run every fuzz target for FUZZTIME (default 5s)
 	FUZZTIME=$(FUZZTIME) .ci/fuzz.sh
 
-bench: ## run the benchmark harness against nginx
-	$(GO) run ./bench
+bench: ## run the benchmark harness against nginx (BENCHFLAGS=-smoke for a quick check)
+	$(GO) run ./bench $(BENCHFLAGS)
 
 lint: ## check formatting (gofmt) and run go vet
 	@out=$$(find . -path ./.git -prune -o -path ./e2e -prune -o -name '*.go' -print | xargs gofmt -l); \

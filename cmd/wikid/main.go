@@ -35,6 +35,15 @@ Usage:
         is not a terminal, and asked for otherwise.
   wikid token create NAME
         Print a new API token for user NAME (use as "Authorization: Bearer TOKEN").
+  wikid jobs run
+        Run job workers only, without HTTP (SIGTERM drains them). Use beside
+        a serve with "job_workers": 0, or to drain a backlog.
+  wikid jobs list [--state queued|running|done|dead] [--limit N]
+        List jobs, newest first.
+  wikid jobs stats
+        Count jobs per state and show the oldest queued job's age.
+  wikid jobs retry ID
+        Queue a dead job again.
   wikid version
         Print the version.
 
@@ -59,7 +68,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	cmd, rest := args[0], args[1:]
 	sub := ""
-	if (cmd == "user" || cmd == "token") && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+	if (cmd == "user" || cmd == "token" || cmd == "jobs") && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		sub, rest = rest[0], rest[1:]
 	}
 	fs := flag.NewFlagSet("wikid "+cmd, flag.ContinueOnError)
@@ -71,6 +80,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cfgFile := fs.String("config", getenv("WIKID_CONFIG"), "configuration file")
 	logLevel := fs.String("log-level", "info", "log level")
 	admin := fs.Bool("admin", false, "make the user an administrator")
+	state := fs.String("state", "", "jobs list: only jobs in this state")
+	limit := fs.Int("limit", 50, "jobs list: how many")
 	// Flags may follow positional arguments: wikid user add NAME --admin.
 	var positional []string
 	for {
@@ -122,6 +133,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return errors.New("usage: wikid token create NAME")
 		}
 		return tokenCreate(ctx, cfg, positional[0], stdout)
+	case "jobs":
+		return jobsCommand(ctx, cfg, log, sub, positional, wiki.JobState(*state), *limit, stdout)
 	}
 	return fmt.Errorf("unknown command %q; run `wikid --help` for the list", cmd)
 }

@@ -156,9 +156,9 @@ func (a *App) Serve(ctx context.Context) error {
 	}
 	// The front server answers anonymous edge hits itself and hands every
 	// other connection to a.srv (internal/front).
-	fs := front.New(front.Options{Cache: a.Edge, HTTP: a.srv, OnHit: func(h front.Hit) {
+	fs := front.New(front.Options{Cache: a.Edge, HTTP: a.srv, Personal: a.Web.Personal, OnHit: func(h front.Hit) {
 		if a.Metrics != nil {
-			a.Metrics.FastHit(h.Method, h.Target, h.RemoteAddr, h.Status, h.Bytes, h.Duration)
+			a.Metrics.FastHit(h.Method, h.Target, h.RemoteAddr, h.Personal, h.Status, h.Bytes, h.Duration)
 		}
 	}})
 	errc := make(chan error, 1)

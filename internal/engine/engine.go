@@ -50,9 +50,13 @@ type Engine struct {
 	store    wiki.Store
 	renderer *render.Renderer
 	purger   Purger
+	cdn      ExternalPurger
+	onQueued func()
 	log      *slog.Logger
 	maxText  int
 	now      func() time.Time
+
+	keepChanges, keepDoneJobs time.Duration
 
 	// mem is the in-memory render cache in front of the store's, keyed by
 	// revision. A page's entries are invalidated by bumping its epoch: an
@@ -85,6 +89,15 @@ type Options struct {
 	// NoRenderCache renders every view from markup: for measuring the
 	// renderer (the benchmark's cache-miss case), never for production.
 	NoRenderCache bool
+
+	// CDN purges external caches from cdnpurge jobs (default: none).
+	CDN ExternalPurger
+	// JobsQueued is called after a change committed jobs: it wakes the
+	// workers. Never blocks.
+	JobsQueued func()
+	// KeepChanges is how long recent-changes entries are kept (0: forever);
+	// KeepDoneJobs how long finished jobs stay listed (default 24h).
+	KeepChanges, KeepDoneJobs time.Duration
 }
 
 // New builds an Engine.
@@ -107,14 +120,21 @@ func New(o Options) *Engine {
 	if o.Renderer == nil {
 		o.Renderer = render.New()
 	}
+	if o.CDN == nil {
+		o.CDN = NoExternalPurge{}
+	}
+	if o.KeepDoneJobs <= 0 {
+		o.KeepDoneJobs = 24 * time.Hour
+	}
 	mem := otter.Must(&otter.Options[int64, memRender]{
 		MaximumWeight: uint64(o.MemBytes),
 		Weigher: func(_ int64, v memRender) uint32 {
 			return uint32(len(v.r.HTML) + len(v.r.TOC) + 128)
 		},
 	})
-	return &Engine{store: o.Store, renderer: o.Renderer, purger: o.Purger, log: o.Logger,
-		maxText: o.MaxTextBytes, now: o.Now, mem: mem, noCache: o.NoRenderCache}
+	return &Engine{store: o.Store, renderer: o.Renderer, purger: o.Purger, cdn: o.CDN, onQueued: o.JobsQueued,
+		log: o.Logger, maxText: o.MaxTextBytes, now: o.Now, mem: mem, noCache: o.NoRenderCache,
+		keepChanges: o.KeepChanges, keepDoneJobs: o.KeepDoneJobs}
 }
 
 // Store returns the engine's store for read-only listings.
@@ -341,10 +361,14 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 			}
 		}
 		links := e.renderer.Links(text)
+		cats := changedTitles(oldCats, links.Categories)
+		// base 0 creates the page (or fails with ErrExists): pages linking
+		// to it turn blue.
 		res, err := e.store.SavePage(ctx, wiki.SaveRequest{
 			Title: ed.Title, Text: text, Summary: ed.Summary, Minor: ed.Minor,
 			UserID: ed.Editor.UserID, UserName: ed.Editor.UserName,
 			BaseRevID: base, Links: links, Time: e.now(),
+			Jobs: changeJobs(ed.Title, base == 0, false, cats...),
 		})
 		if errors.Is(err, wiki.ErrConflict) || errors.Is(err, wiki.ErrExists) {
 			continue // lost a race with another save: merge against the new latest
@@ -352,55 +376,40 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		if err != nil {
 			return SaveOutcome{}, err
 		}
-		e.afterChange(ctx, res.Page.ID, ed.Title, res.Created, changedTitles(oldCats, links.Categories)...)
+		e.afterChange(ctx, res.Page.ID, ed.Title, cats...)
 		return SaveOutcome{Page: res.Page, Revision: res.Revision, Created: res.Created, Merged: merged}, nil
 	}
 	return SaveOutcome{}, wiki.Errorf(wiki.KindConflict, "the page is being edited very often right now; try saving again")
 }
 
-// afterChange invalidates what a change to page t made stale. When t's
-// existence changed, pages linking to it change link colour: their renders
-// are dropped and their responses purged.
-// TODO(jobs): move the backlink part to the durable job queue (issue 4).
-func (e *Engine) afterChange(ctx context.Context, pageID int64, t wiki.Title, existenceChanged bool, also ...wiki.Title) {
-	e.invalidate(pageID)
-	titles := append([]wiki.Title{t}, also...)
-	if existenceChanged {
-		titles = append(titles, e.invalidateBacklinks(ctx, t)...)
+// changeJobs is what a change to title t defers: its search entry, the
+// link colour of pages linking to it when its existence changed, its link
+// rows when they must be re-derived from text, and the external purge of t
+// and the other titles whose responses changed (its categories).
+func changeJobs(t wiki.Title, existenceChanged, relink bool, also ...wiki.Title) []wiki.JobSpec {
+	jobs := []wiki.JobSpec{IndexJob(t)}
+	if relink {
+		jobs = append(jobs, LinksJob(t))
 	}
-	e.purger.Purge(ctx, titles...)
+	if existenceChanged {
+		jobs = append(jobs, BacklinksJob(t))
+	}
+	return append(jobs, cdnPurgeJob(append([]wiki.Title{t}, also...)...))
+}
+
+// afterChange runs after a change committed, before the response: it wakes
+// the job workers and invalidates the changed page's own renders and cached
+// responses (and those of also), so that the writer reads its own write.
+// Everything else the change made stale is the jobs' business.
+func (e *Engine) afterChange(ctx context.Context, pageID int64, t wiki.Title, also ...wiki.Title) {
+	e.jobsQueued()
+	e.invalidate(pageID)
+	e.purger.Purge(ctx, append([]wiki.Title{t}, also...)...)
 }
 
 func (e *Engine) invalidate(pageIDs ...int64) {
 	for _, id := range pageIDs {
 		e.epoch(id).Add(1)
-	}
-}
-
-func (e *Engine) invalidateBacklinks(ctx context.Context, t wiki.Title) []wiki.Title {
-	var titles []wiki.Title
-	q := wiki.ListQuery{Limit: 500}
-	for {
-		pages, err := e.store.Backlinks(ctx, t, q)
-		if err != nil {
-			e.log.Error("engine: backlinks", "title", t, "err", err)
-			return titles
-		}
-		ids := make([]int64, 0, len(pages))
-		for _, p := range pages {
-			ids = append(ids, p.ID)
-			titles = append(titles, p.Title)
-		}
-		if len(ids) > 0 {
-			e.invalidate(ids...)
-			if err := e.store.DeleteRenders(ctx, ids); err != nil {
-				e.log.Error("engine: delete renders", "err", err)
-			}
-		}
-		if len(pages) < q.Limit {
-			return titles
-		}
-		q.From = pages[len(pages)-1].Title + "\x00"
 	}
 }
 
@@ -453,21 +462,19 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 		summary += ": " + r
 	}
 	redirect := "#REDIRECT [[" + to.String() + "]]\n"
+	// To now exists; From stops existing unless a redirect stays. Both
+	// titles' search entries follow (the moved page's, the redirect's).
+	jobs := changeJobs(to, true, false, from)
+	jobs = append(jobs, changeJobs(from, !leaveRedirect, false)...)
 	p, err := e.store.MovePage(ctx, wiki.MoveRequest{
 		From: from, To: to, Reason: summary, UserID: ed.UserID, UserName: ed.UserName,
 		LeaveRedirect: leaveRedirect, RedirectText: redirect, RedirectLinks: e.renderer.Links(redirect),
-		Time: e.now(),
+		Time: e.now(), Jobs: jobs,
 	})
 	if err != nil {
 		return wiki.Page{}, err
 	}
-	e.invalidate(p.ID)
-	titles := []wiki.Title{from, to}
-	titles = append(titles, e.invalidateBacklinks(ctx, to)...)
-	if !leaveRedirect {
-		titles = append(titles, e.invalidateBacklinks(ctx, from)...)
-	}
-	e.purger.Purge(ctx, titles...)
+	e.afterChange(ctx, p.ID, to, from)
 	return p, nil
 }
 
@@ -477,20 +484,26 @@ func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Edi
 	if err != nil {
 		return err
 	}
-	if err := e.store.DeletePage(ctx, t, ed.UserID, ed.UserName, oneLine(reason, 500), e.now()); err != nil {
+	// The store drops the search entry in the transaction; the jobs only
+	// recolour the links to t and purge external caches.
+	jobs := []wiki.JobSpec{BacklinksJob(t), cdnPurgeJob(t)}
+	if err := e.store.DeletePage(ctx, t, ed.UserID, ed.UserName, oneLine(reason, 500), e.now(), jobs...); err != nil {
 		return err
 	}
-	e.afterChange(ctx, p.ID, t, true)
+	e.afterChange(ctx, p.ID, t)
 	return nil
 }
 
 // Undelete restores a deleted page and its history.
 func (e *Engine) Undelete(ctx context.Context, t wiki.Title, reason string, ed Editor) (wiki.Page, error) {
-	p, err := e.store.UndeletePage(ctx, t, ed.UserID, ed.UserName, oneLine(reason, 500), e.now())
+	// The restored latest revision may not be the one the kept link rows
+	// came from (a page recreated, then its old history restored): relink.
+	jobs := changeJobs(t, true, true)
+	p, err := e.store.UndeletePage(ctx, t, ed.UserID, ed.UserName, oneLine(reason, 500), e.now(), jobs...)
 	if err != nil {
 		return wiki.Page{}, err
 	}
-	e.afterChange(ctx, p.ID, t, true)
+	e.afterChange(ctx, p.ID, t)
 	return p, nil
 }
 

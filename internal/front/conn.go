@@ -31,6 +31,8 @@ type conn struct {
 	bufs net.Buffers
 	iov  [2][]byte
 	req  request
+	pers Personal
+	piov [8][]byte
 
 	readDL, writeDL time.Time // current deadlines, zero if unset
 	served          int       // responses written
@@ -76,7 +78,12 @@ func (c *conn) serve() {
 			handedOff = c.handoff()
 			return
 		}
-		ok, closeAfter := c.serveHit(&c.req)
+		var ok, closeAfter bool
+		if c.req.cookie != nil {
+			ok, closeAfter = c.servePersonal(&c.req)
+		} else {
+			ok, closeAfter = c.serveHit(&c.req)
+		}
 		if !ok {
 			handedOff = c.handoff()
 			return
@@ -266,6 +273,69 @@ func (c *conn) serveHit(req *request) (ok, closeAfter bool) {
 		}
 		s.onHit(Hit{Method: method, Target: string(req.target), Status: status, Bytes: len(body),
 			Duration: time.Since(now), Proto: proto, conn: c.rwc})
+	}
+	return true, closeAfter
+}
+
+// servePersonal answers a request with a session cookie through the
+// Personal hook; ok is false when there is none or it declines.
+func (c *conn) servePersonal(req *request) (ok, closeAfter bool) {
+	s := c.s
+	if s.personal == nil || s.shutting.Load() {
+		return false, false
+	}
+	p := &c.pers
+	*p = Personal{Target: bytesString(req.target), Cookie: bytesString(req.cookie),
+		IfNoneMatch: bytesString(req.ifNoneMatch), Accepted: req.accepted, Header: p.Header[:0]}
+	if req.head {
+		// HEAD is rare for logged-in readers: net/http answers it.
+		return false, false
+	}
+	if !s.personal(p) || len(p.Body) > len(c.piov)-1 {
+		return false, false
+	}
+	now := time.Now()
+	if req.http10 {
+		closeAfter = !req.keepAlive || req.connClose
+	} else {
+		closeAfter = req.connClose
+	}
+	out := c.out[:0]
+	out = appendStatusLine(out, req.http10, p.Status)
+	out = append(out, s.dateFor(now)...)
+	out = append(out, p.Header...)
+	switch {
+	case req.http10 && !closeAfter:
+		out = append(out, connKeepAlive...)
+	case !req.http10 && closeAfter:
+		out = append(out, connClose...)
+	}
+	out = append(out, crlf...)
+	c.out = out
+	if s.writeTimeout > 0 && c.writeDL.Sub(now) < s.writeTimeout/2 {
+		c.writeDL = now.Add(s.writeTimeout)
+		c.rwc.SetWriteDeadline(c.writeDL)
+	}
+	c.piov[0] = out
+	n := 1 + copy(c.piov[1:], p.Body)
+	sent := 0
+	for _, b := range p.Body {
+		sent += len(b)
+	}
+	c.bufs = c.piov[:n]
+	_, err := c.bufs.WriteTo(c.rwc)
+	clear(c.piov[:])
+	p.Body = nil
+	if err != nil {
+		return true, true
+	}
+	if s.onHit != nil {
+		proto := "HTTP/1.1"
+		if req.http10 {
+			proto = "HTTP/1.0"
+		}
+		s.onHit(Hit{Method: http.MethodGet, Target: string(req.target), Status: p.Status, Bytes: sent,
+			Duration: time.Since(now), Proto: proto, Personal: true, conn: c.rwc})
 	}
 	return true, closeAfter
 }

@@ -71,6 +71,28 @@ type Options struct {
 	// BufferSize is the per-connection read buffer; a request head that
 	// does not fit goes to net/http. Default 8 KiB.
 	BufferSize int
+	// Personal, if set, may answer a request that carries a session cookie
+	// from memory (a logged-in view spliced from a cached page). Without it,
+	// or when it declines, such requests go to net/http.
+	Personal func(*Personal) bool
+}
+
+// Personal is a request with a session cookie, and the answer Options.Personal
+// gives it. The request fields alias the connection's buffer and are valid
+// only during the call; the answer's slices must stay valid and unchanged
+// until the next request on any connection could change them (cached bytes).
+type Personal struct {
+	Target      string // origin-form target as sent
+	Cookie      string // the Cookie header value
+	IfNoneMatch string
+	Accepted    edge.Accepted
+
+	// Status is 200 or 304. Header holds the response's header lines, each
+	// ending in CRLF, without the status line, Date and Connection; append
+	// to it (it is reused). Body is written after the head; nil for a 304.
+	Status int
+	Header []byte
+	Body   [][]byte
 }
 
 // Hit describes one fast-path response, for metrics and access logs.
@@ -81,6 +103,7 @@ type Hit struct {
 	Bytes    int    // body bytes written
 	Duration time.Duration
 	Proto    string // "HTTP/1.1" or "HTTP/1.0"
+	Personal bool   // answered by Options.Personal (a logged-in view)
 	conn     net.Conn
 }
 
@@ -112,10 +135,11 @@ func (h Hit) RemoteAddr() string {
 
 // Server is the front server. Create it with New.
 type Server struct {
-	cache   *edge.Cache
-	http    *http.Server
-	onHit   func(Hit)
-	bufSize int
+	cache    *edge.Cache
+	http     *http.Server
+	onHit    func(Hit)
+	personal func(*Personal) bool
+	bufSize  int
 
 	headerTimeout, idleTimeout, writeTimeout time.Duration
 
@@ -135,7 +159,7 @@ func New(o Options) *Server {
 		o.BufferSize = 8 << 10
 	}
 	s := &Server{
-		cache: o.Cache, http: o.HTTP, onHit: o.OnHit, bufSize: o.BufferSize,
+		cache: o.Cache, http: o.HTTP, onHit: o.OnHit, personal: o.Personal, bufSize: o.BufferSize,
 		conns: make(map[*conn]struct{}),
 	}
 	s.headerTimeout = o.HTTP.ReadHeaderTimeout

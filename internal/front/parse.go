@@ -18,6 +18,7 @@ type request struct {
 	ifModSince  []byte // first If-Modified-Since value
 	connClose   bool   // Connection: close
 	keepAlive   bool   // Connection: keep-alive
+	cookie      []byte // the Cookie header, when it names wikid_session
 }
 
 // maxHeaders bounds the number of header fields of a fast-path request; a
@@ -107,10 +108,14 @@ func parse(b []byte, r *request) bool {
 		case 6:
 			switch {
 			case equalFold(name, "cookie"):
-				// Any hint of a session goes to net/http, which parses
-				// cookies exactly; other cookies never split the cache.
+				// Other cookies never split the cache. A request that may
+				// carry a session is for the Personal hook (or net/http);
+				// two Cookie headers naming it go to net/http.
 				if bytes.Contains(value, []byte("wikid_session")) {
-					return false
+					if r.cookie != nil {
+						return false
+					}
+					r.cookie = value
 				}
 			case equalFold(name, "expect"):
 				return false

@@ -48,8 +48,10 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("%q: accepted a request with %s", b, h)
 			}
 		}
-		if _, err := req.Cookie("wikid_session"); err == nil {
-			t.Fatalf("%q: accepted a request with a session cookie", b)
+		// A request that may carry a session never reaches the anonymous
+		// hit path: parse sets cookie, and the Personal hook decides.
+		if _, err := req.Cookie("wikid_session"); err == nil && r.cookie == nil {
+			t.Fatalf("%q: a session cookie was not seen", b)
 		}
 		var acc edge.Accepted
 		for _, v := range req.Header["Accept-Encoding"] {

@@ -27,8 +27,9 @@ type Metrics struct {
 	jobs     jobMetrics
 
 	// Pre-resolved series for the fast path, so a hit does no label lookup.
-	hitDuration prometheus.Observer
-	hitBytes    prometheus.Counter
+	hitDuration    prometheus.Observer
+	spliceDuration prometheus.Observer
+	hitBytes       prometheus.Counter
 }
 
 // New registers the standard collectors, the request metrics and the edge
@@ -52,6 +53,7 @@ func New(cache *edge.Cache, access *AccessLog) *Metrics {
 	reg.MustRegister(m.duration, m.bytes)
 	m.jobs = newJobMetrics(reg)
 	m.hitDuration = m.duration.WithLabelValues("page", "hit")
+	m.spliceDuration = m.duration.WithLabelValues("page", "splice")
 	m.hitBytes = m.bytes.WithLabelValues("page")
 	if cache != nil {
 		reg.MustRegister(edgeCollector{cache})
@@ -67,11 +69,18 @@ func (m *Metrics) Handler() http.Handler {
 // FastHit records a response that the front server answered from the
 // edge cache without net/http.
 // remote is called only when the access log is on.
-func (m *Metrics) FastHit(method, target string, remote func() string, status, bytes int, d time.Duration) {
-	m.hitDuration.Observe(d.Seconds())
+// personal marks a spliced logged-in view.
+func (m *Metrics) FastHit(method, target string, remote func() string, personal bool, status, bytes int, d time.Duration) {
+	cache := "hit"
+	if personal {
+		cache = "splice"
+		m.spliceDuration.Observe(d.Seconds())
+	} else {
+		m.hitDuration.Observe(d.Seconds())
+	}
 	m.hitBytes.Add(float64(bytes))
 	if m.access != nil {
-		m.access.Log(Entry{Time: time.Now(), Method: method, Path: target, Status: status, Bytes: bytes, Duration: d, Cache: "hit", Remote: remote()})
+		m.access.Log(Entry{Time: time.Now(), Method: method, Path: target, Status: status, Bytes: bytes, Duration: d, Cache: cache, Remote: remote()})
 	}
 }
 

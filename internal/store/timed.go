@@ -41,15 +41,18 @@ func (st Timed) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, 
 	return st.Store.MovePage(ctx, req)
 }
 
-func (st Timed) DeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time) error {
+func (st Timed) DeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time, jobs ...wiki.JobSpec) error {
 	defer since(ctx, time.Now())
-	return st.Store.DeletePage(ctx, t, userID, userName, reason, at)
+	return st.Store.DeletePage(ctx, t, userID, userName, reason, at, jobs...)
 }
 
-func (st Timed) UndeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time) (wiki.Page, error) {
+func (st Timed) UndeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time, jobs ...wiki.JobSpec) (wiki.Page, error) {
 	defer since(ctx, time.Now())
-	return st.Store.UndeletePage(ctx, t, userID, userName, reason, at)
+	return st.Store.UndeletePage(ctx, t, userID, userName, reason, at, jobs...)
 }
+
+// The job queue's methods are promoted untimed: workers call them outside
+// any request.
 
 func (st Timed) History(ctx context.Context, q wiki.HistoryQuery) ([]wiki.Revision, error) {
 	defer since(ctx, time.Now())

@@ -6,11 +6,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/edge"
+	"github.com/wikid/wikid/internal/front"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -104,8 +108,8 @@ func cachedPath(p string) bool {
 // to splice (the page is missing, or the response was not cacheable).
 func (s *Server) serveSpliced(w http.ResponseWriter, r *http.Request, key string, next http.Handler) bool {
 	// Before routing: the title comes from the path itself.
-	t, err := wiki.ParseTitle(strings.TrimPrefix(r.URL.Path, "/wiki/"))
-	if err != nil || t.IsSpecial() || r.URL.EscapedPath() != t.URL() {
+	t, ok := splicedTitle(r.URL.Path, r.URL.EscapedPath())
+	if !ok {
 		return false
 	}
 	v, ok := s.edge.Lookup(key, 0)
@@ -115,45 +119,196 @@ func (s *Server) serveSpliced(w http.ResponseWriter, r *http.Request, key string
 			return false
 		}
 	}
-	if v.Status != http.StatusOK {
+	sp, ok := s.splice(viewerOf(r), t, v, r.Header.Get("If-None-Match"))
+	if !ok {
 		return false
+	}
+	h := w.Header()
+	setSecurityHeaders(h)
+	for _, f := range splicedFields {
+		h[f[0]] = []string{f[1]}
+	}
+	h.Set("ETag", sp.etag)
+	if sp.lastMod != "" {
+		h.Set("Last-Modified", sp.lastMod)
+	}
+	if sp.status == http.StatusNotModified {
+		w.WriteHeader(http.StatusNotModified)
+		return true
+	}
+	h.Set("Content-Length", strconv.Itoa(sp.length))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return true
+	}
+	// One Write: net/http then sends the page in as few system calls as it can.
+	bp := splicePool.Get().(*[]byte)
+	out := (*bp)[:0]
+	for _, part := range sp.parts {
+		out = append(out, part...)
+	}
+	w.Write(out)
+	*bp = out
+	splicePool.Put(bp)
+	return true
+}
+
+var splicePool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// splicedFields are the headers of every spliced view besides the security
+// headers, ETag, Last-Modified and Content-Length.
+var splicedFields = [][2]string{
+	{"Content-Type", "text/html; charset=utf-8"},
+	{"Cache-Control", "private, no-cache"},
+	{"Vary", "Accept-Encoding, Cookie"},
+	{"X-Cache", "SPLICE"},
+	{"Server-Timing", "cache;desc=splice"},
+}
+
+// splicedWire is splicedFields and the security headers as header lines,
+// for the front server.
+var splicedWire = func() []byte {
+	h := http.Header{}
+	setSecurityHeaders(h)
+	for _, f := range splicedFields {
+		h.Set(f[0], f[1])
+	}
+	var b bytes.Buffer
+	h.Write(&b)
+	return b.Bytes()
+}()
+
+// splicedTitle returns the title of a plain article URL, if path is one in
+// canonical form (escaped is the path as sent).
+func splicedTitle(path, escaped string) (wiki.Title, bool) {
+	name, ok := strings.CutPrefix(path, "/wiki/")
+	if !ok {
+		return "", false
+	}
+	t, err := wiki.ParseTitle(name)
+	if err != nil || t.IsSpecial() || escaped != t.URL() {
+		return "", false
+	}
+	return t, true
+}
+
+// spliced is a logged-in view assembled from a cached anonymous page.
+type spliced struct {
+	status        int // 200, or 304 when inm matched
+	etag, lastMod string
+	parts         [5][]byte // page bytes around the user bar and the tabs
+	length        int
+}
+
+// splice cuts the anonymous page at its markers and puts the viewer's user
+// bar and tabs in. The parts alias cached, immutable bytes.
+func (s *Server) splice(viewer Viewer, t wiki.Title, v *edge.Variant, inm string) (spliced, bool) {
+	if v.Status != http.StatusOK || v.Encoding != edge.Identity {
+		return spliced{}, false
 	}
 	body := v.Body
 	u0, u1 := bytes.Index(body, markUserOpen), bytes.Index(body, markUserClose)
 	t0, t1 := bytes.Index(body, markTabsOpen), bytes.Index(body, markTabsClose)
 	if u0 < 0 || u1 < u0 || t0 < u1 || t1 < t0 {
+		return spliced{}, false
+	}
+	user := s.userBar(viewer)
+	tabs := s.tabsHTML(viewer, t, true)
+	sp := spliced{status: http.StatusOK, etag: spliceETag(v.ETag(), user, tabs), lastMod: v.LastModified()}
+	if match(inm, sp.etag) {
+		sp.status = http.StatusNotModified
+		return sp, true
+	}
+	sp.parts = [5][]byte{body[:u0+len(markUserOpen)], user, body[u1 : t0+len(markTabsOpen)], tabs, body[t1:]}
+	for _, p := range sp.parts {
+		sp.length += len(p)
+	}
+	return sp, true
+}
+
+// Personal answers a request with a session cookie for the front server,
+// from memory only: a cached session, a cached page. Anything else (a
+// session not seen lately, a page not cached, a query) declines, and
+// net/http serves the request.
+func (s *Server) Personal(p *front.Personal) bool {
+	if s.edge == nil || !s.canRead(Viewer{}) {
 		return false
 	}
-	user := s.userBar(r)
-	tabs := s.tabsHTML(r, t, true)
-	etag := spliceETag(v.ETag(), user, tabs)
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	setSecurityHeaders(h)
-	h.Set("Cache-Control", "private, no-cache")
-	h.Set("Vary", "Accept-Encoding, Cookie")
-	h.Set("ETag", etag)
-	if lm := v.LastModified(); lm != "" {
-		h.Set("Last-Modified", lm)
+	token := sessionFromHeader(p.Cookie)
+	if token == "" {
+		return false
 	}
-	h.Set("X-Cache", "SPLICE")
-	h.Set("Server-Timing", "cache;desc=splice")
-	if match(r.Header.Get("If-None-Match"), etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return true
+	viewer, ok := s.sessions.get(auth.HashToken(token))
+	if !ok {
+		return false
 	}
-	n := len(body) - (u1 - u0 - len(markUserOpen)) - (t1 - t0 - len(markTabsOpen)) + len(user) + len(tabs)
-	h.Set("Content-Length", strconv.Itoa(n))
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodHead {
-		return true
+	path := p.Target
+	if strings.IndexByte(path, '?') >= 0 {
+		return false
 	}
-	w.Write(body[:u0+len(markUserOpen)])
-	w.Write(user)
-	w.Write(body[u1 : t0+len(markTabsOpen)])
-	w.Write(tabs)
-	w.Write(body[t1:])
+	unescaped, err := url.PathUnescape(path)
+	if err != nil {
+		return false
+	}
+	t, ok := splicedTitle(unescaped, path)
+	if !ok {
+		return false
+	}
+	key, ok := edge.KeyOf(http.MethodGet, path)
+	if !ok {
+		return false
+	}
+	v, ok := s.edge.Lookup(key, 0)
+	if !ok {
+		return false
+	}
+	sp, ok := s.splice(viewer, t, v, p.IfNoneMatch)
+	if !ok {
+		return false
+	}
+	h := append(p.Header, splicedWire...)
+	h = append(h, "Etag: "...)
+	h = append(h, sp.etag...)
+	h = append(h, "\r\n"...)
+	if sp.lastMod != "" {
+		h = append(h, "Last-Modified: "...)
+		h = append(h, sp.lastMod...)
+		h = append(h, "\r\n"...)
+	}
+	p.Status = sp.status
+	if sp.status == http.StatusOK {
+		h = append(h, "Content-Length: "...)
+		h = strconv.AppendInt(h, int64(sp.length), 10)
+		h = append(h, "\r\n"...)
+		p.Body = append(p.Body[:0], sp.parts[:]...)
+	}
+	p.Header = h
 	return true
+}
+
+// sessionFromHeader finds the session token in a Cookie header as
+// sessionCookie does: exactly one wikid_session, of a plausible form.
+func sessionFromHeader(h string) string {
+	var val string
+	n := 0
+	for h != "" {
+		var part string
+		part, h, _ = strings.Cut(h, ";")
+		name, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if ok && name == SessionCookie {
+			val, n = v, n+1
+		}
+	}
+	if n != 1 || len(val) < 20 || len(val) > 100 {
+		return ""
+	}
+	for i := 0; i < len(val); i++ {
+		c := val[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return ""
+		}
+	}
+	return val
 }
 
 func spliceETag(base string, parts ...[]byte) string {
@@ -182,13 +337,12 @@ func (d discard) WriteHeader(int)             {}
 
 // userBar is the logged-in user bar, cached per session: it holds the
 // session's CSRF token for the logout form.
-func (s *Server) userBar(r *http.Request) []byte {
-	v := viewerOf(r)
+func (s *Server) userBar(v Viewer) []byte {
 	if b := s.sessions.userBar(v.Session.ID); b != nil {
 		return b
 	}
 	var buf bytes.Buffer
-	p := &Page{Viewer: v, CSRF: s.csrfToken(r), AllowRegistration: s.cfg.AllowRegistration}
+	p := &Page{Viewer: v, CSRF: v.Session.CSRF, AllowRegistration: s.cfg.AllowRegistration}
 	if err := s.views.Fragment(&buf, "userbar", p); err != nil {
 		s.log.Error("render user bar", "err", err)
 		return nil
@@ -199,9 +353,9 @@ func (s *Server) userBar(r *http.Request) []byte {
 }
 
 // tabsHTML renders the page tabs for the viewer, as the layout does.
-func (s *Server) tabsHTML(r *http.Request, t wiki.Title, exists bool) []byte {
+func (s *Server) tabsHTML(v Viewer, t wiki.Title, exists bool) []byte {
 	var b bytes.Buffer
-	view.WriteTabs(&b, s.titleTabs(r, t, "view", exists))
+	view.WriteTabs(&b, s.tabsFor(v, t, "view", exists))
 	return b.Bytes()
 }
 

@@ -49,7 +49,10 @@ func (s *Server) formPage(r *http.Request, headTitle string) *Page {
 }
 
 func (s *Server) titleTabs(r *http.Request, t wiki.Title, active string, exists bool) []Tab {
-	v := viewerOf(r)
+	return s.tabsFor(viewerOf(r), t, active, exists)
+}
+
+func (s *Server) tabsFor(v Viewer, t wiki.Title, active string, exists bool) []Tab {
 	tabs := []Tab{{Label: "Read", URL: t.URL(), Active: active == "view"}}
 	if s.canEdit(v) || !v.LoggedIn {
 		label := "Edit"

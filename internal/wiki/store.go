@@ -15,6 +15,7 @@ type Store interface {
 	PageStore
 	UserStore
 	RenderStore
+	JobStore
 	Close() error
 }
 
@@ -27,6 +28,11 @@ type Store interface {
 // old ones stay hidden. Saving text identical to the latest revision is a null
 // edit: links are refreshed, no revision or change is stored, and the result
 // holds the latest revision.
+//
+// Links are written in the edit's transaction (WhatLinksHere and the
+// backlinks job read them, so they must never lag the revision); the search
+// index is not: Jobs (a JobSearch among them) are inserted in the same
+// transaction and do it later.
 type SaveRequest struct {
 	Title     Title
 	Text      string
@@ -37,6 +43,7 @@ type SaveRequest struct {
 	BaseRevID int64
 	Links     LinkSet
 	Time      time.Time
+	Jobs      []JobSpec // enqueued in the same transaction, or not at all
 }
 
 // SaveResult tells what SavePage did.
@@ -59,6 +66,7 @@ type MoveRequest struct {
 	RedirectText  string
 	RedirectLinks LinkSet
 	Time          time.Time
+	Jobs          []JobSpec // enqueued in the same transaction, or not at all
 }
 
 // ListQuery pages through a list ordered by title.
@@ -94,14 +102,17 @@ type PageStore interface {
 	// One query for the whole batch.
 	ExistingTitles(ctx context.Context, titles []Title) (map[Title]bool, error)
 
-	// SavePage stores a revision, updates the page, links, categories,
-	// search index and recent changes in one transaction.
+	// SavePage stores a revision, updates the page, links, categories and
+	// recent changes, and enqueues req.Jobs, in one transaction. The search
+	// index follows through a JobSearch (UpdateSearchIndex).
 	SavePage(ctx context.Context, req SaveRequest) (SaveResult, error)
 	// MovePage renames a page in one transaction (see MoveRequest).
 	MovePage(ctx context.Context, req MoveRequest) (Page, error)
-	// DeletePage hides a page and all its revisions; UndeletePage restores them.
-	DeletePage(ctx context.Context, t Title, userID int64, userName, reason string, at time.Time) error
-	UndeletePage(ctx context.Context, t Title, userID int64, userName, reason string, at time.Time) (Page, error)
+	// DeletePage hides a page and all its revisions, removes it from the
+	// search index at once, and enqueues jobs, in one transaction;
+	// UndeletePage restores them (the index follows through a job).
+	DeletePage(ctx context.Context, t Title, userID int64, userName, reason string, at time.Time, jobs ...JobSpec) error
+	UndeletePage(ctx context.Context, t Title, userID int64, userName, reason string, at time.Time, jobs ...JobSpec) (Page, error)
 
 	History(ctx context.Context, q HistoryQuery) ([]Revision, error)
 	RecentChanges(ctx context.Context, q ChangeQuery) ([]Change, error)

@@ -39,6 +39,11 @@ type Wiki struct {
 	mu          sync.Mutex
 	serverError []string // "METHOD URL → status" of every 5xx answer
 	allow5xx    bool
+
+	// AsyncJobs stops clients from settling the job queue after each
+	// request that is not a GET or HEAD (see Settle): for tests of what is
+	// visible while jobs are pending.
+	AsyncJobs bool
 }
 
 // New boots a wiki on a fresh data directory. Options edit the
@@ -82,6 +87,32 @@ func (w *Wiki) Close() error {
 		w.closeErr = w.App.Close()
 	})
 	return w.closeErr
+}
+
+// Settle waits until the job queue has nothing queued or running, so that
+// every effect of the changes made so far is visible (links recoloured,
+// search index updated). Clients do it after every request that is not a
+// GET or HEAD, unless AsyncJobs is set.
+func (w *Wiki) Settle(tb testing.TB) {
+	tb.Helper()
+	if !w.settle(30 * time.Second) {
+		st, err := w.App.Store.JobStats(context.Background())
+		tb.Fatalf("the job queue did not settle: %+v, %v", st, err)
+	}
+}
+
+func (w *Wiki) settle(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		st, err := w.App.Store.JobStats(context.Background())
+		if err == nil && st.Counts[wiki.JobQueued] == 0 && st.Counts[wiki.JobRunning] == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // AllowServerErrors tells the 5xx check that this wiki's test provokes them.
@@ -154,6 +185,14 @@ type recorder struct {
 
 func (rt *recorder) RoundTrip(r *http.Request) (*http.Response, error) {
 	res, err := rt.next.RoundTrip(r)
+	if err == nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		rt.w.mu.Lock()
+		async := rt.w.AsyncJobs
+		rt.w.mu.Unlock()
+		if !async {
+			rt.w.settle(10 * time.Second)
+		}
+	}
 	if err == nil && res.StatusCode >= 500 {
 		rt.w.mu.Lock()
 		rt.w.serverError = append(rt.w.serverError, r.Method+" "+r.URL.String()+" → "+res.Status)

@@ -192,7 +192,8 @@ func unindexPage(ctx context.Context, tx *sql.Tx, pageID int64) error {
 }
 
 // SavePage stores an edit in one transaction: revision, page row, links,
-// recent change, search index. A page deleted earlier is created again on
+// recent change and the request's jobs (the search index follows through a
+// job, keeping the writer's transaction short). A page deleted earlier is created again on
 // its old row (its deleted revisions stay hidden until an undelete). An edit
 // whose text equals the latest revision's is a null edit: it refreshes the
 // links but stores no revision or change, and returns the latest revision.
@@ -221,6 +222,9 @@ func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResu
 			}
 			if sha == sha1Hex(req.Text) {
 				if err := replaceLinks(ctx, tx, cur.ID, req.Links); err != nil {
+					return err
+				}
+				if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
 					return err
 				}
 				rev, err := scanRevision(tx.QueryRowContext(ctx, `SELECT `+revCols+` FROM revisions r JOIN pages p ON p.id = r.page_id
@@ -264,7 +268,7 @@ func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResu
 		}); err != nil {
 			return err
 		}
-		if err := indexPage(ctx, tx, pageID, req.Title, req.Text); err != nil {
+		if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
 			return err
 		}
 		res = wiki.SaveResult{Page: page, Revision: rev, Created: !live}
@@ -334,7 +338,7 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 		}); err != nil {
 			return err
 		}
-		if err := indexPage(ctx, tx, from.ID, req.To, text); err != nil {
+		if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
 			return err
 		}
 		if !req.LeaveRedirect {
@@ -355,10 +359,7 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 			rr.ID, string(req.RedirectLinks.Redirect), rr.Size, redirID); err != nil {
 			return err
 		}
-		if err := replaceLinks(ctx, tx, redirID, req.RedirectLinks); err != nil {
-			return err
-		}
-		return indexPage(ctx, tx, redirID, req.From, req.RedirectText)
+		return replaceLinks(ctx, tx, redirID, req.RedirectLinks)
 	})
 	if err != nil {
 		return wiki.Page{}, fmt.Errorf("sqlite: move page %q to %q: %w", req.From, req.To, err)
@@ -366,9 +367,11 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 	return page, nil
 }
 
-// DeletePage hides a live page and all its revisions. Its link rows stay
-// (listings skip deleted pages) so that an undelete needs no re-parse.
-func (db *DB) DeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time) error {
+// DeletePage hides a live page and all its revisions and takes it out of
+// the search index at once (a deleted page must not be found while its jobs
+// wait). Its link rows stay (listings skip deleted pages) so that an
+// undelete needs no re-parse.
+func (db *DB) DeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time, jobs ...wiki.JobSpec) error {
 	at = now(at)
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		p, err := findPageTx(ctx, tx, t)
@@ -387,11 +390,13 @@ func (db *DB) DeletePage(ctx context.Context, t wiki.Title, userID int64, userNa
 		if err := unindexPage(ctx, tx, p.ID); err != nil {
 			return err
 		}
-		_, err = insertChange(ctx, tx, wiki.Change{
+		if _, err = insertChange(ctx, tx, wiki.Change{
 			Kind: wiki.ChangeDelete, Title: t, PageID: p.ID, OldRevID: p.LatestID,
 			UserID: userID, UserName: userName, Time: at, Summary: reason, OldSize: p.Size,
-		})
-		return err
+		}); err != nil {
+			return err
+		}
+		return insertJobs(ctx, tx, jobs, at)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: delete page %q: %w", t, err)
@@ -401,8 +406,9 @@ func (db *DB) DeletePage(ctx context.Context, t wiki.Title, userID int64, userNa
 
 // UndeletePage restores a page's deleted revisions, and the page itself if
 // it is deleted. ErrNotFound when there is nothing to restore. The latest
-// revision becomes the newest of the page's revisions.
-func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time) (wiki.Page, error) {
+// revision becomes the newest of the page's revisions. The search index
+// follows through a job.
+func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time, jobs ...wiki.JobSpec) (wiki.Page, error) {
 	at = now(at)
 	var page wiki.Page
 	err := db.write(ctx, func(tx *sql.Tx) error {
@@ -426,9 +432,8 @@ func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, user
 		}
 		var latest int64
 		var size int
-		var text string
-		if err := tx.QueryRowContext(ctx, `SELECT id, size, text FROM revisions WHERE page_id = ? ORDER BY id DESC LIMIT 1`, p.ID).
-			Scan(&latest, &size, &text); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT id, size FROM revisions WHERE page_id = ? ORDER BY id DESC LIMIT 1`, p.ID).
+			Scan(&latest, &size); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE pages SET deleted = 0, latest_rev = ?, size = ?, touched = ? WHERE id = ?`,
@@ -437,14 +442,13 @@ func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, user
 		}
 		page = p.Page
 		page.Deleted, page.LatestID, page.Size, page.Touched = false, latest, size, at
-		if err := indexPage(ctx, tx, p.ID, t, text); err != nil {
-			return err
-		}
-		_, err = insertChange(ctx, tx, wiki.Change{
+		if _, err = insertChange(ctx, tx, wiki.Change{
 			Kind: wiki.ChangeUndelete, Title: t, PageID: p.ID, RevID: latest,
 			UserID: userID, UserName: userName, Time: at, Summary: reason, Size: size,
-		})
-		return err
+		}); err != nil {
+			return err
+		}
+		return insertJobs(ctx, tx, jobs, at)
 	})
 	if err != nil {
 		return wiki.Page{}, fmt.Errorf("sqlite: undelete page %q: %w", t, err)

@@ -52,6 +52,17 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("leasing finds due jobs through the jobs_due index", func(t *testing.T) {
+		db := sqlite.MustOpen(t)
+		plan, err := sqlite.Plan(ctx, db, `SELECT id FROM jobs INDEXED BY jobs_due WHERE state IN ('queued', 'running') AND run_at <= ? ORDER BY run_at, id LIMIT ?`, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := strings.Join(plan, "; "); !strings.Contains(p, "jobs_due") || strings.Contains(p, "TEMP B-TREE") {
+			t.Fatalf("plan = %s", p)
+		}
+	})
+
 	t.Run("a fresh database passes the integrity check", func(t *testing.T) {
 		db := sqlite.MustOpen(t)
 		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "a", UserName: "U"}); err != nil {
@@ -70,6 +81,9 @@ func TestSQLite(t *testing.T) {
 		}
 		res, err := db.SavePage(ctx, wiki.SaveRequest{Title: "한국어 위키", Text: "위키는 누구나 편집할 수 있는 웹사이트입니다", UserName: "U"})
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.UpdateSearchIndex(ctx, res.Page.ID); err != nil {
 			t.Fatal(err)
 		}
 		v1, err := db.SchemaVersion(ctx)

@@ -46,6 +46,12 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"renders are stored per revision and version and dropped per page", testRenders},
 		{"concurrent saves of different pages all succeed", testConcurrentDifferent},
 		{"concurrent saves on the same base: exactly one wins", testConcurrentSame},
+		{"a change and its jobs commit together, or neither", testJobsAtomic},
+		{"jobs are leased, completed, retried with backoff and go dead", testJobsLifecycle},
+		{"a job whose lease expired is leased again, then goes dead", testJobsExpiredLease},
+		{"concurrent leasing gives each job to one owner", testJobsConcurrentLease},
+		{"queued jobs with the same key merge", testJobsDedupe},
+		{"page tasks: refresh links, trim changes, drop done jobs", testJobTasks},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -71,7 +77,17 @@ func save(t *testing.T, s wiki.Store, title string, base int64, text string, ls 
 	if err != nil {
 		t.Fatalf("save %q: %v", title, err)
 	}
+	index(t, s, res.Page.ID)
 	return res
+}
+
+// index does what a JobSearch does after a change: the search index
+// follows saves, moves and undeletes through the job queue.
+func index(t *testing.T, s wiki.Store, pageID int64) {
+	t.Helper()
+	if err := s.UpdateSearchIndex(ctx, pageID); err != nil {
+		t.Fatalf("update search index of page %d: %v", pageID, err)
+	}
 }
 
 func create(t *testing.T, s wiki.Store, title, text string) wiki.SaveResult {
@@ -607,7 +623,8 @@ func testSearchFollows(t *testing.T, s wiki.Store) {
 	if hits := searchTitles(t, s, "searchable"); len(hits) != 0 {
 		t.Fatalf("after edit = %s", hitTitles(hits))
 	}
-	must[wiki.Page](t)(s.MovePage(ctx, wiki.MoveRequest{From: "Old Name", To: "New Name", UserName: "M", Time: at(3)}))
+	moved := must[wiki.Page](t)(s.MovePage(ctx, wiki.MoveRequest{From: "Old Name", To: "New Name", UserName: "M", Time: at(3)}))
+	index(t, s, moved.ID)
 	if hits := searchTitles(t, s, "replaced"); hitTitles(hits) != "New Name" {
 		t.Fatalf("after move = %s", hitTitles(hits))
 	}
@@ -617,7 +634,13 @@ func testSearchFollows(t *testing.T, s wiki.Store) {
 	if hits := searchTitles(t, s, "replaced"); len(hits) != 0 {
 		t.Fatalf("after delete = %s", hitTitles(hits))
 	}
+	if hits := searchTitles(t, s, "replaced"); len(hits) != 0 {
+		t.Fatalf("after delete, before any job = %s", hitTitles(hits))
+	}
+	index(t, s, moved.ID) // a job that runs after the delete keeps it out
 	must[wiki.Page](t)(s.UndeletePage(ctx, "New Name", 0, "M", "", at(5)))
+	index(t, s, moved.ID)
+	index(t, s, moved.ID) // twice: the same entry
 	if hits := searchTitles(t, s, "replaced"); hitTitles(hits) != "New Name" {
 		t.Fatalf("after undelete = %s", hitTitles(hits))
 	}
@@ -831,5 +854,329 @@ func testConcurrentSame(t *testing.T, s wiki.Store) {
 	h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: base.Page.ID}))
 	if len(h) != 4 || h[0].ID != base.Revision.ID {
 		t.Fatalf("history = %+v", h)
+	}
+}
+
+func spec(kind, payload string) wiki.JobSpec {
+	return wiki.JobSpec{Kind: kind, Payload: []byte(payload)}
+}
+
+func jobCount(t *testing.T, s wiki.Store) int {
+	t.Helper()
+	st := must[wiki.JobStats](t)(s.JobStats(ctx))
+	n := 0
+	for _, c := range st.Counts {
+		n += c
+	}
+	return n
+}
+
+func testJobsAtomic(t *testing.T, s wiki.Store) {
+	first := create(t, s, "A", "one")
+	res := must[wiki.SaveResult](t)(s.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "two", UserName: "U",
+		BaseRevID: first.Revision.ID, Jobs: []wiki.JobSpec{spec("search", `{"title":"A"}`), spec("cdnpurge", "")}}))
+	if n := jobCount(t, s); n != 2 {
+		t.Fatalf("a successful save enqueued %d jobs, want 2", n)
+	}
+	failing := []struct {
+		name string
+		err  error
+		fn   func(jobs []wiki.JobSpec) error
+	}{
+		{"a save against a stale base", wiki.ErrConflict, func(jobs []wiki.JobSpec) error {
+			_, err := s.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "three", UserName: "U", BaseRevID: first.Revision.ID, Jobs: jobs})
+			return err
+		}},
+		{"creating a page that exists", wiki.ErrExists, func(jobs []wiki.JobSpec) error {
+			_, err := s.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "three", UserName: "U", Jobs: jobs})
+			return err
+		}},
+		{"a move onto a live page", wiki.ErrExists, func(jobs []wiki.JobSpec) error {
+			create(t, s, "B", "b")
+			_, err := s.MovePage(ctx, wiki.MoveRequest{From: "B", To: "A", UserName: "U", Jobs: jobs})
+			return err
+		}},
+		{"deleting a missing page", wiki.ErrNotFound, func(jobs []wiki.JobSpec) error {
+			return s.DeletePage(ctx, "Missing", 0, "U", "", at(2), jobs...)
+		}},
+		{"undeleting a live page", wiki.ErrNotFound, func(jobs []wiki.JobSpec) error {
+			_, err := s.UndeletePage(ctx, "A", 0, "U", "", at(2), jobs...)
+			return err
+		}},
+		{"a job without a kind rolls the save back", nil, func(jobs []wiki.JobSpec) error {
+			_, err := s.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "four", UserName: "U", BaseRevID: res.Revision.ID,
+				Jobs: append(jobs, wiki.JobSpec{})})
+			if err == nil {
+				return errors.New("saved with an invalid job")
+			}
+			if p := must[wiki.Page](t)(s.FindPage(ctx, "A")); p.LatestID != res.Revision.ID {
+				return fmt.Errorf("the revision was stored: latest %d", p.LatestID)
+			}
+			return nil
+		}},
+	}
+	for _, f := range failing {
+		before := jobCount(t, s)
+		err := f.fn([]wiki.JobSpec{spec("search", `{"title":"A"}`), spec("backlinks", `{"title":"A"}`)})
+		if f.err != nil {
+			wantErr(t, err, f.err)
+		} else if err != nil {
+			t.Fatalf("%s: %v", f.name, err)
+		}
+		if n := jobCount(t, s); n != before {
+			t.Errorf("%s enqueued %d jobs", f.name, n-before)
+		}
+	}
+	if err := s.DeletePage(ctx, "A", 0, "U", "", at(3), spec("backlinks", `{"title":"A"}`)); err != nil {
+		t.Fatal(err)
+	}
+	must[wiki.Page](t)(s.UndeletePage(ctx, "A", 0, "U", "", at(4), spec("links", `{"title":"A"}`)))
+	must[wiki.Page](t)(s.MovePage(ctx, wiki.MoveRequest{From: "A", To: "C", UserName: "U", Jobs: []wiki.JobSpec{spec("search", `{"title":"C"}`)}}))
+	jobs := must[[]wiki.Job](t)(s.ListJobs(ctx, wiki.JobQueued, 100))
+	var kinds []string
+	for _, j := range jobs {
+		kinds = append(kinds, j.Kind)
+	}
+	if got := strings.Join(kinds, ","); got != "search,links,backlinks,cdnpurge,search" {
+		t.Fatalf("queued jobs newest first = %s", got)
+	}
+	if j := jobs[0]; string(j.Payload) != `{"title":"C"}` || j.State != wiki.JobQueued || j.Attempts != 0 ||
+		j.MaxAttempts != wiki.DefaultJobAttempts || j.Created.IsZero() || j.RunAt.IsZero() {
+		t.Fatalf("job = %+v", j)
+	}
+	if j := jobs[3]; string(j.Payload) != `{}` {
+		t.Fatalf("empty payload stored as %q", j.Payload)
+	}
+}
+
+func testJobsLifecycle(t *testing.T, s wiki.Store) {
+	now := time.Now()
+	if err := s.EnqueueJobs(ctx, []wiki.JobSpec{spec("a", `{"n":1}`), {Kind: "b", MaxAttempts: 2}, {Kind: "later", RunAt: now.Add(time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	st := must[wiki.JobStats](t)(s.JobStats(ctx))
+	if st.Counts[wiki.JobQueued] != 3 || st.OldestQueued.IsZero() || st.OldestQueued.After(time.Now()) {
+		t.Fatalf("stats = %+v", st)
+	}
+	leased := must[[]wiki.Job](t)(s.LeaseJobs(ctx, "w1", 10, time.Minute, now.Add(time.Second)))
+	if len(leased) != 2 || leased[0].Kind != "a" || leased[1].Kind != "b" {
+		t.Fatalf("leased %+v, want a and b (later is not due)", leased)
+	}
+	a, b := leased[0], leased[1]
+	if a.State != wiki.JobRunning || a.Attempts != 1 || a.Owner != "w1" || string(a.Payload) != `{"n":1}` ||
+		a.LeasedUntil.Before(now.Add(time.Minute)) {
+		t.Fatalf("leased job = %+v", a)
+	}
+	if more := must[[]wiki.Job](t)(s.LeaseJobs(ctx, "w2", 10, time.Minute, now.Add(2*time.Second))); len(more) != 0 {
+		t.Fatalf("leased jobs are leased again: %+v", more)
+	}
+	if err := s.CompleteJob(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	// b fails: back in the queue at its retry time, not before.
+	retryAt := now.Add(30 * time.Second)
+	if err := s.FailJob(ctx, b.ID, "boom", retryAt, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := must[[]wiki.Job](t)(s.LeaseJobs(ctx, "w1", 10, time.Minute, now.Add(10*time.Second))); len(got) != 0 {
+		t.Fatalf("leased before its retry time: %+v", got)
+	}
+	got := must[[]wiki.Job](t)(s.LeaseJobs(ctx, "w1", 10, time.Minute, retryAt))
+	if len(got) != 1 || got[0].ID != b.ID || got[0].Attempts != 2 || got[0].LastError != "boom" {
+		t.Fatalf("retry lease = %+v", got)
+	}
+	if err := s.FailJob(ctx, b.ID, "boom again", time.Time{}, true); err != nil {
+		t.Fatal(err)
+	}
+	dead := must[[]wiki.Job](t)(s.ListJobs(ctx, wiki.JobDead, 10))
+	if len(dead) != 1 || dead[0].ID != b.ID || dead[0].LastError != "boom again" {
+		t.Fatalf("dead = %+v", dead)
+	}
+	if got := must[[]wiki.Job](t)(s.LeaseJobs(ctx, "w1", 10, time.Minute, now.Add(time.Hour+time.Second))); len(got) != 1 || got[0].Kind != "later" {
+		t.Fatalf("lease after an hour = %+v, want only the delayed job", got)
+	}
+	st = must[wiki.JobStats](t)(s.JobStats(ctx))
+	if st.Counts[wiki.JobDone] != 1 || st.Counts[wiki.JobDead] != 1 || st.Counts[wiki.JobRunning] != 1 || st.Counts[wiki.JobQueued] != 0 || !st.OldestQueued.IsZero() {
+		t.Fatalf("stats = %+v", st)
+	}
+	// Completing or failing a job that is not running changes nothing.
+	if err := s.CompleteJob(ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if j := must[[]wiki.Job](t)(s.ListJobs(ctx, wiki.JobDead, 10)); len(j) != 1 {
+		t.Fatalf("completing a dead job revived it: %+v", j)
+	}
+	// Retry revives a dead job with fresh attempts; only dead jobs.
+	if err := s.RetryJob(ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, s.RetryJob(ctx, b.ID), wiki.ErrNotFound)
+	wantErr(t, s.RetryJob(ctx, a.ID), wiki.ErrNotFound)
+	got = must[[]wiki.Job](t)(s.LeaseJobs(ctx, "w1", 10, time.Minute, time.Now().Add(time.Second)))
+	if len(got) != 1 || got[0].ID != b.ID || got[0].Attempts != 1 {
+		t.Fatalf("lease after retry = %+v", got)
+	}
+	all := must[[]wiki.Job](t)(s.ListJobs(ctx, "", 10))
+	if len(all) != 3 || all[0].Kind != "later" {
+		t.Fatalf("all jobs newest first = %+v", all)
+	}
+}
+
+func testJobsExpiredLease(t *testing.T, s wiki.Store) {
+	now := time.Now()
+	if err := s.EnqueueJobs(ctx, []wiki.JobSpec{{Kind: "crashy", MaxAttempts: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	first := must[[]wiki.Job](t)(s.LeaseJobs(ctx, "dies", 1, 10*time.Second, now.Add(time.Second)))
+	if len(first) != 1 {
+		t.Fatalf("leased %d", len(first))
+	}
+	if got := must[[]wiki.Job](t)(s.LeaseJobs(ctx, "other", 1, 10*time.Second, now.Add(5*time.Second))); len(got) != 0 {
+		t.Fatalf("a live lease was taken: %+v", got)
+	}
+	second := must[[]wiki.Job](t)(s.LeaseJobs(ctx, "other", 1, 10*time.Second, now.Add(12*time.Second)))
+	if len(second) != 1 || second[0].ID != first[0].ID || second[0].Owner != "other" || second[0].Attempts != 2 {
+		t.Fatalf("expired lease = %+v", second)
+	}
+	// The second worker dies too: that was the last attempt.
+	if got := must[[]wiki.Job](t)(s.LeaseJobs(ctx, "third", 1, 10*time.Second, now.Add(30*time.Second))); len(got) != 0 {
+		t.Fatalf("leased after its last attempt: %+v", got)
+	}
+	dead := must[[]wiki.Job](t)(s.ListJobs(ctx, wiki.JobDead, 10))
+	if len(dead) != 1 || !strings.Contains(dead[0].LastError, "lease expired") {
+		t.Fatalf("dead = %+v", dead)
+	}
+}
+
+func testJobsConcurrentLease(t *testing.T, s wiki.Store) {
+	const n = 200
+	specs := make([]wiki.JobSpec, n)
+	for i := range specs {
+		specs[i] = spec("k", fmt.Sprintf(`{"i":%d}`, i))
+	}
+	if err := s.EnqueueJobs(ctx, specs); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[int64]string{}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			owner := fmt.Sprintf("w%d", w)
+			for {
+				jobs, err := s.LeaseJobs(ctx, owner, 7, time.Minute, time.Now().Add(time.Second))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(jobs) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, j := range jobs {
+					if prev, ok := seen[j.ID]; ok {
+						t.Errorf("job %d leased by %s and %s", j.ID, prev, owner)
+					}
+					seen[j.ID] = owner
+				}
+				mu.Unlock()
+				for _, j := range jobs {
+					if err := s.CompleteJob(ctx, j.ID); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != n {
+		t.Fatalf("%d jobs leased, want %d", len(seen), n)
+	}
+	if st := must[wiki.JobStats](t)(s.JobStats(ctx)); st.Counts[wiki.JobDone] != n {
+		t.Fatalf("stats = %+v", st)
+	}
+}
+
+func testJobsDedupe(t *testing.T, s wiki.Store) {
+	later := time.Now().Add(time.Hour)
+	for range 3 {
+		if err := s.EnqueueJobs(ctx, []wiki.JobSpec{{Kind: "search", Key: "search:A", RunAt: later}, {Kind: "cdnpurge"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := must[wiki.JobStats](t)(s.JobStats(ctx)); st.Counts[wiki.JobQueued] != 4 {
+		t.Fatalf("queued = %d, want 1 keyed + 3 unkeyed", st.Counts[wiki.JobQueued])
+	}
+	// A merge keeps the earlier run time.
+	if err := s.EnqueueJobs(ctx, []wiki.JobSpec{{Kind: "search", Key: "search:A"}}); err != nil {
+		t.Fatal(err)
+	}
+	got := must[[]wiki.Job](t)(s.LeaseJobs(ctx, "w", 10, time.Minute, time.Now().Add(time.Second)))
+	if len(got) != 4 {
+		t.Fatalf("leased %d, want 4 (the keyed job is due now)", len(got))
+	}
+	// A running job frees its key: a change made while it runs queues anew,
+	// and the running job's retry then merges into that one.
+	var keyed wiki.Job
+	for _, j := range got {
+		if j.Key == "search:A" {
+			keyed = j
+		}
+	}
+	if err := s.EnqueueJobs(ctx, []wiki.JobSpec{{Kind: "search", Key: "search:A"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FailJob(ctx, keyed.ID, "x", time.Now(), false); err != nil {
+		t.Fatal(err)
+	}
+	st := must[wiki.JobStats](t)(s.JobStats(ctx))
+	if st.Counts[wiki.JobQueued] != 1 || st.Counts[wiki.JobDone] != 1 {
+		t.Fatalf("stats after a retry into a queued duplicate = %+v", st)
+	}
+}
+
+func testJobTasks(t *testing.T, s wiki.Store) {
+	a := save(t, s, "A", 0, "a", wiki.LinkSet{Links: []wiki.Title{"X"}})
+	a2 := save(t, s, "A", a.Revision.ID, "aa", wiki.LinkSet{Links: []wiki.Title{"X"}})
+	// A job for an older revision is skipped: the newer save wrote its links.
+	if ok := must[bool](t)(s.RefreshLinks(ctx, a.Page.ID, a.Revision.ID, wiki.LinkSet{Links: []wiki.Title{"Y"}})); ok {
+		t.Fatal("refreshed links from a stale revision")
+	}
+	for range 2 {
+		if ok := must[bool](t)(s.RefreshLinks(ctx, a.Page.ID, a2.Revision.ID, wiki.LinkSet{Links: []wiki.Title{"Z"}, Categories: []wiki.Title{"Category:C"}})); !ok {
+			t.Fatal("did not refresh the latest revision's links")
+		}
+	}
+	if bl := must[[]wiki.Page](t)(s.Backlinks(ctx, "Z", wiki.ListQuery{})); titles(bl) != "A" {
+		t.Fatalf("backlinks of Z = %s", titles(bl))
+	}
+	if bl := must[[]wiki.Page](t)(s.Backlinks(ctx, "X", wiki.ListQuery{})); len(bl) != 0 {
+		t.Fatalf("backlinks of X = %s", titles(bl))
+	}
+	if ok := must[bool](t)(s.RefreshLinks(ctx, 99999, 1, wiki.LinkSet{})); ok {
+		t.Fatal("refreshed a missing page")
+	}
+	// Changes: the two saves are at at(1); trim before at(2) drops both.
+	if n := must[int](t)(s.TrimChanges(ctx, at(0))); n != 0 {
+		t.Fatalf("trimmed %d changes before at(0)", n)
+	}
+	if n := must[int](t)(s.TrimChanges(ctx, at(2))); n != 2 {
+		t.Fatalf("trimmed %d changes, want 2", n)
+	}
+	if err := s.EnqueueJobs(ctx, []wiki.JobSpec{{Kind: "x"}, {Kind: "y"}}); err != nil {
+		t.Fatal(err)
+	}
+	jobs := must[[]wiki.Job](t)(s.LeaseJobs(ctx, "w", 1, time.Minute, time.Now().Add(time.Second)))
+	if err := s.CompleteJob(ctx, jobs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := must[int](t)(s.DeleteDoneJobs(ctx, time.Now().Add(-time.Hour))); n != 0 {
+		t.Fatalf("deleted %d recent done jobs", n)
+	}
+	if n := must[int](t)(s.DeleteDoneJobs(ctx, time.Now().Add(time.Hour))); n != 1 {
+		t.Fatalf("deleted %d done jobs, want 1 (queued ones stay)", n)
+	}
+	if n := jobCount(t, s); n != 1 {
+		t.Fatalf("%d jobs left, want 1", n)
 	}
 }

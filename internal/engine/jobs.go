@@ -1,0 +1,218 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wikid/wikid/internal/jobs"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// What a change defers to the job queue, and what stays in its request:
+//
+//	in the change's transaction: revision, page row, link and category rows
+//	  (WhatLinksHere and the backlinks job read them: they never lag), recent
+//	  change, the jobs; a delete also drops the page's search entry at once.
+//	before the response: the changed page's own renders (epoch bump) and edge
+//	  entries, and its categories' listings: a writer reads its own write.
+//	jobs, after commit: the search index (search), re-render and purge of the
+//	  pages whose link colour changed (backlinks), external caches (cdnpurge),
+//	  link rows re-derived from text (links, after an undelete), housekeeping (rc).
+//
+// Job payloads name pages by title: a job made in the same transaction as a
+// page's creation cannot know its ID, and every handler re-reads the current
+// state, so a job that runs late (or twice) does the right thing.
+
+// ExternalPurger purges titles at caches outside this process (Varnish, a
+// CDN). It runs in jobs: an error retries the purge with backoff.
+type ExternalPurger interface {
+	PurgeExternal(ctx context.Context, titles ...wiki.Title) error
+}
+
+// NoExternalPurge is the ExternalPurger of a wiki with nothing in front.
+type NoExternalPurge struct{}
+
+func (NoExternalPurge) PurgeExternal(context.Context, ...wiki.Title) error { return nil }
+
+// backlinkBatch is how many linking pages a backlinks job handles per store
+// round trip (one Backlinks read, one DeleteRenders write, one purge).
+const backlinkBatch = 500
+
+type titlePayload struct {
+	Title wiki.Title `json:"title"`
+}
+
+type titlesPayload struct {
+	Titles []wiki.Title `json:"titles"`
+}
+
+// titleJob is a job about one title, deduplicated while queued: its handler
+// reads the title's current state, so one queued run serves every change.
+func titleJob(kind string, t wiki.Title) wiki.JobSpec {
+	b, _ := json.Marshal(titlePayload{Title: t})
+	return wiki.JobSpec{Kind: kind, Payload: b, Key: kind + ":" + string(t)}
+}
+
+func cdnPurgeJob(titles ...wiki.Title) wiki.JobSpec {
+	b, _ := json.Marshal(titlesPayload{Titles: titles})
+	return wiki.JobSpec{Kind: wiki.JobCDNPurge, Payload: b}
+}
+
+// IndexJob, LinksJob and BacklinksJob build the jobs a change enqueues;
+// they are exported for maintenance commands and the benchmark backlog.
+func IndexJob(t wiki.Title) wiki.JobSpec     { return titleJob(wiki.JobSearch, t) }
+func LinksJob(t wiki.Title) wiki.JobSpec     { return titleJob(wiki.JobLinks, t) }
+func BacklinksJob(t wiki.Title) wiki.JobSpec { return titleJob(wiki.JobBacklinks, t) }
+
+// HousekeepingJob is the periodic recent-changes and queue trim.
+func HousekeepingJob() wiki.JobSpec { return wiki.JobSpec{Kind: wiki.JobRC, Key: wiki.JobRC} }
+
+func (e *Engine) jobsQueued() {
+	if e.onQueued != nil {
+		e.onQueued()
+	}
+}
+
+// JobHandlers returns the handler of every job kind the engine enqueues.
+func (e *Engine) JobHandlers() map[string]jobs.Handler {
+	return map[string]jobs.Handler{
+		wiki.JobLinks:     e.runLinks,
+		wiki.JobSearch:    e.runSearch,
+		wiki.JobBacklinks: e.runBacklinks,
+		wiki.JobCDNPurge:  e.runCDNPurge,
+		wiki.JobRC:        e.runHousekeeping,
+	}
+}
+
+func decode[T any](j wiki.Job) (T, error) {
+	var v T
+	if err := json.Unmarshal(j.Payload, &v); err != nil {
+		return v, jobs.Permanent(fmt.Errorf("engine: %s job %d: bad payload %q: %w", j.Kind, j.ID, j.Payload, err))
+	}
+	return v, nil
+}
+
+// livePage finds the live page at t; ok is false when there is none (the
+// job has nothing to do: a later change enqueued its own jobs).
+func (e *Engine) livePage(ctx context.Context, t wiki.Title) (wiki.Page, bool, error) {
+	p, err := e.store.FindPage(ctx, t)
+	if errors.Is(err, wiki.ErrNotFound) {
+		return wiki.Page{}, false, nil
+	}
+	if err != nil {
+		return wiki.Page{}, false, err
+	}
+	return p, !p.Deleted, nil
+}
+
+// runLinks re-derives a page's link and category rows from its latest
+// revision. It writes nothing if a newer revision was saved meanwhile (that
+// save wrote its own rows).
+func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
+	pl, err := decode[titlePayload](j)
+	if err != nil {
+		return err
+	}
+	p, ok, err := e.livePage(ctx, pl.Title)
+	if err != nil || !ok {
+		return err
+	}
+	rev, err := e.store.FindRevision(ctx, p.LatestID)
+	if errors.Is(err, wiki.ErrNotFound) {
+		return nil // deleted meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	_, err = e.store.RefreshLinks(ctx, p.ID, rev.ID, e.renderer.Links(rev.Text))
+	return err
+}
+
+// runSearch makes the page's index entry match its current state.
+func (e *Engine) runSearch(ctx context.Context, j wiki.Job) error {
+	pl, err := decode[titlePayload](j)
+	if err != nil {
+		return err
+	}
+	p, err := e.store.FindPage(ctx, pl.Title)
+	if errors.Is(err, wiki.ErrNotFound) {
+		return nil // moved away without a redirect: the job of its new title indexes it
+	}
+	if err != nil {
+		return err
+	}
+	return e.store.UpdateSearchIndex(ctx, p.ID)
+}
+
+// runBacklinks handles a title whose existence changed: every page linking
+// to it changes link colour (red ↔ blue). Per batch of linking pages: drop
+// their stored renders, then bump their in-memory epochs (in this order, so
+// that a view racing the job cannot cache a stale render under the new
+// epoch), then purge their edge entries here, and queue the same purge for
+// external caches.
+func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
+	pl, err := decode[titlePayload](j)
+	if err != nil {
+		return err
+	}
+	q := wiki.ListQuery{Limit: backlinkBatch}
+	for {
+		pages, err := e.store.Backlinks(ctx, pl.Title, q)
+		if err != nil {
+			return err
+		}
+		if len(pages) == 0 {
+			return nil
+		}
+		ids := make([]int64, len(pages))
+		titles := make([]wiki.Title, len(pages))
+		for i, p := range pages {
+			ids[i], titles[i] = p.ID, p.Title
+		}
+		if err := e.store.DeleteRenders(ctx, ids); err != nil {
+			return err
+		}
+		e.invalidate(ids...)
+		e.purger.Purge(ctx, titles...)
+		if err := e.store.EnqueueJobs(ctx, []wiki.JobSpec{cdnPurgeJob(titles...)}); err != nil {
+			return err
+		}
+		e.jobsQueued()
+		if len(pages) < q.Limit {
+			return nil
+		}
+		q.From = pages[len(pages)-1].Title + "\x00"
+	}
+}
+
+func (e *Engine) runCDNPurge(ctx context.Context, j wiki.Job) error {
+	pl, err := decode[titlesPayload](j)
+	if err != nil {
+		return err
+	}
+	return e.cdn.PurgeExternal(ctx, pl.Titles...)
+}
+
+// runHousekeeping trims recent changes older than KeepChanges (when set)
+// and finished jobs older than KeepDoneJobs.
+func (e *Engine) runHousekeeping(ctx context.Context, _ wiki.Job) error {
+	now := e.now()
+	if e.keepChanges > 0 {
+		n, err := e.store.TrimChanges(ctx, now.Add(-e.keepChanges))
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			e.log.Info("engine: trimmed recent changes", "entries", n, "older_than", e.keepChanges)
+			e.purger.Purge(ctx) // the lists
+		}
+	}
+	_, err := e.store.DeleteDoneJobs(ctx, now.Add(-e.keepDoneJobs))
+	return err
+}
+
+// HousekeepingEvery is how often the runner should enqueue HousekeepingJob.
+const HousekeepingEvery = time.Hour

@@ -1,0 +1,136 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/render"
+	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+var ctx = context.Background()
+
+type purges struct {
+	mu     sync.Mutex
+	titles []string
+}
+
+func (p *purges) Purge(_ context.Context, titles ...wiki.Title) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range titles {
+		p.titles = append(p.titles, string(t))
+	}
+}
+
+// runJobs leases every due job, runs those of kind (all kinds when empty)
+// times times each through the engine's handlers, completes them all, and
+// returns how many it ran.
+func runJobs(t *testing.T, db *sqlite.DB, e *engine.Engine, kind string, times int) int {
+	t.Helper()
+	leased, err := db.LeaseJobs(ctx, "test", 1000, time.Minute, time.Now().Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, j := range leased {
+		if kind == "" || j.Kind == kind {
+			n++
+			for range times {
+				if err := e.JobHandlers()[j.Kind](ctx, j); err != nil {
+					t.Fatalf("%s job: %v", j.Kind, err)
+				}
+			}
+		}
+		if err := db.CompleteJob(ctx, j.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
+}
+
+// state is what the jobs write, as text, for comparing runs.
+func state(t *testing.T, db *sqlite.DB, e *engine.Engine) string {
+	t.Helper()
+	var b strings.Builder
+	bl, err := db.Backlinks(ctx, "Target", wiki.ListQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range bl {
+		fmt.Fprintf(&b, "backlink %s\n", p.Title)
+	}
+	hits, err := db.Search(ctx, "words", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		fmt.Fprintf(&b, "hit %s %q\n", h.Title, h.Snippet)
+	}
+	v, err := e.ViewPage(ctx, "Linker", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "red %v\n", strings.Contains(v.Rendered.HTML, `class="new"`))
+	return b.String()
+}
+
+func TestJobsAreIdempotent(t *testing.T) {
+	t.Parallel()
+	db := sqlite.MustOpen(t)
+	p := &purges{}
+	woken := 0
+	e := engine.New(engine.Options{Store: db, Renderer: render.New(), Purger: p, JobsQueued: func() { woken++ }})
+	ed := engine.Editor{UserName: "U"}
+	if _, err := e.Save(ctx, engine.Edit{Title: "Linker", Text: "Some words, a link to [[Target]].", Editor: ed}); err != nil {
+		t.Fatal(err)
+	}
+	runJobs(t, db, e, "", 1)
+	if s := state(t, db, e); !strings.Contains(s, "red true") || !strings.Contains(s, "hit Linker") {
+		t.Fatalf("before: %s", s)
+	}
+	if _, err := e.Save(ctx, engine.Edit{Title: "Target", Text: "More words.", Editor: ed}); err != nil {
+		t.Fatal(err)
+	}
+	if woken != 2 {
+		t.Errorf("workers woken %d times, want once per change", woken)
+	}
+	if s := state(t, db, e); !strings.Contains(s, "red true") {
+		t.Fatalf("the link turned blue before any job ran: %s", s)
+	}
+
+	p.titles = nil
+	if n := runJobs(t, db, e, "", 1); n != 3 {
+		t.Fatalf("the creation queued %d jobs, want search, backlinks, cdnpurge", n)
+	}
+	once := state(t, db, e)
+	if !strings.Contains(once, "red false") || !strings.Contains(once, "hit Target") {
+		t.Fatalf("after the jobs: %s", once)
+	}
+	if !strings.Contains(strings.Join(p.titles, ","), "Linker") {
+		t.Fatalf("purged %v, want Linker", p.titles)
+	}
+	// Run every job of the creation again, twice: nothing changes.
+	for _, kind := range []string{wiki.JobLinks, wiki.JobSearch, wiki.JobBacklinks, wiki.JobCDNPurge, wiki.JobRC} {
+		jobs := []wiki.JobSpec{engine.IndexJob("Target"), engine.IndexJob("Linker"), engine.LinksJob("Linker"),
+			engine.BacklinksJob("Target"), engine.HousekeepingJob(), {Kind: wiki.JobCDNPurge, Payload: []byte(`{"titles":["Target"]}`)}}
+		if err := db.EnqueueJobs(ctx, jobs); err != nil {
+			t.Fatal(err)
+		}
+		runJobs(t, db, e, kind, 2)
+		if again := state(t, db, e); again != once {
+			t.Fatalf("after %s jobs ran twice more:\n%s\nwant\n%s", kind, again, once)
+		}
+	}
+	// A malformed payload is a permanent failure, not a retry loop.
+	err := e.JobHandlers()[wiki.JobSearch](ctx, wiki.Job{ID: 1, Kind: wiki.JobSearch, Payload: []byte("{")})
+	if err == nil || !strings.Contains(err.Error(), "bad payload") {
+		t.Fatalf("malformed payload: %v", err)
+	}
+}

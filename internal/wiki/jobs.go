@@ -1,0 +1,106 @@
+package wiki
+
+import (
+	"context"
+	"time"
+)
+
+// JobState is where a job is in its life.
+type JobState string
+
+const (
+	JobQueued  JobState = "queued"  // waiting for RunAt (first run or a retry)
+	JobRunning JobState = "running" // leased by a worker until LeasedUntil
+	JobDone    JobState = "done"    // finished (kept a while for listings)
+	JobDead    JobState = "dead"    // failed MaxAttempts times; RetryJob revives it
+)
+
+// JobStates lists the states in life order.
+var JobStates = []JobState{JobQueued, JobRunning, JobDone, JobDead}
+
+// Job kinds: deferred work that need not happen before a response.
+// Every handler is idempotent: delivery is at least once.
+const (
+	JobLinks     = "links"     // recompute a page's link and category rows from its latest revision
+	JobBacklinks = "backlinks" // a title's existence changed: re-render and purge the pages linking to it
+	JobSearch    = "search"    // make a page's search index entry match its current state
+	JobCDNPurge  = "cdnpurge"  // purge titles at external caches (Varnish, CDN)
+	JobRC        = "rc"        // housekeeping: trim old recent changes and finished jobs
+)
+
+// DefaultJobAttempts is how many times a job runs before it is dead.
+const DefaultJobAttempts = 5
+
+// Job is one unit of deferred work in the durable queue.
+type Job struct {
+	ID          int64
+	Kind        string
+	Payload     []byte // JSON, owned by the kind's handler
+	Key         string // deduplication key: at most one queued job per non-empty key
+	Attempts    int    // runs started so far (a lease counts as a run)
+	MaxAttempts int
+	State       JobState
+	RunAt       time.Time // when a queued job becomes due
+	LeasedUntil time.Time // for a running job: when its lease expires and it may be leased again
+	Owner       string    // the worker that leased it last
+	LastError   string
+	Created     time.Time
+	Updated     time.Time
+}
+
+// JobSpec is a job to enqueue. Changes carry their JobSpecs into the store
+// call so that the change and its jobs commit in one transaction (an outbox).
+type JobSpec struct {
+	Kind    string
+	Payload []byte // JSON; nil is {}
+	// Key deduplicates: while a queued job has the same non-empty Key, the
+	// new one is merged into it (the earlier RunAt wins). Handlers that read
+	// the current state (search, links, backlinks) can share a key per title.
+	Key         string
+	RunAt       time.Time // zero: now
+	MaxAttempts int       // 0: DefaultJobAttempts
+}
+
+// JobStats summarizes the queue for metrics and `wikid jobs stats`.
+type JobStats struct {
+	Counts       map[JobState]int
+	OldestQueued time.Time // Created of the oldest queued job; zero when none is queued
+}
+
+// JobStore is the durable job queue, plus the page tasks that jobs perform.
+// The queue lives in the same database as the pages so that a change and
+// its jobs commit together (SQLite: a table; PostgreSQL: the same table
+// leased with SELECT … FOR UPDATE SKIP LOCKED).
+type JobStore interface {
+	// EnqueueJobs adds jobs in their own transaction (jobs caused by a
+	// change travel in its request instead).
+	EnqueueJobs(ctx context.Context, jobs []JobSpec) error
+	// LeaseJobs hands up to n due jobs to owner until now+leaseFor: queued
+	// jobs whose RunAt has come, and running jobs whose lease expired (their
+	// worker died). Each lease counts an attempt; a job whose lease expired
+	// after its last attempt becomes dead instead. A job goes to one owner.
+	LeaseJobs(ctx context.Context, owner string, n int, leaseFor time.Duration, now time.Time) ([]Job, error)
+	// CompleteJob marks a running job done.
+	CompleteJob(ctx context.Context, id int64) error
+	// FailJob records a failed run: the job is queued again at retryAt, or
+	// dead when dead is set.
+	FailJob(ctx context.Context, id int64, errMsg string, retryAt time.Time, dead bool) error
+	// ListJobs lists jobs in state (all states when empty), newest first.
+	ListJobs(ctx context.Context, state JobState, limit int) ([]Job, error)
+	JobStats(ctx context.Context) (JobStats, error)
+	// RetryJob queues a dead job again with fresh attempts; ErrNotFound if
+	// there is no dead job id.
+	RetryJob(ctx context.Context, id int64) error
+	// DeleteDoneJobs drops finished jobs last updated before before.
+	DeleteDoneJobs(ctx context.Context, before time.Time) (int, error)
+
+	// RefreshLinks replaces page pageID's link and category rows with ls if
+	// revID is still its latest revision (and the page is live); it reports
+	// whether it did.
+	RefreshLinks(ctx context.Context, pageID, revID int64, ls LinkSet) (bool, error)
+	// UpdateSearchIndex makes the page's index entry match its current state:
+	// its title and latest text when live, no entry when deleted or gone.
+	UpdateSearchIndex(ctx context.Context, pageID int64) error
+	// TrimChanges drops recent-changes entries older than before.
+	TrimChanges(ctx context.Context, before time.Time) (int, error)
+}
