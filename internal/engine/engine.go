@@ -190,14 +190,22 @@ func (e *Engine) Render(ctx context.Context, rev wiki.Revision) (*Rendered, erro
 		return nil, err
 	}
 	r.RevID = rev.ID
+	// Keep the render only if no invalidation (a linked page created or
+	// deleted) happened while rendering: it may show old link colours.
+	// (A worker in another process invalidates through the store alone;
+	// cross-node invalidation comes with the scale-out work.)
+	if ep.Load() != cur {
+		return r, nil
+	}
 	if data, err := json.Marshal(r); err == nil {
 		if err := e.store.SaveRender(ctx, rev.ID, render.Version, data); err != nil {
 			e.log.Warn("engine: save render", "rev", rev.ID, "err", err)
 		}
 	}
-	// Store in memory only if no invalidation happened while rendering.
 	if ep.Load() == cur {
 		e.mem.Set(rev.ID, memRender{epoch: cur, pageID: rev.PageID, r: r})
+	} else if err := e.store.DeleteRenders(ctx, []int64{rev.PageID}); err != nil {
+		e.log.Warn("engine: drop stale render", "rev", rev.ID, "err", err)
 	}
 	return r, nil
 }
