@@ -2,7 +2,7 @@ package render
 
 import (
 	"bytes"
-	"strconv"
+	"regexp"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/renderer"
@@ -12,7 +12,9 @@ import (
 
 // nodeRenderer renders the wiki nodes and replaces goldmark's HTML for the
 // nodes whose output differs: headings (self-link), links (external class),
-// raw HTML (no form inputs). It keeps no state: everything a node needs was
+// images and code blocks (the policy's attribute rules), raw HTML (sanitized
+// node by node, no form inputs). Everything is written as the policy would
+// leave it (canon.go). It keeps no state: everything a node needs was
 // stored on it by walker before rendering.
 type nodeRenderer struct{}
 
@@ -38,26 +40,32 @@ func (nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindHeading, renderHeading)
 	reg.Register(ast.KindLink, renderLink)
 	reg.Register(ast.KindAutoLink, renderAutoLink)
+	reg.Register(ast.KindImage, renderImage)
+	reg.Register(ast.KindFencedCodeBlock, renderFencedCodeBlock)
 	reg.Register(ast.KindRawHTML, renderRawHTML)
 	reg.Register(ast.KindHTMLBlock, renderHTMLBlock)
 }
 
 func renderHeading(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	n := node.(*ast.Heading)
-	level := strconv.Itoa(n.Level)
+	level := byte('0' + n.Level)
 	var id []byte
 	if v, ok := n.AttributeString("id"); ok {
 		id, _ = v.([]byte)
 	}
 	if entering {
-		_, _ = w.WriteString("<h" + level + ` id="`)
-		_, _ = w.Write(util.EscapeHTML(id))
+		_, _ = w.WriteString("<h")
+		_ = w.WriteByte(level)
+		_, _ = w.WriteString(` id="`)
+		canonEscape(w, id)
 		_, _ = w.WriteString(`">`)
 		return ast.WalkContinue, nil
 	}
-	_, _ = w.WriteString(` <a class="anchor" href="#`)
-	_, _ = w.Write(util.EscapeHTML([]byte(escapeFragment(string(id)))))
-	_, _ = w.WriteString(`" aria-hidden="true">#</a></h` + level + ">\n")
+	_ = w.WriteByte(' ')
+	writeAnchor(w, ` class="anchor"`, "#"+escapeFragment(string(id)), ` aria-hidden="true"`, false)
+	_, _ = w.WriteString(`#</a></h`)
+	_ = w.WriteByte(level)
+	_, _ = w.WriteString(">\n")
 	return ast.WalkContinue, nil
 }
 
@@ -80,26 +88,36 @@ func isExternal(dest []byte) bool {
 	return false
 }
 
+// linkAnchor writes the <a> start tag of a Markdown link and reports
+// whether it wrote one; it is a pure function of the node so that the end
+// tag can be decided the same way.
+func linkAnchor(w util.BufWriter, n *ast.Link) bool {
+	href := ""
+	if !html.IsDangerousURL(n.Destination) {
+		href = string(util.URLEscape(n.Destination, true))
+	}
+	var attrs bytes.Buffer
+	if n.Title != nil {
+		_, _ = attrs.WriteString(` title="`)
+		canonWriter{}.Write(bufWriter{&attrs}, n.Title)
+		_ = attrs.WriteByte('"')
+	}
+	ext := isExternal(n.Destination)
+	if ext {
+		_, _ = attrs.WriteString(` class="external" rel="` + externalRel + `"`)
+	}
+	return writeAnchor(w, "", href, attrs.String(), ext)
+}
+
 func renderLink(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	n := node.(*ast.Link)
 	if !entering {
-		_, _ = w.WriteString("</a>")
+		if linkAnchor(discard{}, n) {
+			_, _ = w.WriteString("</a>")
+		}
 		return ast.WalkContinue, nil
 	}
-	_, _ = w.WriteString(`<a href="`)
-	if !html.IsDangerousURL(n.Destination) {
-		_, _ = w.Write(util.EscapeHTML(util.URLEscape(n.Destination, true)))
-	}
-	_ = w.WriteByte('"')
-	if n.Title != nil {
-		_, _ = w.WriteString(` title="`)
-		html.DefaultWriter.Write(w, n.Title)
-		_ = w.WriteByte('"')
-	}
-	if isExternal(n.Destination) {
-		_, _ = w.WriteString(` class="external" rel="` + externalRel + `"`)
-	}
-	_ = w.WriteByte('>')
+	linkAnchor(w, n)
 	return ast.WalkContinue, nil
 }
 
@@ -109,14 +127,105 @@ func renderAutoLink(w util.BufWriter, source []byte, node ast.Node, entering boo
 		return ast.WalkContinue, nil
 	}
 	url := n.URL(source)
-	_, _ = w.WriteString(`<a href="`)
+	href := string(util.URLEscape(url, false))
 	if n.AutoLinkType == ast.AutoLinkEmail && !bytes.HasPrefix(bytes.ToLower(url), []byte("mailto:")) {
-		_, _ = w.WriteString("mailto:")
+		href = "mailto:" + href
 	}
-	_, _ = w.Write(util.EscapeHTML(util.URLEscape(url, false)))
-	_, _ = w.WriteString(`" class="external" rel="` + externalRel + `">`)
-	_, _ = w.Write(util.EscapeHTML(n.Label(source)))
+	// Always attributes: always an end tag.
+	writeAnchor(w, "", href, ` class="external" rel="`+externalRel+`"`, true)
+	canonWriter{}.RawWrite(w, n.Label(source))
 	_, _ = w.WriteString("</a>")
+	return ast.WalkContinue, nil
+}
+
+// imageSrc is the policy's rule for img src, before the URL check.
+var imageSrc = regexp.MustCompile(`(?i)^https?:`)
+
+func renderImage(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
+	}
+	n := node.(*ast.Image)
+	_, _ = w.WriteString("<img")
+	if !html.IsDangerousURL(n.Destination) {
+		src := string(util.URLEscape(n.Destination, true))
+		if imageSrc.MatchString(src) {
+			if u, ok := cleanURL(src); ok {
+				_, _ = w.WriteString(` src="`)
+				canonEscapeString(w, u)
+				_ = w.WriteByte('"')
+			}
+		}
+	}
+	_, _ = w.WriteString(` alt="`)
+	writeAltText(w, source, n)
+	_ = w.WriteByte('"')
+	if n.Title != nil {
+		_, _ = w.WriteString(` title="`)
+		canonWriter{}.Write(w, n.Title)
+		_ = w.WriteByte('"')
+	}
+	_ = w.WriteByte('>')
+	return ast.WalkSkipChildren, nil
+}
+
+// writeAltText writes the text of an image's children as goldmark does,
+// escaped for an attribute value: a hard line break is the text "<br>".
+func writeAltText(w util.BufWriter, source []byte, n ast.Node) {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		switch c := c.(type) {
+		case *ast.String:
+			if c.IsRaw() || c.IsCode() {
+				canonEscape(w, c.Value)
+			} else {
+				canonWriter{}.Write(w, c.Value)
+			}
+		case *ast.Text:
+			v := c.Segment.Value(source)
+			if c.IsRaw() {
+				canonEscape(w, v)
+				continue
+			}
+			canonWriter{}.Write(w, v)
+			if c.HardLineBreak() {
+				_, _ = w.WriteString("&lt;br&gt;\n")
+			} else if c.SoftLineBreak() {
+				_ = w.WriteByte('\n')
+			}
+		default:
+			writeAltText(w, source, c)
+		}
+	}
+}
+
+// codeLanguage is the policy's rule for the class of <code>.
+var codeLanguage = regexp.MustCompile(`^language-[\p{L}\p{N}_+#.-]{1,64}$`)
+
+func renderFencedCodeBlock(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	n := node.(*ast.FencedCodeBlock)
+	if !entering {
+		_, _ = w.WriteString("</code></pre>\n")
+		return ast.WalkContinue, nil
+	}
+	_, _ = w.WriteString("<pre><code")
+	if lang := n.Language(source); lang != nil {
+		var b bytes.Buffer
+		bw := bufWriter{&b}
+		_, _ = b.WriteString("language-")
+		canonWriter{}.Write(bw, lang)
+		// The sanitizer judges the unescaped value.
+		if v := htmlUnescape(b.String()); codeLanguage.MatchString(v) {
+			_, _ = w.WriteString(` class="`)
+			_, _ = w.Write(b.Bytes())
+			_ = w.WriteByte('"')
+		}
+	}
+	_ = w.WriteByte('>')
+	lines := n.Lines()
+	for i := 0; i < lines.Len(); i++ {
+		line := lines.At(i)
+		canonEscape(w, line.Value(source))
+	}
 	return ast.WalkContinue, nil
 }
 
@@ -125,41 +234,60 @@ func renderRawHTML(w util.BufWriter, source []byte, node ast.Node, entering bool
 		return ast.WalkSkipChildren, nil
 	}
 	segs := node.(*ast.RawHTML).Segments
+	if segs.Len() == 1 {
+		seg := segs.At(0)
+		sanitizeRaw(w, seg.Value(source))
+		return ast.WalkSkipChildren, nil
+	}
+	var b []byte
 	for i := 0; i < segs.Len(); i++ {
 		seg := segs.At(i)
-		writeRawHTML(w, seg.Value(source))
+		b = append(b, seg.Value(source)...)
 	}
+	sanitizeRaw(w, b)
 	return ast.WalkSkipChildren, nil
 }
 
+// renderHTMLBlock sanitizes the whole block at once: a tag may span lines.
 func renderHTMLBlock(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	n := node.(*ast.HTMLBlock)
-	if entering {
-		lines := n.Lines()
-		for i := 0; i < lines.Len(); i++ {
-			line := lines.At(i)
-			writeRawHTML(w, line.Value(source))
-		}
-	} else if n.HasClosure() {
-		writeRawHTML(w, n.ClosureLine.Value(source))
+	if !entering {
+		return ast.WalkContinue, nil
 	}
+	var b []byte
+	lines := n.Lines()
+	for i := 0; i < lines.Len(); i++ {
+		line := lines.At(i)
+		b = append(b, line.Value(source)...)
+	}
+	if n.HasClosure() {
+		b = append(b, n.ClosureLine.Value(source)...)
+	}
+	sanitizeRaw(w, b)
 	return ast.WalkContinue, nil
 }
 
-// writeRawHTML writes the author's HTML for the sanitizer to judge, with
-// one change: <input> tags are escaped, because the sanitizer keeps inputs
-// for task list check boxes and the author must not get text fields.
-func writeRawHTML(w util.BufWriter, b []byte) {
+// sanitizeRaw writes the author's HTML b through the sanitizer, on its own:
+// whatever b leaves open (a comment, an attribute, a raw text element such
+// as <script> or <textarea>) ends with it, and the sanitizer's output is
+// complete tokens in canonical form. One change comes first: <input> tags
+// are escaped, because the policy keeps inputs for task list check boxes
+// and the author must not get text fields.
+func sanitizeRaw(w util.BufWriter, b []byte) {
+	var pre bytes.Buffer
+	pre.Grow(len(b) + 16)
+	bw := bufWriter{&pre}
 	for {
 		i := indexFold(b, "<input")
 		if i < 0 {
 			break
 		}
-		html.DefaultWriter.SecureWrite(w, b[:i])
-		_, _ = w.WriteString("&lt;")
+		canonWriter{}.SecureWrite(bw, b[:i])
+		_, _ = pre.WriteString("&lt;")
 		b = b[i+1:]
 	}
-	html.DefaultWriter.SecureWrite(w, b)
+	canonWriter{}.SecureWrite(bw, b)
+	_, _ = w.Write(policy.SanitizeBytes(pre.Bytes()))
 }
 
 // indexFold is a case-insensitive bytes.Index for an ASCII lower-case needle.

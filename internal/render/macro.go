@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"html"
 	"net/url"
 	"strings"
 
@@ -118,20 +117,30 @@ func renderMacro(w util.BufWriter, s macroSpec, block bool) {
 		tag = "div"
 	}
 	_, _ = w.WriteString("<" + tag + ` class="wikid-macro" data-macro="` + s.Name + `"`)
+	href, text := "/wiki/Special:AllPages", "All pages"
 	switch s.Name {
 	case MacroRecentChanges:
-		_, _ = w.WriteString(`><a href="/wiki/Special:RecentChanges">Recent changes</a>`)
+		href, text = "/wiki/Special:RecentChanges", "Recent changes"
 	case MacroPageCount:
-		_, _ = w.WriteString(`><a href="/wiki/Special:AllPages">page count</a>`)
+		text = "page count"
 	case MacroAllPages:
 		if s.HasPrefix && s.Prefix != "" {
-			p := html.EscapeString(s.Prefix)
-			_, _ = w.WriteString(` data-prefix="` + p + `"><a href="/wiki/Special:AllPages?prefix=`)
-			_, _ = w.WriteString(html.EscapeString(url.QueryEscape(s.Prefix)))
-			_, _ = w.WriteString(`">Pages starting with ` + p + `</a>`)
-		} else {
-			_, _ = w.WriteString(`><a href="/wiki/Special:AllPages">All pages</a>`)
+			// The policy allows data-prefix on <div> only.
+			if tag == "div" {
+				_, _ = w.WriteString(` data-prefix="`)
+				canonEscapeString(w, s.Prefix)
+				_ = w.WriteByte('"')
+			}
+			href = "/wiki/Special:AllPages?prefix=" + url.QueryEscape(s.Prefix)
+			text = "Pages starting with " + s.Prefix
 		}
+	}
+	_ = w.WriteByte('>')
+	if writeAnchor(w, "", href, "", false) {
+		canonEscapeString(w, text)
+		_, _ = w.WriteString("</a>")
+	} else {
+		canonEscapeString(w, text)
 	}
 	_, _ = w.WriteString("</" + tag + ">")
 	if tag == "div" {

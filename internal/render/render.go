@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -23,7 +24,7 @@ import (
 
 // Version changes whenever the HTML output for the same source changes;
 // it is part of render cache keys.
-const Version = 1
+const Version = 2
 
 // Heading is one entry of a page's table of contents.
 type Heading struct {
@@ -34,7 +35,7 @@ type Heading struct {
 
 // Result is a rendered page.
 type Result struct {
-	HTML   string // sanitized body HTML
+	HTML   string // sanitized body HTML: a fixpoint of Sanitize
 	TOC    []Heading
 	Links  wiki.LinkSet // links (deduplicated, no fragments, no Special: or same-page), categories, redirect
 	Macros []string     // dynamic macros used, in order of first use: "recentchanges", "pagecount", "allpages"
@@ -68,7 +69,8 @@ func New() *Renderer {
 			extension.TaskList,
 		),
 		goldmark.WithRendererOptions(
-			html.WithUnsafe(), // raw HTML is allowed; the sanitizer is the gate
+			html.WithUnsafe(), // raw HTML is allowed; sanitizeRaw is the gate
+			html.WithWriter(canonWriter{}),
 			renderer.WithNodeRenderers(util.Prioritized(nodeRenderer{}, 100)),
 		),
 	)
@@ -102,19 +104,44 @@ func (r *Renderer) Render(ctx context.Context, src string, exists Exists) (Resul
 			l.Exists = true
 		}
 	}
+	// Start tags are computed once per distinct link.
+	type linkKey struct {
+		target   wiki.Title
+		fragment string
+		exists   bool
+	}
+	opens := make(map[linkKey]string, len(w.targets))
+	for _, l := range w.anchors {
+		k := linkKey{l.Target, l.Fragment, l.Exists}
+		open, ok := opens[k]
+		if !ok {
+			open = wikiLinkOpen(l)
+			opens[k] = open
+		}
+		l.open = open
+	}
 
-	var buf bytes.Buffer
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 1<<20 {
+			bufPool.Put(buf)
+		}
+	}()
+	buf.Reset()
 	buf.Grow(len(source) + len(source)/2)
-	if err := r.md.Renderer().Render(&buf, source, doc); err != nil {
+	if err := r.md.Renderer().Render(bufWriter{buf}, source, doc); err != nil {
 		return Result{}, fmt.Errorf("render: %w", err)
 	}
+	// The output needs no sanitizing as a whole: see canon.go.
 	return Result{
-		HTML:   policy.Sanitize(buf.String()),
+		HTML:   buf.String(),
 		TOC:    w.toc,
 		Links:  ls,
 		Macros: w.macros,
 	}, nil
 }
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // parse strips a leading #REDIRECT line, parses the rest once and collects
 // its link set.
@@ -158,7 +185,8 @@ type walker struct {
 	source  []byte
 	ids     idSet
 	toc     []Heading
-	links   []*wikiLink
+	links   []*wikiLink // links to other pages
+	anchors []*wikiLink // links to other pages and same-page links
 	targets []wiki.Title
 	macros  []string
 }
@@ -190,7 +218,11 @@ func (w *walker) walk(doc ast.Node) {
 				}
 			}
 		case *wikiLink:
-			if n.Invalid || n.Category || n.Target == "" {
+			if n.Invalid || n.Category {
+				return ast.WalkContinue, nil
+			}
+			w.anchors = append(w.anchors, n)
+			if n.Target == "" {
 				return ast.WalkContinue, nil
 			}
 			w.links = append(w.links, n)

@@ -177,6 +177,47 @@ func TestXSS(t *testing.T) {
 		{"a markdown link title", `[x](/a "<img src=x onerror=alert(1)>")`},
 		{"an autolink with javascript", "<javascript:alert(1)>"},
 		{"a code class injection", "```\" onmouseover=\"alert(1)\nx\n```"},
+		// Raw HTML is sanitized node by node: nothing an author leaves
+		// open in one node may reach the markup after it.
+		{"a tag split across lines", "<a\nhref=\"javascript:alert(1)\"\nonclick=\"alert(2)\">x</a>"},
+		{"a tag split across lines inline", "text <img\nsrc=x\nonerror=alert(1)> more"},
+		{"a javascript: URL with an entity tab", `<a href="java&#x09;script:alert(1)">x</a>`},
+		{"a javascript: URL with an entity colon", `<a href="javascript&colon;alert(1)">x</a>`},
+		{"a script in svg", "<svg><script>alert(1)</script></svg>"},
+		{"a script in svg inline", "x <svg><script>alert(1)</script></svg> y"},
+		{"math with a link", `<math><mi xlink:href="javascript:alert(1)">x</mi></math>`},
+		{"an unterminated attribute then markdown", "<img src=\"x\n\n[[Foo]] *em* <b onclick=x>b</b>"},
+		{"an unterminated attribute in an HTML block", "<div title=\"x\n\n<img src=x onerror=alert(1)> **b**"},
+		{"an unterminated comment then markdown", "<!-- open\n\n<script>alert(1)</script> [[Foo]]"},
+		{"an unterminated comment inline", "a <!-- b\n\n<img src=x onerror=alert(1)>"},
+		{"a style block then markdown", "<style>\nbody{}\n\n*x* <img src=x onerror=alert(1)>"},
+		{"a textarea then markdown", "<textarea>\n\n</textarea><img src=x onerror=alert(1)>\n\n*x*"},
+		{"a textarea inline then markdown", "a <textarea> b\n\n<img src=x onerror=alert(1)>"},
+		{"a title element", "<title><img src=x onerror=alert(1)></title>"},
+		{"xmp and plaintext", "<xmp><img src=x onerror=alert(1)></xmp><plaintext><img src=x onerror=alert(1)>"},
+		{"noscript", "<noscript><p title=\"</noscript><img src=x onerror=alert(1)>\"></noscript>"},
+		{"a template", "<template><img src=x onerror=alert(1)></template>"},
+		{"an iframe with srcdoc", `<iframe srcdoc="<script>alert(1)</script>"></iframe>`},
+		{"a script in a paragraph", "one <script>alert(1)</script> two <script src=//evil/x.js></script> three"},
+		{"a script split across a paragraph", "one <script>\nalert(1)\n</script> two"},
+		{"an entity-encoded javascript: link destination", "[x](&#x6A;avascript&#x3A;alert(1)) [y](jav&#x09;ascript:alert(1))"},
+		{"a javascript: link with a title", `[x](javascript:alert(1) "t")`},
+		{"a javascript: reference link", "[x][r]\n\n[r]: javascript:alert(1)"},
+		{"a javascript: image", "![x](javascript:alert(1))"},
+		{"a relative image", `![x](/a.png "t")`},
+		{"a wiki link label with a bare script", "[[Foo|<script>]]"},
+		{"autolinks with javascript", "<javascript:alert(1)> <JAVASCRIPT:alert(1)> <vbscript:x> <data:text/html,x>"},
+		{"a linkified javascript", "javascript:alert(1) www.example.org/<script>"},
+		{"a cdata section", "<![CDATA[<img src=x onerror=alert(1)>]]>"},
+		{"a processing instruction", "<?xml <img src=x onerror=alert(1)> ?>"},
+		{"a doctype", "<!DOCTYPE html><img src=x onerror=alert(1)>"},
+		{"attributes without quotes", "<a href=javascript:alert(1) title=x>y</a>"},
+		{"an end tag with attributes", "x </b onclick=alert(1)> y"},
+		{"a base64 data URL with white space", "<img src=\"data:image/png;base64,AA AA\">"},
+		{"a table with a script", "| a |\n|---|\n| <script>alert(1)</script> |"},
+		{"a heading with raw HTML", "## a <img src=x onerror=alert(1)> <script>x</script>"},
+		{"an object in a list", "- <object data=x>\n- <embed src=x>"},
+		{"a form input", "<input type=text autofocus onfocus=alert(1)> <INPUT type=checkbox>"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,7 +229,8 @@ func TestXSS(t *testing.T) {
 
 var (
 	allowedSchemes = []string{"http", "https", "mailto"}
-	forbiddenTags  = []string{"script", "style", "iframe", "object", "embed", "form", "meta", "base", "link", "svg", "math", "button", "textarea", "select"}
+	forbiddenTags  = []string{"script", "style", "iframe", "object", "embed", "form", "meta", "base", "link", "svg", "math", "button", "textarea", "select",
+		"title", "xmp", "plaintext", "noscript", "template", "noembed", "noframes", "frameset", "frame", "listing"}
 )
 
 // checkSafeHTML tokenizes html and fails on any forbidden element,

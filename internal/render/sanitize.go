@@ -6,8 +6,11 @@ import (
 	"github.com/microcosm-cc/bluemonday"
 )
 
-// policy is the allow-list every rendered page passes through. It is built
-// once; bluemonday policies are safe for concurrent use once built.
+// policy is the allow-list for rendered pages. Render passes only the
+// author's raw HTML through it, one node at a time (sanitizeRaw), and writes
+// everything else already in the form the policy leaves unchanged
+// (canon.go), so that a whole page is a fixpoint: IsSafe(page) holds. It is
+// built once; bluemonday policies are safe for concurrent use once built.
 var policy = newPolicy()
 
 // Sanitize returns html with everything outside the allow-list removed.

@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"html"
 	"net/url"
 	"strings"
 
@@ -29,7 +28,8 @@ type wikiLink struct {
 	Label    string     // plain text
 	Category bool       // [[Category:X]]: categorizes, renders nothing
 	Invalid  bool
-	Exists   bool // set before rendering
+	Exists   bool   // set before rendering
+	open     string // the <a> start tag, set before rendering
 }
 
 func (n *wikiLink) Kind() ast.NodeKind { return kindWikiLink }
@@ -92,43 +92,47 @@ func parseWikiLink(raw, inner string) *wikiLink {
 // ExternalRel is the rel attribute of links that leave the wiki.
 const externalRel = "nofollow noopener"
 
+// wikiLinkOpen returns the <a> start tag of a valid, non-category link
+// (empty when the sanitizer would drop it) once n.Exists is known.
+func wikiLinkOpen(n *wikiLink) string {
+	var b bytes.Buffer
+	w := bufWriter{&b}
+	if n.Target == "" {
+		writeAnchor(w, "", "#"+escapeFragment(anchorID(n.Fragment)), "", false)
+		return b.String()
+	}
+	href := n.Target.URL()
+	var attrs strings.Builder
+	if n.Exists || n.Target.IsSpecial() {
+		if n.Fragment != "" {
+			href += "#" + escapeFragment(anchorID(n.Fragment))
+		}
+		attrs.WriteString(` title="`)
+		canonEscapeString(stringsWriter{&attrs}, string(n.Target))
+		attrs.WriteString(`"`)
+		writeAnchor(w, "", href, attrs.String(), false)
+	} else {
+		attrs.WriteString(` title="`)
+		canonEscapeString(stringsWriter{&attrs}, string(n.Target))
+		attrs.WriteString(` (page does not exist)"`)
+		writeAnchor(w, "", href+"?action=edit&redlink=1", ` class="new"`+attrs.String(), false)
+	}
+	return b.String()
+}
+
 func renderWikiLink(w util.BufWriter, n *wikiLink) {
 	if n.Invalid {
-		_, _ = w.WriteString(html.EscapeString(n.Raw))
+		canonEscapeString(w, n.Raw)
 		return
 	}
 	if n.Category {
 		return
 	}
-	label := html.EscapeString(n.Label)
-	if n.Target == "" {
-		_, _ = w.WriteString(`<a href="#`)
-		_, _ = w.WriteString(html.EscapeString(escapeFragment(anchorID(n.Fragment))))
-		_, _ = w.WriteString(`">`)
-		_, _ = w.WriteString(label)
+	_, _ = w.WriteString(n.open)
+	canonEscapeString(w, n.Label)
+	if n.open != "" {
 		_, _ = w.WriteString(`</a>`)
-		return
 	}
-	title := html.EscapeString(string(n.Target))
-	href := n.Target.URL()
-	if n.Exists || n.Target.IsSpecial() {
-		if n.Fragment != "" {
-			href += "#" + escapeFragment(anchorID(n.Fragment))
-		}
-		_, _ = w.WriteString(`<a href="`)
-		_, _ = w.WriteString(html.EscapeString(href))
-		_, _ = w.WriteString(`" title="`)
-		_, _ = w.WriteString(title)
-		_, _ = w.WriteString(`">`)
-	} else {
-		_, _ = w.WriteString(`<a href="`)
-		_, _ = w.WriteString(html.EscapeString(href))
-		_, _ = w.WriteString(`?action=edit&amp;redlink=1" class="new" title="`)
-		_, _ = w.WriteString(title)
-		_, _ = w.WriteString(` (page does not exist)">`)
-	}
-	_, _ = w.WriteString(label)
-	_, _ = w.WriteString(`</a>`)
 }
 
 // escapeFragment percent-encodes an id for use after '#' in a URL.
