@@ -32,7 +32,7 @@ type conn struct {
 	iov  [2][]byte
 	req  request
 	pers Personal
-	piov [8][]byte
+	piov [12][]byte
 
 	readDL, writeDL time.Time // current deadlines, zero if unset
 	served          int       // responses written

@@ -119,7 +119,8 @@ func (s *Server) serveSpliced(w http.ResponseWriter, r *http.Request, key string
 			return false
 		}
 	}
-	sp, ok := s.splice(viewerOf(r), t, v, r.Header.Get("If-None-Match"))
+	viewer := viewerOf(r)
+	sp, ok := s.splice(viewer, t, key, v, r.Header.Get("If-None-Match"))
 	if !ok {
 		return false
 	}
@@ -136,7 +137,12 @@ func (s *Server) serveSpliced(w http.ResponseWriter, r *http.Request, key string
 		w.WriteHeader(http.StatusNotModified)
 		return true
 	}
-	h.Set("Content-Length", strconv.Itoa(sp.length))
+	pieces, n := sp.parts[:], sp.length
+	if edge.ParseAcceptEncoding(r.Header.Get("Accept-Encoding"))&edge.AcceptGzip != 0 {
+		pieces, n = gzipPieces(&sp, s.userBarGz(viewer), make([][]byte, 0, 8))
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("Content-Length", strconv.Itoa(n))
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return true
@@ -144,7 +150,7 @@ func (s *Server) serveSpliced(w http.ResponseWriter, r *http.Request, key string
 	// One Write: net/http then sends the page in as few system calls as it can.
 	bp := splicePool.Get().(*[]byte)
 	out := (*bp)[:0]
-	for _, part := range sp.parts {
+	for _, part := range pieces {
 		out = append(out, part...)
 	}
 	w.Write(out)
@@ -196,13 +202,16 @@ func splicedTitle(path, escaped string) (wiki.Title, bool) {
 type spliced struct {
 	status        int // 200, or 304 when inm matched
 	etag, lastMod string
+	baseETag      string   // the cached anonymous page's
+	shared        *gzEntry // what views of this page version share
+	tabs          *gzTabs
 	parts         [5][]byte // page bytes around the user bar and the tabs
 	length        int
 }
 
 // splice cuts the anonymous page at its markers and puts the viewer's user
 // bar and tabs in. The parts alias cached, immutable bytes.
-func (s *Server) splice(viewer Viewer, t wiki.Title, v *edge.Variant, inm string) (spliced, bool) {
+func (s *Server) splice(viewer Viewer, t wiki.Title, key string, v *edge.Variant, inm string) (spliced, bool) {
 	if v.Status != http.StatusOK || v.Encoding != edge.Identity {
 		return spliced{}, false
 	}
@@ -213,23 +222,24 @@ func (s *Server) splice(viewer Viewer, t wiki.Title, v *edge.Variant, inm string
 		return spliced{}, false
 	}
 	user := s.userBar(viewer)
-	tabs := s.tabsHTML(viewer, t, true)
-	sp := spliced{status: http.StatusOK, etag: spliceETag(v.ETag(), user, tabs), lastMod: v.LastModified()}
+	shared := s.gz.entry(key, v.ETag())
+	tabs := shared.tabsFor(viewer.Group().Rank(), func() []byte { return s.tabsHTML(viewer, t, true) })
+	sp := spliced{status: http.StatusOK, etag: spliceETag(v.ETag(), user, tabs.html), lastMod: v.LastModified(),
+		baseETag: v.ETag(), shared: shared, tabs: tabs}
 	if match(inm, sp.etag) {
 		sp.status = http.StatusNotModified
 		return sp, true
 	}
-	sp.parts = [5][]byte{body[:u0+len(markUserOpen)], user, body[u1 : t0+len(markTabsOpen)], tabs, body[t1:]}
+	sp.parts = [5][]byte{body[:u0+len(markUserOpen)], user, body[u1 : t0+len(markTabsOpen)], tabs.html, body[t1:]}
 	for _, p := range sp.parts {
 		sp.length += len(p)
 	}
 	return sp, true
 }
 
-// Personal answers a request with a session cookie for the front server,
-// from memory only: a cached session, a cached page. Anything else (a
-// session not seen lately, a page not cached, a query) declines, and
-// net/http serves the request.
+// Personal answers a request with a session cookie for the front server
+// from a cached page. Anything else (an unknown session, a page not cached,
+// a query) declines, and net/http serves the request.
 func (s *Server) Personal(p *front.Personal) bool {
 	if s.edge == nil || !s.canRead(Viewer{}) {
 		return false
@@ -238,7 +248,9 @@ func (s *Server) Personal(p *front.Personal) bool {
 	if token == "" {
 		return false
 	}
-	viewer, ok := s.sessions.get(auth.HashToken(token))
+	// A session not seen lately costs one indexed lookup, once per
+	// sessionCacheTTL, so that the connection stays on the fast path.
+	viewer, ok := s.sessionViewer(context.Background(), auth.HashToken(token))
 	if !ok {
 		return false
 	}
@@ -262,7 +274,7 @@ func (s *Server) Personal(p *front.Personal) bool {
 	if !ok {
 		return false
 	}
-	sp, ok := s.splice(viewer, t, v, p.IfNoneMatch)
+	sp, ok := s.splice(viewer, t, key, v, p.IfNoneMatch)
 	if !ok {
 		return false
 	}
@@ -277,10 +289,16 @@ func (s *Server) Personal(p *front.Personal) bool {
 	}
 	p.Status = sp.status
 	if sp.status == http.StatusOK {
+		n := sp.length
+		if p.Accepted&edge.AcceptGzip != 0 {
+			p.Body, n = gzipPieces(&sp, s.userBarGz(viewer), p.Body)
+			h = append(h, "Content-Encoding: gzip\r\n"...)
+		} else {
+			p.Body = append(p.Body[:0], sp.parts[:]...)
+		}
 		h = append(h, "Content-Length: "...)
-		h = strconv.AppendInt(h, int64(sp.length), 10)
+		h = strconv.AppendInt(h, int64(n), 10)
 		h = append(h, "\r\n"...)
-		p.Body = append(p.Body[:0], sp.parts[:]...)
 	}
 	p.Header = h
 	return true
@@ -350,6 +368,16 @@ func (s *Server) userBar(v Viewer) []byte {
 	b := buf.Bytes()
 	s.sessions.setUserBar(v.Session.ID, b)
 	return b
+}
+
+// userBarGz is the user bar deflated for gzip splicing, cached per session.
+func (s *Server) userBarGz(v Viewer) gzUser {
+	if u, ok := s.sessions.userBarGz(v.Session.ID); ok {
+		return u
+	}
+	u := gzUser{gz: deflateFlushed(s.userBar(v))}
+	s.sessions.setUserBarGz(v.Session.ID, u)
+	return u
 }
 
 // tabsHTML renders the page tabs for the viewer, as the layout does.

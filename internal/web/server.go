@@ -36,6 +36,8 @@ type Server struct {
 	reqID    atomic.Uint64
 	edge     *edge.Cache // nil: no in-process cache
 	sessions *sessionCache
+	gz       *gzCache       // deflated static parts of spliced pages
+	throttle *loginThrottle // failed logins per account and address (special.go)
 }
 
 // Options configures New.
@@ -65,7 +67,8 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("web: main page: %w", err)
 	}
 	s := &Server{cfg: o.Config, eng: o.Engine, store: o.Engine.Store(), views: o.Views, log: o.Logger,
-		secret: o.Secret, now: o.Now, mainPage: mp, edge: o.Edge, sessions: newSessionCache(o.Now)}
+		secret: o.Secret, now: o.Now, mainPage: mp, edge: o.Edge, sessions: newSessionCache(o.Now), gz: newGzCache(),
+		throttle: newLoginThrottle(o.Now)}
 	s.handler = s.routes()
 	return s, nil
 }

@@ -63,20 +63,32 @@ func (s *Server) withViewer(next http.Handler) http.Handler {
 			}
 			v = vv
 		} else if c := sessionCookie(r); c != "" {
-			id := auth.HashToken(c)
-			if cached, ok := s.sessions.get(id); ok {
-				v = cached
-			} else if sess, err := s.store.FindSession(ctx, id); err == nil {
-				if u, err := s.store.FindUser(ctx, sess.UserID); err == nil {
-					v = Viewer{User: u, Session: sess, LoggedIn: true}
-					s.sessions.put(v)
-				}
-			} else if !errors.Is(err, wiki.ErrNotFound) {
-				s.log.Error("session lookup", "err", err)
-			}
+			v, _ = s.sessionViewer(ctx, auth.HashToken(c))
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, viewerKey, v)))
 	})
+}
+
+// sessionViewer returns the viewer of session id: from memory when it was
+// seen lately, else from the store (then remembered).
+func (s *Server) sessionViewer(ctx context.Context, id string) (Viewer, bool) {
+	if v, ok := s.sessions.get(id); ok {
+		return v, true
+	}
+	sess, err := s.store.FindSession(ctx, id)
+	if err != nil {
+		if !errors.Is(err, wiki.ErrNotFound) {
+			s.log.Error("session lookup", "err", err)
+		}
+		return Viewer{}, false
+	}
+	u, err := s.store.FindUser(ctx, sess.UserID)
+	if err != nil {
+		return Viewer{}, false
+	}
+	v := Viewer{User: u, Session: sess, LoggedIn: true}
+	s.sessions.put(v)
+	return v, true
 }
 
 // sessionCookie returns the session token; with two wikid_session cookies
@@ -289,4 +301,14 @@ func isLoopback(remote string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// redirectCacheControl is the Cache-Control of the redirects answered before
+// the read check (the root, non-canonical titles): shared caches may keep
+// them for everyone only when everyone may read the wiki.
+func (s *Server) redirectCacheControl() string {
+	if s.canRead(Viewer{}) {
+		return "public, max-age=300"
+	}
+	return "private, max-age=300"
 }

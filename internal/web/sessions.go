@@ -25,9 +25,10 @@ type sessionShard struct {
 }
 
 type cachedSession struct {
-	viewer  Viewer
-	fetched time.Time
-	userBar []byte
+	viewer    Viewer
+	fetched   time.Time
+	userBar   []byte
+	userBarGz *gzUser
 }
 
 func newSessionCache(now func() time.Time) *sessionCache {
@@ -87,6 +88,25 @@ func (c *sessionCache) setUserBar(id string, b []byte) {
 	sh.mu.Lock()
 	if e := sh.m[id]; e != nil {
 		e.userBar = b
+	}
+	sh.mu.Unlock()
+}
+
+func (c *sessionCache) userBarGz(id string) (gzUser, bool) {
+	sh := c.shard(id)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	if e := sh.m[id]; e != nil && e.userBarGz != nil {
+		return *e.userBarGz, true
+	}
+	return gzUser{}, false
+}
+
+func (c *sessionCache) setUserBarGz(id string, u gzUser) {
+	sh := c.shard(id)
+	sh.mu.Lock()
+	if e := sh.m[id]; e != nil {
+		e.userBarGz = &u
 	}
 	sh.mu.Unlock()
 }
