@@ -147,7 +147,7 @@ func (a *App) Serve(ctx context.Context) error {
 	}
 	a.srv = &http.Server{
 		Handler:           a.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: a.Config.ReadHeaderTimeout,
 		ReadTimeout:       a.Config.ReadTimeout,
 		WriteTimeout:      a.Config.WriteTimeout,
 		IdleTimeout:       a.Config.IdleTimeout,

@@ -28,20 +28,21 @@ type Config struct {
 	ReadGroup         wiki.Group `json:"read_group"` // who may read: anonymous, user, admin
 	EditGroup         wiki.Group `json:"edit_group"` // who may edit
 
-	MaxBodyBytes   int64         `json:"max_body_bytes"`  // request bodies over this get 413
-	SessionTTL     Duration      `json:"session_ttl"`     // login lifetime
-	CacheMaxBytes  int64         `json:"cache_max_bytes"` // edge cache budget
-	SMaxAge        int           `json:"s_maxage"`        // seconds shared caches may keep anonymous pages
-	ListTTL        Duration      `json:"list_ttl"`        // edge lifetime of RecentChanges/AllPages
-	NoRenderCache  bool          `json:"no_render_cache"` // benchmark only: render every view from markup
-	SecureCookies  string        `json:"secure_cookies"`  // auto (when the request came over TLS), always, never
-	AccessLog      bool          `json:"access_log"`      // log every request (buffered, off the request path)
-	TrustProxy     bool          `json:"trust_proxy"`     // honour X-Forwarded-For/-Proto from a proxy in front
-	ShutdownGrace  time.Duration `json:"-"`               // how long in-flight requests get on SIGTERM
-	ReadTimeout    time.Duration `json:"-"`
-	WriteTimeout   time.Duration `json:"-"`
-	IdleTimeout    time.Duration `json:"-"`
-	MaxHeaderBytes int           `json:"-"`
+	MaxBodyBytes      int64         `json:"max_body_bytes"`  // request bodies over this get 413
+	SessionTTL        Duration      `json:"session_ttl"`     // login lifetime
+	CacheMaxBytes     int64         `json:"cache_max_bytes"` // edge cache budget
+	SMaxAge           int           `json:"s_maxage"`        // seconds shared caches may keep anonymous pages
+	ListTTL           Duration      `json:"list_ttl"`        // edge lifetime of RecentChanges/AllPages
+	NoRenderCache     bool          `json:"no_render_cache"` // benchmark only: render every view from markup
+	SecureCookies     string        `json:"secure_cookies"`  // auto (when the request came over TLS), always, never
+	AccessLog         bool          `json:"access_log"`      // log every request (buffered, off the request path)
+	TrustProxy        bool          `json:"trust_proxy"`     // honour X-Forwarded-For/-Proto from a proxy in front
+	ShutdownGrace     time.Duration `json:"-"`               // how long in-flight requests get on SIGTERM
+	ReadTimeout       time.Duration `json:"-"`
+	ReadHeaderTimeout time.Duration `json:"-"`
+	WriteTimeout      time.Duration `json:"-"`
+	IdleTimeout       time.Duration `json:"-"`
+	MaxHeaderBytes    int           `json:"-"`
 
 	JobWorkers int      `json:"job_workers"`  // background job workers in serve (0: none; run `wikid jobs run` instead)
 	JobLease   Duration `json:"job_lease"`    // how long a worker holds leased jobs before another may take them
@@ -88,6 +89,7 @@ func Default() Config {
 		JobLease:          Duration(2 * time.Minute),
 		ShutdownGrace:     15 * time.Second,
 		ReadTimeout:       30 * time.Second,
+		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,

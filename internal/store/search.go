@@ -20,6 +20,14 @@ const MaxSearchTerms = 8
 func SearchTerms(query string) []string {
 	var terms []string
 	seen := map[string]bool{}
+	// Control characters (NUL above all) cannot be in indexed text and break
+	// FTS5 queries: they separate terms like spaces do.
+	query = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, query)
 	for _, f := range strings.Fields(query) {
 		k := strings.ToLower(f)
 		if seen[k] {

@@ -89,7 +89,7 @@ func dsn(path string, readOnly bool) string {
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "temp_store(MEMORY)")
-	q.Add("_pragma", "cache_size(-32000)") // 32 MB per connection
+	q.Add("_pragma", "cache_size(-8000)") // 8 MB per connection: the render and edge caches hold the hot data
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	} else {
