@@ -19,7 +19,7 @@ func (s *Server) root(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return methodNotAllowed(w, "GET, HEAD")
 	}
-	w.Header().Set("Cache-Control", "public, max-age=300")
+	w.Header().Set("Cache-Control", s.redirectCacheControl())
 	http.Redirect(w, r, s.mainPage.URL(), http.StatusFound)
 	return nil
 }
@@ -75,7 +75,7 @@ func (s *Server) wikiPage(w http.ResponseWriter, r *http.Request) error {
 			if r.URL.RawQuery != "" {
 				to += "?" + r.URL.RawQuery
 			}
-			w.Header().Set("Cache-Control", "public, max-age=300")
+			w.Header().Set("Cache-Control", s.redirectCacheControl())
 			http.Redirect(w, r, to, http.StatusMovedPermanently)
 			return nil
 		}
