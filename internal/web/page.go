@@ -225,12 +225,16 @@ func (s *Server) fillPageExtras(r *http.Request, d *viewData) error {
 		if err != nil {
 			return err
 		}
+		// As MediaWiki: links to the parents that exist, "A › A/B".
 		for _, p := range parents {
+			if !exists[p] {
+				continue
+			}
 			label := p.Subpage()
 			if p == parents[0] {
 				label = string(p)
 			}
-			d.Breadcrumbs = append(d.Breadcrumbs, crumb{Label: label, URL: p.URL(), Exists: exists[p]})
+			d.Breadcrumbs = append(d.Breadcrumbs, crumb{Label: label, URL: p.URL(), Exists: true})
 		}
 	}
 	if d.Title.Namespace() == wiki.NSCategory {
