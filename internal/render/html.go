@@ -138,23 +138,43 @@ func renderAutoLink(w util.BufWriter, source []byte, node ast.Node, entering boo
 	return ast.WalkContinue, nil
 }
 
-// imageSrc is the policy's rule for img src, before the URL check.
-var imageSrc = regexp.MustCompile(`(?i)^https?:`)
+// imageSrc is the policy's rule for img src, before the URL check: a path
+// on the wiki itself. Images from other sites are not embedded (as with
+// MediaWiki's default $wgAllowExternalImages = false): a reader's browser
+// then never contacts a third party, which would leak who reads what and
+// let anyone change what a page shows. They render as links instead.
+var imageSrc = regexp.MustCompile(`^/[^/\\]`)
 
 func renderImage(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	if !entering {
 		return ast.WalkContinue, nil
 	}
 	n := node.(*ast.Image)
-	_, _ = w.WriteString("<img")
+	src := ""
 	if !html.IsDangerousURL(n.Destination) {
-		src := string(util.URLEscape(n.Destination, true))
-		if imageSrc.MatchString(src) {
-			if u, ok := cleanURL(src); ok {
-				_, _ = w.WriteString(` src="`)
-				canonEscapeString(w, u)
-				_ = w.WriteByte('"')
+		src = string(util.URLEscape(n.Destination, true))
+	}
+	if src != "" && !imageSrc.MatchString(src) {
+		// An external image: a link to it, labelled with its alt text.
+		if writeAnchor(w, "", src, ` class="external" rel="`+externalRel+`"`, true) {
+			var alt bytes.Buffer
+			writeAltText(bufWriter{&alt}, source, n)
+			if alt.Len() == 0 {
+				canonEscapeString(w, src)
+			} else {
+				_, _ = w.Write(alt.Bytes())
 			}
+			_, _ = w.WriteString("</a>")
+			return ast.WalkSkipChildren, nil
+		}
+		src = ""
+	}
+	_, _ = w.WriteString("<img")
+	if src != "" {
+		if u, ok := cleanURL(src); ok {
+			_, _ = w.WriteString(` src="`)
+			canonEscapeString(w, u)
+			_ = w.WriteByte('"')
 		}
 	}
 	_, _ = w.WriteString(` alt="`)

@@ -118,8 +118,13 @@ func TestRenderHTML(t *testing.T) {
 			[]string{`<pre><code class="language-go">x := 1`}, nil},
 		{"ordinary raw HTML survives", "<details><summary>More</summary>\n\n<kbd>Ctrl</kbd> H<sub>2</sub>O <mark>m</mark> <ins>i</ins>\n\n</details>",
 			[]string{"<details><summary>More</summary>", "<kbd>Ctrl</kbd>", "<sub>2</sub>", "<mark>m</mark>", "<ins>i</ins>"}, nil},
-		{"images with https sources survive", "![alt](https://example.org/a.png)",
-			[]string{`<img src="https://example.org/a.png" alt="alt">`}, nil},
+		{"images on the wiki itself are embedded", "![alt](/static/a.png)",
+			[]string{`<img src="/static/a.png" alt="alt">`}, nil},
+		{"images from other sites become links, so readers never contact them", "![alt](https://example.org/a.png) ![](http://x.test/b.png)",
+			[]string{`<a href="https://example.org/a.png" class="external" rel="nofollow noopener">alt</a>`,
+				`<a href="http://x.test/b.png" class="external" rel="nofollow noopener">http://x.test/b.png</a>`}, []string{"<img"}},
+		{"raw img tags from other sites lose their source", `<img src="https://example.org/a.png" alt="a"> <img src="//x.test/a.png">`,
+			[]string{`<img alt="a">`}, []string{"example.org", "x.test"}},
 		{"the recent changes macro is a block placeholder", "{{RecentChanges}}",
 			[]string{`<div class="wikid-macro" data-macro="recentchanges"><a href="/wiki/Special:RecentChanges">Recent changes</a></div>`}, []string{"<p>"}},
 		{"the page count macro is inline", "There are {{PageCount}} pages.",
@@ -282,7 +287,7 @@ func TestSanitizeKeepsOwnMarkup(t *testing.T) {
 		`<ul><li class="task-list-item"><input checked="" disabled="" type="checkbox"> x</li></ul>`,
 		`<pre><code class="language-c++">x</code></pre>`,
 		`<table><thead><tr><th align="center">a</th></tr></thead><tbody><tr><td colspan="2">b</td></tr></tbody></table>`,
-		`<img src="https://example.org/a.png" alt="a">`,
+		`<img src="/static/a.png" alt="a">`,
 	}
 	for _, h := range own {
 		if got := Sanitize(h); got != h {

@@ -43,7 +43,7 @@ func newPolicy() *bluemonday.Policy {
 	p.AllowAttrs("rel").Matching(regexp.MustCompile(`^(?:nofollow|noopener|noreferrer)(?: (?:nofollow|noopener|noreferrer))*$`)).OnElements("a")
 	p.AllowAttrs("aria-hidden").Matching(regexp.MustCompile(`^true$`)).OnElements("a", "span")
 
-	p.AllowAttrs("src").Matching(regexp.MustCompile(`(?i)^https?:`)).OnElements("img")
+	p.AllowAttrs("src").Matching(regexp.MustCompile(`^/[^/\\]`)).OnElements("img") // the wiki's own images only (imageSrc)
 	p.AllowAttrs("alt").OnElements("img")
 	p.AllowAttrs("width", "height").Matching(bluemonday.NumberOrPercent).OnElements("img")
 	p.AllowElements("img")

@@ -193,7 +193,7 @@ func (s *Server) apiGetHTML(w http.ResponseWriter, r *http.Request) error {
 	b.WriteString(v.Rendered.HTML)
 	b.WriteString("\n</body></html>\n")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; img-src https: data:; style-src 'self'")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; style-src 'self'")
 	w.Header().Set("ETag", etagOf([]byte(v.Rendered.HTML)))
 	w.Header().Set("Last-Modified", v.Revision.Time.UTC().Format(http.TimeFormat))
 	w.Write([]byte(b.String()))
