@@ -2,6 +2,7 @@ package edge
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -58,6 +59,16 @@ func KeyOf(method, target string) (key string, ok bool) {
 		return "", false
 	}
 	p, q, _ := strings.Cut(target, "?")
+	if !pathIsCanonical(p) {
+		// net/http keeps the path as sent only when it is validly escaped;
+		// otherwise EscapedPath re-escapes it (sub-delimiters such as '!'
+		// included). Parse as net/http does so that both see one key.
+		u, err := url.ParseRequestURI(target)
+		if err != nil {
+			return "", false // net/http rejects it too
+		}
+		return keyFrom(u.EscapedPath(), u.RawQuery, target), true
+	}
 	return keyFrom(p, q, target), true
 }
 

@@ -88,6 +88,7 @@ func (s *Server) routes() http.Handler {
 			return methodNotAllowed(w, "GET, HEAD")
 		}
 		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Write([]byte("ok\n"))
 		return nil
 	}))
@@ -263,6 +264,7 @@ func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", a.ContentType)
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	h.Set("X-Content-Type-Options", "nosniff") // a stylesheet or script only as its own type
 	h.Set("ETag", a.ETag)
 	if match(r.Header.Get("If-None-Match"), a.ETag) {
 		w.WriteHeader(http.StatusNotModified)

@@ -1,0 +1,751 @@
+package app_test
+
+// The cache-leak matrix (issue 5, item 2), run against the whole app with the
+// front server on a real port: every combination of
+//
+//	{anonymous, user A, user B, admin}
+//	× {cookies: none, junk, forged session, expired session, two session cookies}
+//	× {GET, HEAD, conditional GET}
+//	× {article, special page, edit form, preview}
+//
+// with the principals interleaved in every order, each request on a new
+// connection (the front hands a connection to net/http for good after its
+// first non-fast request), plus one keep-alive connection shared by every
+// principal (as a proxy in front shares its backend connections). Every
+// response is checked for another principal's user bar, CSRF token, session
+// token and private preview text, for its Cache-Control, X-Cache, Set-Cookie
+// and security headers, and for inline script (CSP); after each sequence the
+// anonymous edge entries are inspected directly.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/wikid/wikid/internal/app"
+	"github.com/wikid/wikid/internal/auth"
+	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/edge"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// servingWith starts the whole app (front server included) on a free port
+// with cfg edited by opts.
+func servingWith(t *testing.T, opts ...func(*config.Config)) (*app.App, string) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.Addr = "127.0.0.1:0"
+	for _, o := range opts {
+		o(&cfg)
+	}
+	a, err := app.Open(context.Background(), cfg, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("Serve did not return")
+		}
+	})
+	return a, "http://" + a.Addr()
+}
+
+// principal is who sends a request. The zero principal is anonymous.
+type principal struct {
+	label   string // "anonymous", "A", "B", "admin"
+	user    string // account name, "" for anonymous
+	token   string // a valid session token
+	csrf    string // that session's CSRF token
+	expired string // a session token of this user that has expired
+}
+
+func (p *principal) loggedIn() bool { return p.user != "" }
+
+// leakWorld is the state the matrix runs in.
+type leakWorld struct {
+	t         *testing.T
+	a         *app.App
+	base      string
+	anon      *principal
+	users     []*principal // A, B, admin
+	all       []*principal // anon, A, B, admin
+	anonCSRF  string       // a signed anonymous form token
+	baserev   string
+	previews  map[*principal][]string // private preview texts sent by each principal
+	responses atomic.Int64
+	htmlPages atomic.Int64
+	xcache    map[string]int // X-Cache values seen
+}
+
+var csrfFieldRE = regexp.MustCompile(`name="csrf" value="([^"]*)"`)
+
+func newLeakWorld(t *testing.T, opts ...func(*config.Config)) *leakWorld {
+	t.Helper()
+	a, base := servingWith(t, opts...)
+	w := &leakWorld{t: t, a: a, base: base, anon: &principal{label: "anonymous"}, previews: map[*principal][]string{}, xcache: map[string]int{}}
+	ctx := context.Background()
+	form := w.raw("GET", "/wiki/Special:UserLogin", "", nil)
+	m := csrfFieldRE.FindStringSubmatch(form.body)
+	if m == nil {
+		t.Fatalf("no csrf in the login form (%d)", form.status)
+	}
+	w.anonCSRF = m[1]
+	for _, u := range []struct {
+		label, name string
+		group       wiki.Group
+	}{{"A", "Alicia", wiki.GroupUser}, {"B", "Bertram", wiki.GroupUser}, {"admin", "Rootadmin", wiki.GroupAdmin}} {
+		pw := "pw-" + strings.ToLower(u.name) + "-secret"
+		hash, err := auth.HashPassword(pw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acct, err := a.Store.CreateUser(ctx, wiki.User{Name: u.name, PasswordHash: hash, Group: u.group, Created: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &principal{label: u.label, user: u.name}
+		res := w.raw("POST", "/wiki/Special:UserLogin", "", url.Values{"csrf": {w.anonCSRF}, "username": {u.name}, "password": {pw}})
+		if res.status != http.StatusSeeOther {
+			t.Fatalf("login %s: %d\n%s", u.name, res.status, res.body)
+		}
+		for _, c := range (&http.Response{Header: res.header}).Cookies() {
+			if c.Name == "wikid_session" {
+				p.token = c.Value
+			}
+		}
+		sess, err := a.Store.FindSession(ctx, auth.HashToken(p.token))
+		if err != nil {
+			t.Fatalf("session of %s: %v", u.name, err)
+		}
+		p.csrf = sess.CSRF
+		p.expired = auth.NewSecret(32)
+		now := time.Now()
+		if err := a.Store.CreateSession(ctx, wiki.Session{ID: auth.HashToken(p.expired), UserID: acct.ID, CSRF: auth.NewSecret(24),
+			Created: now.Add(-2 * time.Hour), Expires: now.Add(-time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		w.users = append(w.users, p)
+	}
+	w.all = append([]*principal{w.anon}, w.users...)
+	page, err := a.Store.FindPage(ctx, wiki.MustTitle("Main Page"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.baserev = fmt.Sprint(page.LatestID)
+	return w
+}
+
+type rawResponse struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// raw sends one request on a new connection. cookies holds Cookie header
+// lines (each sent as its own line).
+func (w *leakWorld) raw(method, path string, _ string, form url.Values, header ...string) rawResponse {
+	w.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, w.base+path, body)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for _, h := range header {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Add(k, v)
+	}
+	tr := &http.Transport{DisableKeepAlives: true, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Do(req)
+	if err != nil {
+		w.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return rawResponse{res.StatusCode, res.Header, string(b)}
+}
+
+// Cookie variants.
+const (
+	ckNone = iota
+	ckJunk
+	ckForged
+	ckExpired
+	ckTwo
+	numCookieVariants
+)
+
+var cookieVariantNames = [...]string{"none", "junk", "forged", "expired", "two-sessions"}
+
+// cookieLines returns the Cookie header lines principal p sends in variant
+// v, and who the wiki must take the request to be from. split puts two
+// session cookies on two header lines instead of one.
+func (w *leakWorld) cookieLines(p *principal, v int, split bool) ([]string, *principal) {
+	other := w.users[0] // another principal's valid token, for the adversarial variants
+	if p == w.users[0] {
+		other = w.users[1]
+	}
+	admin := w.users[2]
+	switch v {
+	case ckNone:
+		if !p.loggedIn() {
+			return nil, w.anon
+		}
+		return []string{"wikid_session=" + p.token}, p
+	case ckJunk:
+		// Look-alike names carry another principal's valid token: only the
+		// exact name wikid_session counts.
+		junk := "_ga=GA1.2.3.4; WMF-Last-Access=05-Jan-2026; WIKID_SESSION=" + other.token + "; wikid_session_old=" + other.token + "; xwikid_session=" + admin.token
+		if !p.loggedIn() {
+			return []string{junk}, w.anon
+		}
+		return []string{"theme=dark; wikid_session=" + p.token + "; " + junk}, p
+	case ckForged:
+		if !p.loggedIn() {
+			return []string{"wikid_session=" + strings.Repeat("A", 43)}, w.anon
+		}
+		t := []byte(p.token)
+		if t[len(t)-1] == 'A' {
+			t[len(t)-1] = 'B'
+		} else {
+			t[len(t)-1] = 'A'
+		}
+		return []string{"wikid_session=" + string(t)}, w.anon
+	case ckExpired:
+		if !p.loggedIn() {
+			return []string{"wikid_session=" + admin.expired}, w.anon
+		}
+		return []string{"wikid_session=" + p.expired}, w.anon
+	case ckTwo:
+		first := "wikid_session=" + strings.Repeat("Z", 43)
+		if p.loggedIn() {
+			first = "wikid_session=" + p.token
+		}
+		second := "wikid_session=" + other.token
+		if split {
+			return []string{first, second}, w.anon
+		}
+		return []string{first + "; " + second}, w.anon
+	}
+	panic("unknown cookie variant")
+}
+
+// Targets.
+const (
+	tgArticle = iota
+	tgSpecial
+	tgEdit
+	tgPreview
+	numTargets
+)
+
+var targetNames = [...]string{"article", "special", "edit form", "preview"}
+var targetPaths = [...]string{"/wiki/Main_Page", "/wiki/Special:RecentChanges", "/wiki/Main_Page?action=edit", "/wiki/Main_Page?action=submit"}
+
+// Methods.
+const (
+	mGET = iota
+	mHEAD
+	mCond
+	numMethods
+)
+
+var methodNames = [...]string{"GET", "HEAD", "conditional GET"}
+
+// reqKind says what rules a response follows.
+type reqKind int
+
+const (
+	kindRead reqKind = iota // a page view: public for anonymous, private for a session
+	kindForm                // a form: no-store
+	kindPost                // a POST result (preview): no-store
+)
+
+// check applies the per-response rules. who is the principal the response
+// must belong to.
+func (w *leakWorld) check(cell string, method string, kind reqKind, who *principal, res rawResponse) {
+	t := w.t
+	t.Helper()
+	w.responses.Add(1)
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Errorf("%s: %s → %d: %s", cell, method, res.status, fmt.Sprintf(format, args...))
+	}
+	body := res.body
+	// Nobody else's user bar, tokens or private text.
+	for _, q := range w.users {
+		if q == who {
+			continue
+		}
+		for _, s := range []string{`class="me">` + q.user + `<`, "Contributions/" + q.user, q.csrf, q.token} {
+			if strings.Contains(body, s) {
+				fail("carries %s's private data %q", q.label, s)
+			}
+		}
+		for _, s := range w.previews[q] {
+			if strings.Contains(body, s) {
+				fail("carries %s's preview text", q.label)
+			}
+		}
+	}
+	if !who.loggedIn() {
+		if strings.Contains(body, `class="me"`) || strings.Contains(body, "Log out") {
+			fail("an anonymous response shows a user bar")
+		}
+	}
+	isHTML := strings.HasPrefix(res.header.Get("Content-Type"), "text/html")
+	if isHTML && res.status != http.StatusNotModified && method != "HEAD" && strings.Contains(body, "<html") {
+		if who.loggedIn() && !strings.Contains(body, `class="me">`+who.user+`</a>`) {
+			fail("lacks %s's own user bar", who.label)
+		}
+		for _, m := range csrfFieldRE.FindAllStringSubmatch(body, -1) {
+			if who.loggedIn() && m[1] != who.csrf {
+				fail("a CSRF field %q that is not %s's session token", m[1], who.label)
+			}
+			if !who.loggedIn() && !strings.Contains(m[1], ".") {
+				fail("an anonymous page with a session-style CSRF token %q", m[1])
+			}
+		}
+		w.checkNoInlineScript(cell, body)
+		w.htmlPages.Add(1)
+	}
+	// Cache-Control.
+	cc := res.header.Get("Cache-Control")
+	okRead := kind == kindRead && (res.status == http.StatusOK || res.status == http.StatusNotModified)
+	switch {
+	case okRead && !who.loggedIn():
+		if !strings.HasPrefix(cc, "public") {
+			fail("an anonymous read has Cache-Control %q, want public", cc)
+		}
+	case okRead:
+		if !strings.Contains(cc, "private") || strings.Contains(cc, "public") {
+			fail("a logged-in read has Cache-Control %q, want private", cc)
+		}
+	default:
+		if cc != "no-store" {
+			fail("Cache-Control %q, want no-store (forms, POST results, errors)", cc)
+		}
+	}
+	// X-Cache: only an anonymous public read may come from the anonymous entry.
+	xc := res.header.Get("X-Cache")
+	w.xcache[fmt.Sprintf("%s %d", xc, res.status)]++
+	switch xc {
+	case "HIT":
+		if who.loggedIn() || !okRead {
+			fail("X-Cache HIT for a response that may not come from the anonymous entry")
+		}
+	case "SPLICE":
+		if !who.loggedIn() || kind != kindRead {
+			fail("X-Cache SPLICE for %s", who.label)
+		}
+	}
+	// Set-Cookie: only login sets one; none is in the matrix.
+	if sc := res.header.Values("Set-Cookie"); len(sc) > 0 {
+		fail("Set-Cookie %q", sc)
+	}
+	// Security headers, on everything but a 304 (which repeats the validators)
+	// and a redirect (whose body no browser renders).
+	if res.status < 300 || res.status >= 400 {
+		csp := res.header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+			fail("Content-Security-Policy %q", csp)
+		}
+		if res.header.Get("X-Content-Type-Options") != "nosniff" || res.header.Get("Referrer-Policy") == "" {
+			fail("security headers missing: %v", res.header)
+		}
+	}
+}
+
+// checkNoInlineScript fails on what the CSP forbids in a page the wiki
+// serves: inline <script> bodies, on* event attributes, style attributes,
+// <style> elements and javascript: URLs.
+func (w *leakWorld) checkNoInlineScript(cell, body string) {
+	w.t.Helper()
+	for _, p := range inlineScriptProblems(body) {
+		w.t.Errorf("%s: CSP: %s", cell, p)
+	}
+}
+
+func inlineScriptProblems(body string) []string {
+	var out []string
+	z := html.NewTokenizer(strings.NewReader(body))
+	inScript := false
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			return out
+		case html.TextToken:
+			if inScript && strings.TrimSpace(string(z.Text())) != "" {
+				out = append(out, "an inline <script> body")
+			}
+		case html.EndTagToken:
+			inScript = false
+		case html.StartTagToken, html.SelfClosingTagToken:
+			tok := z.Token()
+			inScript = tok.Data == "script" && tt == html.StartTagToken
+			if tok.Data == "style" {
+				out = append(out, "a <style> element")
+			}
+			hasSrc := false
+			for _, a := range tok.Attr {
+				k := strings.ToLower(a.Key)
+				switch {
+				case strings.HasPrefix(k, "on"):
+					out = append(out, fmt.Sprintf("<%s %s=…> event attribute", tok.Data, a.Key))
+				case k == "style":
+					out = append(out, fmt.Sprintf("<%s style=…> attribute", tok.Data))
+				case k == "href" || k == "src" || k == "action" || k == "formaction":
+					if strings.HasPrefix(strings.ToLower(strings.TrimSpace(a.Val)), "javascript:") {
+						out = append(out, fmt.Sprintf("<%s %s=javascript:…>", tok.Data, a.Key))
+					}
+				}
+				if k == "src" {
+					hasSrc = true
+				}
+			}
+			if tok.Data == "script" && !hasSrc {
+				out = append(out, "a <script> without src")
+			}
+		}
+	}
+}
+
+// request runs one cell's request(s) for principal p and checks them.
+func (w *leakWorld) request(cell string, p *principal, cv, target, method int, seq int) {
+	w.t.Helper()
+	cookies, who := w.cookieLines(p, cv, method != mGET)
+	var hdr []string
+	for _, c := range cookies {
+		hdr = append(hdr, "Cookie: "+c)
+	}
+	path := targetPaths[target]
+	kind := kindRead
+	if target == tgEdit {
+		kind = kindForm
+	}
+	if target == tgPreview {
+		// The preview POST, with the token the principal's browser would hold.
+		csrf := w.anonCSRF
+		if p.loggedIn() {
+			csrf = p.csrf
+		}
+		secret := fmt.Sprintf("PRIVATEPREVIEW%s%d", p.label, seq)
+		w.previews[p] = append(w.previews[p], secret)
+		res := w.raw("POST", path, "", url.Values{"csrf": {csrf}, "baserev": {w.baserev}, "preview": {"1"},
+			"text": {"Draft of " + secret + " not to be seen by anyone else.\n\n[[Main Page]]"}}, hdr...)
+		w.check(cell, "POST preview", kindPost, who, res)
+		if who.loggedIn() {
+			if res.status != http.StatusOK || !strings.Contains(res.body, secret) {
+				w.t.Errorf("%s: preview by %s: %d, shows the preview: %v", cell, who.label, res.status, strings.Contains(res.body, secret))
+			}
+		} else if strings.Contains(res.body, secret) {
+			w.t.Errorf("%s: an anonymous preview was rendered (edit_group=user)", cell)
+		}
+		kind = kindForm // the follow-up GET/HEAD of ?action=submit is the edit form
+	}
+	switch method {
+	case mGET:
+		w.check(cell, "GET", kind, who, w.raw("GET", path, "", nil, hdr...))
+	case mHEAD:
+		res := w.raw("HEAD", path, "", nil, hdr...)
+		if res.body != "" {
+			w.t.Errorf("%s: HEAD with a body", cell)
+		}
+		w.check(cell, "HEAD", kind, who, res)
+	case mCond:
+		first := w.raw("GET", path, "", nil, hdr...)
+		w.check(cell, "GET", kind, who, first)
+		h := hdr
+		if et := first.header.Get("ETag"); et != "" {
+			h = append(h[:len(h):len(h)], "If-None-Match: "+et)
+		}
+		if lm := first.header.Get("Last-Modified"); lm != "" {
+			h = append(h[:len(h):len(h)], "If-Modified-Since: "+lm)
+		}
+		res := w.raw("GET", path, "", nil, h...)
+		w.check(cell, "conditional GET", kind, who, res)
+		if first.status == http.StatusOK && first.header.Get("ETag") != "" && res.status != http.StatusNotModified {
+			w.t.Errorf("%s: a conditional GET with the ETag just sent got %d", cell, res.status)
+		}
+	}
+}
+
+// sweep inspects the anonymous edge entries directly: only anonymous public
+// reads may be stored, and they hold nobody's data.
+func (w *leakWorld) sweep(when string) {
+	w.t.Helper()
+	for i, path := range targetPaths {
+		key, _ := edge.KeyOf("GET", path)
+		for _, acc := range []edge.Accepted{0} {
+			v, ok := w.a.Edge.Lookup(key, acc)
+			if !ok {
+				continue
+			}
+			if i == tgEdit || i == tgPreview {
+				w.t.Errorf("%s: %s is stored in the edge (status %d)", when, path, v.Status)
+				continue
+			}
+			body := string(v.Body)
+			if v.Status != http.StatusOK || strings.Contains(body, `class="me"`) || strings.Contains(body, "Log out") {
+				w.t.Errorf("%s: the anonymous entry of %s is %d / shows a user bar", when, path, v.Status)
+			}
+			for _, q := range w.users {
+				for _, s := range append([]string{q.csrf, q.token, "Contributions/" + q.user}, w.previews[q]...) {
+					if strings.Contains(body, s) {
+						w.t.Errorf("%s: the anonymous entry of %s carries %s's data %q", when, path, q.label, s)
+					}
+				}
+			}
+			for _, f := range v.Header {
+				if f.Key == "Cache-Control" && !strings.HasPrefix(strings.Join(f.Value, ","), "public") {
+					w.t.Errorf("%s: the anonymous entry of %s has Cache-Control %q", when, path, f.Value)
+				}
+				if f.Key == "Set-Cookie" {
+					w.t.Errorf("%s: the anonymous entry of %s sets a cookie", when, path)
+				}
+			}
+		}
+	}
+}
+
+func permutations(n int) [][]int {
+	if n == 1 {
+		return [][]int{{0}}
+	}
+	var out [][]int
+	for _, p := range permutations(n - 1) {
+		for i := 0; i <= len(p); i++ {
+			q := append(append(append([]int{}, p[:i]...), n-1), p[i:]...)
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func TestCacheLeakMatrix(t *testing.T) {
+	t.Parallel()
+	w := newLeakWorld(t)
+	orders := permutations(len(w.all)) // every order of the four principals
+	if testing.Short() {
+		orders = orders[:4]
+	}
+	cells := map[string]bool{}
+	seq := 0
+	start := time.Now()
+	for _, order := range orders {
+		for target := range numTargets {
+			for method := range numMethods {
+				for cv := range numCookieVariants {
+					// An empty cache, so that the first principal in the order fills it.
+					w.a.Edge.PurgeAll()
+					// The order, then its first principal again (A, anonymous, B, admin, A).
+					for _, i := range append(order, order[0]) {
+						p := w.all[i]
+						cell := fmt.Sprintf("%s × %s × %s × %s", p.label, cookieVariantNames[cv], methodNames[method], targetNames[target])
+						cells[cell] = true
+						seq++
+						w.request(cell, p, cv, target, method, seq)
+					}
+					if t.Failed() {
+						t.FailNow()
+					}
+				}
+			}
+			w.sweep(fmt.Sprintf("after %s in order %v", targetNames[target], order))
+		}
+		// The anonymous pages, read last, still show nobody.
+		for _, path := range targetPaths[:2] {
+			w.check("anonymous re-read "+path, "GET", kindRead, w.anon, w.raw("GET", path, "", nil))
+		}
+		w.sweep(fmt.Sprintf("after order %v", order))
+	}
+	want := len(w.all) * numCookieVariants * numMethods * numTargets
+	if len(cells) != want {
+		t.Errorf("%d cells checked, want %d", len(cells), want)
+	}
+	t.Logf("cache-leak matrix: %d cells × %d orders; %d responses checked (%d HTML pages parsed for inline script) in %v",
+		len(cells), len(orders), w.responses.Load(), w.htmlPages.Load(), time.Since(start).Round(time.Millisecond))
+	t.Logf("X-Cache and status of the responses: %v", w.xcache)
+	m := w.raw("GET", "/metrics", "", nil)
+	t.Logf("request counts per /metrics:\n%s", grepLines(m.body, `_count{cache="`))
+}
+
+// TestCacheLeakKeepAlive sends every principal's requests, interleaved, on
+// one keep-alive connection, as a proxy in front of the wiki would: the fast
+// path serves the first ones, net/http the rest after the hand-off.
+func TestCacheLeakKeepAlive(t *testing.T) {
+	t.Parallel()
+	w := newLeakWorld(t)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(w.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	n := 0
+	send := func(p *principal, cv int, method, path string, extra ...string) {
+		t.Helper()
+		cookies, who := w.cookieLines(p, cv, false)
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: wiki\r\n", method, path)
+		for _, c := range cookies {
+			fmt.Fprintf(&b, "Cookie: %s\r\n", c)
+		}
+		for _, e := range extra {
+			fmt.Fprintf(&b, "%s\r\n", e)
+		}
+		b.WriteString("\r\n")
+		if _, err := conn.Write(b.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.ReadResponse(br, &http.Request{Method: method})
+		if err != nil {
+			t.Fatalf("request %d: %v", n, err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		kind := kindRead
+		if strings.Contains(path, "action=edit") {
+			kind = kindForm
+		}
+		n++
+		w.check(fmt.Sprintf("keep-alive #%d %s × %s %s", n, p.label, cookieVariantNames[cv], path), method, kind, who, rawResponse{res.StatusCode, res.Header, string(body)})
+	}
+	// Warm the sessions and the page, then interleave: fast path first.
+	for round := 0; round < 3; round++ {
+		for _, order := range permutations(len(w.all))[:6] {
+			for _, i := range order {
+				for cv := range numCookieVariants {
+					send(w.all[i], cv, "GET", "/wiki/Main_Page")
+					send(w.all[i], cv, "HEAD", "/wiki/Main_Page")
+				}
+			}
+		}
+		if round == 1 {
+			// A request the front does not answer: net/http has the connection from now on.
+			send(w.users[0], ckNone, "GET", "/wiki/Main_Page?action=edit")
+		}
+	}
+	w.sweep("after the keep-alive connection")
+	t.Logf("keep-alive: %d interleaved responses on one connection", n)
+}
+
+// TestRestrictedReading: with read_group=user nothing is public, nothing is
+// cached for the public, and logged-in readers still get their own pages.
+func TestRestrictedReading(t *testing.T) {
+	t.Parallel()
+	w := newLeakWorld(t, func(c *config.Config) { c.ReadGroup = wiki.GroupUser })
+	checked := 0
+	noPublic := func(cell string, res rawResponse) {
+		t.Helper()
+		checked++
+		if cc := res.header.Get("Cache-Control"); strings.Contains(cc, "public") {
+			t.Errorf("%s: %d with Cache-Control %q under read_group=user", cell, res.status, cc)
+		}
+		if res.header.Get("X-Cache") == "HIT" {
+			t.Errorf("%s: X-Cache HIT under read_group=user", cell)
+		}
+	}
+	paths := []string{"/wiki/Main_Page", "/wiki/Special:RecentChanges", "/wiki/Special:SpecialPages", "/wiki/Main_Page?action=history",
+		"/wiki/Main_Page?action=raw", "/wiki/Help:Syntax", "/wiki/Main_Page?action=edit", "/wiki/Special:Search?q=wiki"}
+	for round := 0; round < 2; round++ {
+		for _, p := range w.all {
+			for cv := range numCookieVariants {
+				for _, path := range paths {
+					for _, m := range []string{"GET", "HEAD"} {
+						cookies, who := w.cookieLines(p, cv, false)
+						var hdr []string
+						for _, c := range cookies {
+							hdr = append(hdr, "Cookie: "+c)
+						}
+						cell := fmt.Sprintf("read_group=user %s × %s × %s %s", p.label, cookieVariantNames[cv], m, path)
+						res := w.raw(m, path, "", nil, hdr...)
+						noPublic(cell, res)
+						if !who.loggedIn() {
+							if res.status != http.StatusUnauthorized && res.status != http.StatusFound {
+								t.Errorf("%s: anonymous got %d, want 401 or a redirect to the login", cell, res.status)
+							}
+							if res.status == http.StatusFound && !strings.HasPrefix(res.header.Get("Location"), "/wiki/Special:UserLogin") {
+								t.Errorf("%s: redirect to %q", cell, res.header.Get("Location"))
+							}
+							if strings.Contains(res.body, "Syntax help") || strings.Contains(res.body, "Recent changes</h1>") {
+								t.Errorf("%s: anonymous sees restricted content", cell)
+							}
+						} else if res.status != http.StatusOK {
+							t.Errorf("%s: %s got %d", cell, who.label, res.status)
+						}
+						w.check(cell, m, map[bool]reqKind{true: kindForm, false: kindRead}[strings.Contains(path, "action=edit")], who, res)
+					}
+				}
+			}
+		}
+	}
+	for _, path := range paths {
+		key, _ := edge.KeyOf("GET", path)
+		if _, ok := w.a.Edge.Lookup(key, 0); ok {
+			t.Errorf("read_group=user: %s is in the edge cache", path)
+		}
+	}
+	if st := w.a.Edge.Stats(); st.Entries != 0 || st.Stores != 0 {
+		t.Errorf("read_group=user: the edge stored %d responses (%d entries held)", st.Stores, st.Entries)
+	}
+	m := w.raw("GET", "/metrics", "", nil)
+	if !regexp.MustCompile(`(?m)^wikid_edge_entries 0$`).MatchString(m.body) {
+		t.Errorf("/metrics does not report 0 edge entries:\n%s", grepLines(m.body, "wikid_edge_"))
+	}
+	t.Logf("read_group=user: %d responses checked, edge entries 0", checked)
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestRestrictedReadingRedirects: under read_group=user, the redirects that
+// run before the read check (the root, non-canonical titles) must not be
+// marked public either: shared caches would answer them for everyone.
+func TestRestrictedReadingRedirects(t *testing.T) {
+	t.Parallel()
+	w := newLeakWorld(t, func(c *config.Config) { c.ReadGroup = wiki.GroupUser })
+	for _, path := range []string{"/", "/wiki/main_page", "/wiki/Main%20Page", "/w/index.php?title=Main_Page"} {
+		res := w.raw("GET", path, "", nil)
+		if cc := res.header.Get("Cache-Control"); strings.Contains(cc, "public") {
+			t.Errorf("read_group=user: GET %s → %d %s with Cache-Control %q", path, res.status, res.header.Get("Location"), cc)
+		}
+	}
+}
