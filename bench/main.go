@@ -104,6 +104,9 @@ func run(ctx context.Context, o options) error {
 	}
 	r := &report{opts: o, started: time.Now()}
 	r.describe(e)
+	if drainFlags.only { // drain.go
+		return drainOnly(ctx, e, o, r)
+	}
 
 	step("wrk -t1 -c10 -d%s, %d alternating round(s), identity then gzip", wrkDuration(o.duration), o.rounds)
 	for _, gz := range []bool{false, true} {
@@ -146,6 +149,13 @@ func run(ctx context.Context, o options) error {
 	}
 
 	text := r.markdown()
+	if !drainFlags.skip { // drain.go: page views while a job backlog drains
+		d, err := runDrain(ctx, e, o)
+		if err != nil {
+			return err
+		}
+		text += d.markdown(o.smoke)
+	}
 	fmt.Println()
 	fmt.Print(text)
 	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	mrand "math/rand/v2"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -63,9 +64,11 @@ type Options struct {
 	PollMin     time.Duration // idle poll interval after work (50ms); doubles while idle
 	PollMax     time.Duration // idle poll interval cap (2s); Wake cuts it short
 
-	// MaxDuty, in (0, 1), makes each worker rest after a job for as long as
-	// keeps it busy at most that fraction of the time, leaving CPU and the
-	// writer connection to requests while a backlog drains. 0 or 1: no rest.
+	// MaxDuty, in (0, 1), makes each worker rest after every few
+	// milliseconds of jobs for as long as keeps it busy at most that
+	// fraction of the time, leaving CPU and the writer connection to
+	// requests while a backlog drains. 0 or 1: no rest. (wikid's config
+	// defaults it to 0.5: see internal/config.)
 	MaxDuty float64
 
 	Periodic []Periodic
@@ -267,14 +270,27 @@ func (r *Runner) runBatch(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	var busy time.Duration
-	for _, j := range jobs {
+	for i, j := range jobs {
 		// A leased batch is finished even while stopping: its jobs are short,
 		// and Stop's deadline cancels ctx if they are not.
 		busy += r.run(ctx, j)
+		// Rest once a few milliseconds of work have piled up (sub-millisecond
+		// sleeps would cost more than they give), so that the worker never
+		// holds a CPU for long stretches while requests wait for it.
+		if busy >= restQuantum || i == len(jobs)-1 {
+			r.rest(busy)
+			busy = 0
+		} else {
+			// A request goroutine readied onto this P's run queue runs now,
+			// not at the next preemption (up to 10 ms away).
+			runtime.Gosched()
+		}
 	}
-	r.rest(busy) // once per batch: sub-millisecond sleeps would cost more than they give
 	return len(jobs), nil
 }
+
+// restQuantum is how much work a worker does between rests under MaxDuty.
+const restQuantum = 4 * time.Millisecond
 
 // rest sleeps after a batch that kept the worker busy for d, so that the
 // worker stays within MaxDuty.
