@@ -65,7 +65,7 @@ func New() *Renderer {
 		goldmark.WithExtensions(
 			table{},
 			extension.Strikethrough,
-			extension.Linkify,
+			fastLinkify{},
 			extension.TaskList,
 		),
 		goldmark.WithRendererOptions(
