@@ -385,6 +385,11 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 			return SaveOutcome{}, err
 		}
 		e.afterChange(ctx, res.Page.ID, ed.Title, cats...)
+		if base != 0 {
+			// The revision just replaced is rarely viewed again: keep memory
+			// for current pages (its render stays in the store).
+			e.mem.Invalidate(base)
+		}
 		return SaveOutcome{Page: res.Page, Revision: res.Revision, Created: res.Created, Merged: merged}, nil
 	}
 	return SaveOutcome{}, wiki.Errorf(wiki.KindConflict, "the page is being edited very often right now; try saving again")
