@@ -54,6 +54,11 @@ func mayLink(line []byte) bool {
 			return true
 		}
 	}
+	// An e-mail address is at most 254 bytes: looking further for its '@'
+	// would make a long line without spaces quadratic.
+	if len(line) > 254 {
+		line = line[:254]
+	}
 	for _, c := range line {
 		switch c {
 		case '@':
