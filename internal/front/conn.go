@@ -210,16 +210,7 @@ func (c *conn) serveHit(req *request) (ok, closeAfter bool) {
 	}
 	now := time.Now()
 
-	// Keep-alive as net/http decides it.
-	if req.http10 {
-		closeAfter = !req.keepAlive || req.connClose
-	} else {
-		closeAfter = req.connClose
-	}
-	shutting := s.shutting.Load()
-	if shutting {
-		closeAfter = true
-	}
+	closeAfter = req.closeAfter() || s.shutting.Load()
 
 	status := v.Status
 	wire := v.Wire
@@ -237,23 +228,14 @@ func (c *conn) serveHit(req *request) (ok, closeAfter bool) {
 	out = append(out, crlf...)
 	out = append(out, hitHeaders...)
 	out = append(out, wire...)
-	switch {
-	case req.http10 && !closeAfter:
-		out = append(out, connKeepAlive...)
-	case !req.http10 && closeAfter:
-		out = append(out, connClose...)
-	}
-	out = append(out, crlf...)
+	out = endHead(out, req, closeAfter)
 	c.out = out
 
 	var body []byte
 	if !req.head && !notModified {
 		body = v.Body
 	}
-	if s.writeTimeout > 0 && c.writeDL.Sub(now) < s.writeTimeout/2 {
-		c.writeDL = now.Add(s.writeTimeout)
-		c.rwc.SetWriteDeadline(c.writeDL)
-	}
+	c.extendWrite(now)
 	var err error
 	if len(body) == 0 {
 		_, err = c.rwc.Write(out)
@@ -267,14 +249,47 @@ func (c *conn) serveHit(req *request) (ok, closeAfter bool) {
 		return true, true
 	}
 	if s.onHit != nil {
-		proto := "HTTP/1.1"
-		if req.http10 {
-			proto = "HTTP/1.0"
-		}
 		s.onHit(Hit{Method: method, Target: string(req.target), Status: status, Bytes: len(body),
-			Duration: time.Since(now), Proto: proto, conn: c.rwc})
+			Duration: time.Since(now), Proto: req.proto(), conn: c.rwc})
 	}
 	return true, closeAfter
+}
+
+// closeAfter reports whether the connection closes after this response,
+// as net/http decides keep-alive.
+func (r *request) closeAfter() bool {
+	if r.http10 {
+		return !r.keepAlive || r.connClose
+	}
+	return r.connClose
+}
+
+func (r *request) proto() string {
+	if r.http10 {
+		return "HTTP/1.0"
+	}
+	return "HTTP/1.1"
+}
+
+// endHead appends the Connection header the response needs, if any, and the
+// blank line that ends the head.
+func endHead(out []byte, req *request, closeAfter bool) []byte {
+	switch {
+	case req.http10 && !closeAfter:
+		out = append(out, connKeepAlive...)
+	case !req.http10 && closeAfter:
+		out = append(out, connClose...)
+	}
+	return append(out, crlf...)
+}
+
+// extendWrite moves the write deadline when less than half of the write
+// timeout is left.
+func (c *conn) extendWrite(now time.Time) {
+	if t := c.s.writeTimeout; t > 0 && c.writeDL.Sub(now) < t/2 {
+		c.writeDL = now.Add(t)
+		c.rwc.SetWriteDeadline(c.writeDL)
+	}
 }
 
 // servePersonal answers a request with a session cookie through the
@@ -295,28 +310,14 @@ func (c *conn) servePersonal(req *request) (ok, closeAfter bool) {
 		return false, false
 	}
 	now := time.Now()
-	if req.http10 {
-		closeAfter = !req.keepAlive || req.connClose
-	} else {
-		closeAfter = req.connClose
-	}
+	closeAfter = req.closeAfter()
 	out := c.out[:0]
 	out = appendStatusLine(out, req.http10, p.Status)
 	out = append(out, s.dateFor(now)...)
 	out = append(out, p.Header...)
-	switch {
-	case req.http10 && !closeAfter:
-		out = append(out, connKeepAlive...)
-	case !req.http10 && closeAfter:
-		out = append(out, connClose...)
-	}
-	out = append(out, crlf...)
-	c.out = out
-	if s.writeTimeout > 0 && c.writeDL.Sub(now) < s.writeTimeout/2 {
-		c.writeDL = now.Add(s.writeTimeout)
-		c.rwc.SetWriteDeadline(c.writeDL)
-	}
-	c.piov[0] = out
+	c.out = endHead(out, req, closeAfter)
+	c.extendWrite(now)
+	c.piov[0] = c.out
 	n := 1 + copy(c.piov[1:], p.Body)
 	sent := 0
 	for _, b := range p.Body {
@@ -330,12 +331,8 @@ func (c *conn) servePersonal(req *request) (ok, closeAfter bool) {
 		return true, true
 	}
 	if s.onHit != nil {
-		proto := "HTTP/1.1"
-		if req.http10 {
-			proto = "HTTP/1.0"
-		}
 		s.onHit(Hit{Method: http.MethodGet, Target: string(req.target), Status: p.Status, Bytes: sent,
-			Duration: time.Since(now), Proto: proto, Personal: true, conn: c.rwc})
+			Duration: time.Since(now), Proto: req.proto(), Personal: true, conn: c.rwc})
 	}
 	return true, closeAfter
 }
