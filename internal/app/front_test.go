@@ -10,38 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wikid/wikid/internal/app"
+	"github.com/wikid/wikid/internal/app/apptest"
 	"github.com/wikid/wikid/internal/auth"
-	"github.com/wikid/wikid/internal/config"
 	"github.com/wikid/wikid/internal/wiki"
 )
-
-// serving starts the whole app (front server included) on a free port.
-func serving(t *testing.T) (*app.App, string) {
-	t.Helper()
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
-	cfg.Addr = "127.0.0.1:0"
-	a, err := app.Open(context.Background(), cfg, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("Serve did not return")
-		}
-	})
-	return a, "http://" + a.Addr()
-}
 
 type fetched struct {
 	status int
@@ -78,7 +50,7 @@ func fetch(t *testing.T, method, u string, header ...string) fetched {
 // and a logout takes effect at once.
 func TestLoggedInViewsThroughTheFront(t *testing.T) {
 	t.Parallel()
-	a, base := serving(t)
+	a, base := apptest.Serve(t)
 	hash, err := auth.HashPassword("front-pass-123")
 	if err != nil {
 		t.Fatal(err)

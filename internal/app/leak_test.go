@@ -35,42 +35,12 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/wikid/wikid/internal/app"
+	"github.com/wikid/wikid/internal/app/apptest"
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/config"
 	"github.com/wikid/wikid/internal/edge"
 	"github.com/wikid/wikid/internal/wiki"
 )
-
-// servingWith starts the whole app (front server included) on a free port
-// with cfg edited by opts.
-func servingWith(t *testing.T, opts ...func(*config.Config)) (*app.App, string) {
-	t.Helper()
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
-	cfg.Addr = "127.0.0.1:0"
-	for _, o := range opts {
-		o(&cfg)
-	}
-	a, err := app.Open(context.Background(), cfg, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("Serve did not return")
-		}
-	})
-	return a, "http://" + a.Addr()
-}
 
 // principal is who sends a request. The zero principal is anonymous.
 type principal struct {
@@ -103,7 +73,7 @@ var csrfFieldRE = regexp.MustCompile(`name="csrf" value="([^"]*)"`)
 
 func newLeakWorld(t *testing.T, opts ...func(*config.Config)) *leakWorld {
 	t.Helper()
-	a, base := servingWith(t, opts...)
+	a, base := apptest.Serve(t, opts...)
 	w := &leakWorld{t: t, a: a, base: base, anon: &principal{label: "anonymous"}, previews: map[*principal][]string{}, xcache: map[string]int{}}
 	ctx := context.Background()
 	form := w.raw("GET", "/wiki/Special:UserLogin", "", nil)

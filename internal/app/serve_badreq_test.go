@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wikid/wikid/internal/app"
+	"github.com/wikid/wikid/internal/app/apptest"
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/config"
 	"github.com/wikid/wikid/internal/wiki"
@@ -41,31 +41,13 @@ const (
 // Not parallel on purpose: the goroutine count is only meaningful while no
 // other test of the package runs.
 func TestBadRequestMatrix(t *testing.T) {
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.AccessLog = false
-	cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout = badReadTimeout, badWriteTimeout, badIdleTimeout
-	cfg.ReadHeaderTimeout = headerTimeout
-	cfg.MaxHeaderBytes, cfg.MaxBodyBytes = badHeaderLimit, badBodyLimit
-	a, err := app.Open(context.Background(), cfg, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx) }()
-	defer func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("Serve did not return")
-		}
-	}()
+	a, _ := apptest.Serve(t, func(cfg *config.Config) {
+		cfg.AccessLog = false
+		cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout = badReadTimeout, badWriteTimeout, badIdleTimeout
+		cfg.ReadHeaderTimeout = headerTimeout
+		cfg.MaxHeaderBytes, cfg.MaxBodyBytes = badHeaderLimit, badBodyLimit
+	})
+	ctx := context.Background()
 	addr := a.Addr()
 
 	// A user with an API token, for bodies that get past authentication.

@@ -138,6 +138,39 @@ func (w *Wiki) CreateUser(tb testing.TB, name string, group wiki.Group) (wiki.Us
 	return u, password
 }
 
+// Serve starts the whole app, front server included, on a free loopback
+// port with the configuration edited by opts, and stops it at cleanup. It
+// returns the app and its base URL. (New serves the handler through
+// httptest, without the front server.)
+func Serve(tb testing.TB, opts ...func(*config.Config)) (*app.App, string) {
+	tb.Helper()
+	cfg := config.Default()
+	cfg.DataDir = tb.TempDir()
+	cfg.Addr = "127.0.0.1:0"
+	for _, o := range opts {
+		o(&cfg)
+	}
+	a, err := app.Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := a.Listen(); err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx) }()
+	tb.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			tb.Error("Serve did not return")
+		}
+	})
+	return a, "http://" + a.Addr()
+}
+
 // Client is a browser: a cookie jar, and redirects are not followed so
 // that tests see the 30x.
 type Client struct {
