@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/yuin/goldmark/util"
 	xhtml "golang.org/x/net/html"
@@ -23,36 +24,8 @@ import (
 // newline conversion (CR LF and CR become LF) and with NUL replaced by
 // U+FFFD as goldmark's escaping does (the tokenizer does it in attributes).
 func canonEscape(w util.BufWriter, b []byte) {
-	n := 0
-	for i := 0; i < len(b); i++ {
-		var esc string
-		switch b[i] {
-		case '&':
-			esc = "&amp;"
-		case '\'':
-			esc = "&#39;"
-		case '<':
-			esc = "&lt;"
-		case '>':
-			esc = "&gt;"
-		case '"':
-			esc = "&#34;"
-		case 0:
-			esc = "\uFFFD"
-		case '\r':
-			if i+1 < len(b) && b[i+1] == '\n' {
-				esc = ""
-			} else {
-				esc = "\n"
-			}
-		default:
-			continue
-		}
-		_, _ = w.Write(b[n:i])
-		_, _ = w.WriteString(esc)
-		n = i + 1
-	}
-	_, _ = w.Write(b[n:])
+	// Read only during the call: no copy needed.
+	canonEscapeString(w, unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
 // canonEscapeString is canonEscape for a string.
