@@ -329,17 +329,28 @@ func (s *Server) revisionOf(r *http.Request, t wiki.Title, id int64) (wiki.Page,
 	return page, rev, nil
 }
 
+// oldidOr returns the ?oldid= revision number, or def when there is none.
+func oldidOr(r *http.Request, def int64) (int64, error) {
+	o := r.URL.Query().Get("oldid")
+	if o == "" {
+		return def, nil
+	}
+	id, err := strconv.ParseInt(o, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, wiki.Errorf(wiki.KindInvalid, "oldid must be a revision number")
+	}
+	return id, nil
+}
+
 func (s *Server) raw(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 	ctx := r.Context()
 	page, err := s.store.FindPage(ctx, t)
 	if err != nil || page.Deleted {
 		return wiki.Errorf(wiki.KindNotFound, "the page %q does not exist", t)
 	}
-	id := page.LatestID
-	if o := r.URL.Query().Get("oldid"); o != "" {
-		if id, err = strconv.ParseInt(o, 10, 64); err != nil {
-			return wiki.Errorf(wiki.KindInvalid, "oldid must be a revision number")
-		}
+	id, err := oldidOr(r, page.LatestID)
+	if err != nil {
+		return err
 	}
 	_, rev, err := s.revisionOf(r, t, id)
 	if err != nil {
@@ -384,11 +395,9 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 	if err == nil && !page.Deleted {
 		d.Creating = false
 		d.BaseRev = page.LatestID
-		id := page.LatestID
-		if o := r.URL.Query().Get("oldid"); o != "" {
-			if id, err = strconv.ParseInt(o, 10, 64); err != nil {
-				return wiki.Errorf(wiki.KindInvalid, "oldid must be a revision number")
-			}
+		id, err := oldidOr(r, page.LatestID)
+		if err != nil {
+			return err
 		}
 		_, rev, err := s.revisionOf(r, t, id)
 		if err != nil {
