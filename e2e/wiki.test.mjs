@@ -8,17 +8,13 @@
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { chromiumArgs, chromiumBin, eventually, removeTempDirs, startWikid, tempDir, wikidBin } from './lib/wikid.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const wikidBin = path.resolve(process.env.WIKID_BIN ?? path.join(here, '../bin/wikid'));
-const chromiumBin = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const shotDir = path.join(here, 'screenshots');
 
 const desktop = { width: 1280, height: 800 };
@@ -29,7 +25,6 @@ const user = { name: 'Alice', password: 'correct horse battery staple' };
 let server; // { proc, url, log, exited }
 let context; // Playwright browser context
 let page;
-const tmpDirs = [];
 const pageErrors = [];
 let failed = null; // name of the first step that failed
 
@@ -45,15 +40,7 @@ describe('a visitor using the wiki in a browser', { timeout: 180_000 }, () => {
     context = await chromium.launchPersistentContext(profile, {
       executablePath: chromiumBin,
       headless: true, // Playwright passes --headless
-      args: [
-        '--no-sandbox', // needed as root
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: chromiumArgs,
       baseURL: server.url,
       viewport: desktop,
     });
@@ -67,7 +54,7 @@ describe('a visitor using the wiki in a browser', { timeout: 180_000 }, () => {
     await context?.close();
     if (server && server.exited === null) server.proc.kill('SIGKILL');
     if (failed) console.error(`--- wikid output ---\n${server?.log.join('') ?? ''}`);
-    for (const dir of tmpDirs) rmSync(dir, { recursive: true, force: true });
+    removeTempDirs();
   });
 
   step('shows the main page with "Log in" and "Create account" links', async () => {
@@ -250,67 +237,4 @@ async function assertHref(link, want) {
 async function saveAndExpect(pathname) {
   await page.getByRole('button', { name: 'Save page' }).click();
   await page.waitForURL((u) => u.pathname === pathname && !u.searchParams.has('action'));
-}
-
-async function eventually(ms, fn) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await sleep(250);
-    }
-  }
-}
-
-// startWikid runs `wikid serve` on a free port with a fresh data directory
-// and resolves once GET / answers.
-async function startWikid() {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const data = tempDir('wikid-e2e-data-');
-  const proc = spawn(wikidBin, ['serve', '--addr', `127.0.0.1:${port}`, '--data', data], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const s = { proc, url, log: [], exited: null };
-  proc.stdout.on('data', (b) => s.log.push(b.toString()));
-  proc.stderr.on('data', (b) => s.log.push(b.toString()));
-  s.done = new Promise((resolve) => {
-    proc.on('exit', (code, signal) => resolve((s.exited = { code, signal })));
-  });
-
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (s.exited) break;
-    try {
-      await fetch(url + '/', { redirect: 'manual', signal: AbortSignal.timeout(2000) });
-      return s;
-    } catch {
-      await sleep(100);
-    }
-  }
-  proc.kill('SIGKILL');
-  throw new Error(`wikid did not answer GET / at ${url} (exit: ${JSON.stringify(s.exited)})\n${s.log.join('')}`);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function tempDir(prefix) {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
-  tmpDirs.push(dir);
-  return dir;
-}
-
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
