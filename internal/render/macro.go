@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"net/url"
 	"strings"
 
@@ -61,22 +60,15 @@ func (macroParser) Trigger() []byte { return []byte{'{'} }
 
 func (macroParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
 	line, _ := block.PeekLine()
-	if len(line) < 4 || line[0] != '{' || line[1] != '{' {
-		return nil
-	}
-	rest := line[2:]
-	if len(rest) > maxMacro {
-		rest = rest[:maxMacro]
-	}
-	end := bytes.Index(rest, []byte("}}"))
-	if end < 0 {
-		return nil
-	}
-	spec, ok := parseMacro(string(rest[:end]))
+	inner, ok := enclosed(line, "{{", "}}", maxMacro)
 	if !ok {
 		return nil
 	}
-	block.Advance(2 + end + 2)
+	spec, ok := parseMacro(string(inner))
+	if !ok {
+		return nil
+	}
+	block.Advance(len(inner) + 4)
 	return &macro{spec: spec}
 }
 

@@ -44,23 +44,30 @@ func (wikiLinkParser) Trigger() []byte { return []byte{'['} }
 
 func (wikiLinkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
 	line, _ := block.PeekLine()
-	if len(line) < 4 || line[0] != '[' || line[1] != '[' {
+	inner, ok := enclosed(line, "[[", "]]", maxWikiLink)
+	if !ok || bytes.Contains(inner, []byte("[[")) || bytes.ContainsAny(inner, "\n\r") {
 		return nil
+	}
+	block.Advance(len(inner) + 4)
+	return parseWikiLink(string(line[:len(inner)+4]), string(inner))
+}
+
+// enclosed returns what stands between open at the start of line and the
+// first close after it, looking at most max bytes ahead (so that many
+// unclosed openers stay linear).
+func enclosed(line []byte, open, close string, max int) ([]byte, bool) {
+	if len(line) < 4 || !bytes.HasPrefix(line, []byte(open)) {
+		return nil, false
 	}
 	rest := line[2:]
-	if len(rest) > maxWikiLink {
-		rest = rest[:maxWikiLink]
+	if len(rest) > max {
+		rest = rest[:max]
 	}
-	end := bytes.Index(rest, []byte("]]"))
+	end := bytes.Index(rest, []byte(close))
 	if end < 0 {
-		return nil
+		return nil, false
 	}
-	inner := rest[:end]
-	if bytes.Contains(inner, []byte("[[")) || bytes.ContainsAny(inner, "\n\r") {
-		return nil
-	}
-	block.Advance(2 + end + 2)
-	return parseWikiLink(string(line[:2+end+2]), string(inner))
+	return rest[:end], true
 }
 
 // parseWikiLink interprets the inside of [[…]].
