@@ -23,6 +23,7 @@ import (
 	"github.com/wikid/wikid/internal/front"
 	"github.com/wikid/wikid/internal/jobs"
 	"github.com/wikid/wikid/internal/metrics"
+	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/store/sqlite"
@@ -118,7 +119,7 @@ func (a *App) routes() http.Handler {
 // in-process edge now (synchronously, so a writer reads its own write);
 // Varnish/CDN and other nodes when the scale-out work adds them.
 func (a *App) purge(ctx context.Context, titles ...wiki.Title) {
-	a.Edge.Purge(web.TagsFor(titles...)...)
+	a.Edge.Purge(purge.Tags(titles...)...)
 }
 
 // Handler is the app's root HTTP handler.

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,16 +30,21 @@ type Config struct {
 	ReadGroup         wiki.Group `json:"read_group"` // who may read: anonymous, user, admin
 	EditGroup         wiki.Group `json:"edit_group"` // who may edit
 
-	MaxBodyBytes      int64         `json:"max_body_bytes"`  // request bodies over this get 413
-	SessionTTL        Duration      `json:"session_ttl"`     // login lifetime
-	CacheMaxBytes     int64         `json:"cache_max_bytes"` // edge cache budget
-	SMaxAge           int           `json:"s_maxage"`        // seconds shared caches may keep anonymous pages
-	ListTTL           Duration      `json:"list_ttl"`        // edge lifetime of RecentChanges/AllPages
-	NoRenderCache     bool          `json:"no_render_cache"` // benchmark only: render every view from markup
-	SecureCookies     string        `json:"secure_cookies"`  // auto (when the request came over TLS), always, never
-	AccessLog         bool          `json:"access_log"`      // log every request (buffered, off the request path)
-	TrustProxy        bool          `json:"trust_proxy"`     // honour X-Forwarded-For/-Proto from a proxy in front
-	ShutdownGrace     time.Duration `json:"-"`               // how long in-flight requests get on SIGTERM
+	MaxBodyBytes      int64         `json:"max_body_bytes"`   // request bodies over this get 413
+	SessionTTL        Duration      `json:"session_ttl"`      // login lifetime
+	CacheMaxBytes     int64         `json:"cache_max_bytes"`  // edge cache budget
+	SMaxAge           int           `json:"s_maxage"`         // seconds shared caches may keep anonymous pages
+	ListTTL           Duration      `json:"list_ttl"`         // edge lifetime of RecentChanges/AllPages
+	NoRenderCache     bool          `json:"no_render_cache"`  // benchmark only: render every view from markup
+	SecureCookies     string        `json:"secure_cookies"`   // auto (when the request came over TLS), always, never
+	AccessLog         bool          `json:"access_log"`       // log every request (buffered, off the request path)
+	TrustProxy        bool          `json:"trust_proxy"`      // deprecated alias: loopback is a trusted proxy
+	TrustedProxies    []string      `json:"trusted_proxies"`  // proxies (addresses or CIDRs) whose forwarding headers are honoured
+	ClientIPHeader    string        `json:"client_ip_header"` // X-Forwarded-For (default) or Forwarded: which header trusted proxies set
+	OpsAddr           string        `json:"ops_addr"`         // listener for /metrics and /debug/pprof/ ("": none; admins only on addr)
+	MaxConns          int           `json:"max_conns"`        // cap on open client connections (0: from the file-descriptor limit)
+	CDNPurge          []string      `json:"cdn_purge"`        // Varnish/CDN base URLs purged, through jobs, on every change
+	ShutdownGrace     time.Duration `json:"-"`                // how long in-flight requests get on SIGTERM
 	ReadTimeout       time.Duration `json:"-"`
 	ReadHeaderTimeout time.Duration `json:"-"`
 	WriteTimeout      time.Duration `json:"-"`
@@ -84,6 +91,7 @@ func Default() Config {
 		SMaxAge:           300,
 		ListTTL:           Duration(15 * time.Second),
 		SecureCookies:     "auto",
+		ClientIPHeader:    "X-Forwarded-For",
 		AccessLog:         true,
 		JobWorkers:        1,
 		JobLease:          Duration(2 * time.Minute),
@@ -136,6 +144,20 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 		}
 		c.JobWorkers = n
 	}
+	if v := getenv("WIKID_TRUSTED_PROXIES"); v != "" {
+		c.TrustedProxies = splitList(v)
+	}
+	if v := getenv("WIKID_CDN_PURGE"); v != "" {
+		c.CDNPurge = splitList(v)
+	}
+	str("WIKID_OPS_ADDR", &c.OpsAddr)
+	if v := getenv("WIKID_MAX_CONNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("config: WIKID_MAX_CONNS=%q: want a number of connections", v)
+		}
+		c.MaxConns = n
+	}
 	if v := getenv("WIKID_READ_GROUP"); v != "" {
 		c.ReadGroup = wiki.Group(v)
 	}
@@ -186,10 +208,67 @@ func (c *Config) Validate() error {
 	if c.RCMaxAge < 0 {
 		return errors.New("config: rc_max_age may not be negative (0 keeps recent changes forever)")
 	}
+	if _, err := c.TrustedPrefixes(); err != nil {
+		return err
+	}
+	switch c.ClientIPHeader {
+	case "X-Forwarded-For", "Forwarded":
+	default:
+		return fmt.Errorf("config: client_ip_header %q: want X-Forwarded-For or Forwarded (the header your proxy sets)", c.ClientIPHeader)
+	}
+	if c.OpsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.OpsAddr); err != nil {
+			return fmt.Errorf("config: ops_addr %q: want host:port such as 127.0.0.1:9090", c.OpsAddr)
+		}
+		if c.OpsAddr == c.Addr {
+			return fmt.Errorf("config: ops_addr %q is the same as addr; give the operator endpoints their own port", c.OpsAddr)
+		}
+	}
+	if c.MaxConns < 0 {
+		return errors.New("config: max_conns may not be negative (0 derives it from the file-descriptor limit)")
+	}
+	for _, b := range c.CDNPurge {
+		u, err := url.Parse(b)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("config: cdn_purge %q: want a base URL such as http://127.0.0.1:6081", b)
+		}
+	}
 	if c.CacheMaxBytes < 0 || c.SMaxAge < 0 {
 		return errors.New("config: cache_max_bytes and s_maxage may not be negative")
 	}
 	return nil
+}
+
+// TrustedPrefixes parses trusted_proxies (addresses or CIDRs); trust_proxy
+// adds the loopback networks.
+func (c *Config) TrustedPrefixes() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range c.TrustedProxies {
+		s = strings.TrimSpace(s)
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("config: trusted_proxies %q: want an address (10.0.0.2) or a network (10.0.0.0/8)", s)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	if c.TrustProxy {
+		out = append(out, netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
+	}
+	return out, nil
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // DBPath is the SQLite database file.

@@ -15,6 +15,7 @@ import (
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/edge"
 	"github.com/wikid/wikid/internal/front"
+	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -32,9 +33,6 @@ import (
 //     the layout leaves around them: no template, no markup, no query.
 //   - Everything else (forms, POST results, errors) is no-store.
 
-// ListsTag is carried by responses that list pages (RecentChanges,
-// AllPages, macros); every change purges it.
-const ListsTag = "~lists"
 
 // Markers around the per-user parts of the layout.
 var (
@@ -43,15 +41,6 @@ var (
 	markTabsOpen  = []byte("<!--wikid:tabs-->")
 	markTabsClose = []byte("<!--/wikid:tabs-->")
 )
-
-// TagsFor returns the edge tags of a title.
-func TagsFor(titles ...wiki.Title) []string {
-	out := make([]string, 0, len(titles)+1)
-	for _, t := range titles {
-		out = append(out, string(t))
-	}
-	return append(out, ListsTag)
-}
 
 type tagSet struct{ tags []string }
 
@@ -404,7 +393,7 @@ func (s *Server) markForEdge(w http.ResponseWriter, r *http.Request, mode cacheM
 	ttl := time.Duration(0)
 	if mode == cacheShort {
 		ttl = time.Duration(s.cfg.ListTTL)
-		tags = append(tags, ListsTag)
+		tags = append(tags, purge.ListsTag)
 	}
 	edge.Mark(w, edge.Directive{Tags: tags, TTL: ttl})
 }

@@ -11,7 +11,7 @@ import (
 
 // The live macros' data: small JSON documents that the page's script
 // fetches, cached at the edge for the list lifetime and purged with every
-// change (ListsTag), so that the pages using them stay cache hits.
+// change (purge.ListsTag), so that the pages using them stay cache hits.
 
 type macroLink struct {
 	Title string `json:"title"`

@@ -18,6 +18,7 @@ import (
 	"github.com/wikid/wikid/internal/config"
 	"github.com/wikid/wikid/internal/edge"
 	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -259,7 +260,7 @@ func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 	}
 	// Through the edge: the gzip and brotli variants are computed once.
 	if s.edge != nil {
-		edge.Mark(w, edge.Directive{Tags: []string{"~static"}})
+		edge.Mark(w, edge.Directive{Tags: []string{purge.StaticTag}})
 	}
 	h := w.Header()
 	h.Set("Content-Type", a.ContentType)
