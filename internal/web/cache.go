@@ -33,7 +33,6 @@ import (
 //     the layout leaves around them: no template, no markup, no query.
 //   - Everything else (forms, POST results, errors) is no-store.
 
-
 // Markers around the per-user parts of the layout.
 var (
 	markUserOpen  = []byte("<!--wikid:user-->")
