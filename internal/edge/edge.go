@@ -116,7 +116,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, key string, next h
 	if e != nil && now < e.expires {
 		e.touch()
 		s.hits.Add(1)
-		c.serveEntry(w, r, e, now, kindHit, nil)
+		c.serveEntry(w, r, e, kindHit, nil, nil)
 		return
 	}
 
@@ -126,7 +126,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, key string, next h
 		s.mu.Unlock()
 		e.touch()
 		s.hits.Add(1)
-		c.serveEntry(w, r, e, now, kindHit, nil)
+		c.serveEntry(w, r, e, kindHit, nil, nil)
 		return
 	}
 	if e != nil {
@@ -142,7 +142,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, key string, next h
 			return
 		}
 		if f.entry != nil {
-			c.serveEntry(w, r, f.entry, c.now().UnixNano(), kindCoalesced, nil)
+			c.serveEntry(w, r, f.entry, kindCoalesced, nil, nil)
 			return
 		}
 		w.Header()["X-Cache"] = xCacheMiss
@@ -191,12 +191,24 @@ func (c *Cache) fill(w http.ResponseWriter, r *http.Request, key string, h uint6
 		e = buildEntry(key, h, rec.status, rec.header, bytesClone(rec.buf.Bytes()), rec.dir.Tags, now, now+int64(ttl))
 	}
 	// Publish before answering our own client, which may be slow to read.
-	c.publish(key, s, f, e)
+	raced := c.publish(key, s, f, e)
 	published = true
-	if e != nil {
-		c.serveEntry(w, r, e, now, kindMiss, rec.header["Server-Timing"])
+	if e == nil {
+		return
 	}
+	if raced {
+		// A purge since the fill started may cover what it rendered. The
+		// response still answers this request (it was asked before the
+		// purge), but no cache in front may keep it.
+		c.serveEntry(w, r, e, kindMiss, rec.header["Server-Timing"], racedCacheControl)
+		return
+	}
+	c.serveEntry(w, r, e, kindMiss, rec.header["Server-Timing"], nil)
 }
+
+// racedCacheControl replaces the Cache-Control of a response whose fill
+// raced a purge.
+var racedCacheControl = []string{"private, no-cache"}
 
 func bytesClone(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
 
@@ -212,18 +224,26 @@ func hasConditional(h http.Header) bool {
 }
 
 // publish ends a flight: it stores e unless a purge since the fill started
-// covers one of its tags or its key, and hands e to the waiters.
-func (c *Cache) publish(key string, s *shard, f *flight, e *entry) {
+// covers one of its tags or its key (then it reports raced), and hands e to
+// the waiters. After a race the waiters render their own responses: some of
+// them arrived after the purge.
+func (c *Cache) publish(key string, s *shard, f *flight, e *entry) (raced bool) {
 	s.mu.Lock()
-	if e != nil && e.size <= s.budget && !c.stale(f.seq, key, e.tags) {
-		s.insert(e)
+	if e != nil {
+		raced = c.stale(f.seq, key, e.tags)
+		if !raced && e.size <= s.budget {
+			s.insert(e)
+		}
 	}
 	if s.flights[key] == f {
 		delete(s.flights, key)
 	}
 	s.mu.Unlock()
-	f.entry = e
+	if !raced {
+		f.entry = e
+	}
 	close(f.done)
+	return raced
 }
 
 // stale reports whether a purge after seq covers the key or any of the tags.
@@ -263,14 +283,15 @@ func raise(g *atomic.Uint64, v uint64) {
 }
 
 // serveEntry writes e's variant for r: a 304 when r's validators match, no
-// body for HEAD. Apart from the Age value once per second per entry, it
-// allocates nothing: headers are precomputed slices assigned into the map.
-// fillTiming, on a miss, is the filling handler's Server-Timing (db, render).
-func (c *Cache) serveEntry(w http.ResponseWriter, r *http.Request, e *entry, now int64, kind serveKind, fillTiming []string) {
+// body for HEAD. It allocates nothing: headers are precomputed slices
+// assigned into the map. fillTiming, on a miss, is the filling handler's
+// Server-Timing (db, render); cacheControl, when set, replaces the stored
+// Cache-Control.
+func (c *Cache) serveEntry(w http.ResponseWriter, r *http.Request, e *entry, kind serveKind, fillTiming, cacheControl []string) {
 	v := e.variant(acceptedOf(r.Header))
 	h := w.Header()
 	inm, ims := first(r.Header["If-None-Match"]), first(r.Header["If-Modified-Since"])
-	notModified := (inm != "" || ims != "") && e.notModified(inm, ims)
+	notModified := (inm != "" || ims != "") && v.notModified(inm, ims)
 	fields := v.Header
 	if notModified {
 		fields = v.NotModified
@@ -278,7 +299,9 @@ func (c *Cache) serveEntry(w http.ResponseWriter, r *http.Request, e *entry, now
 	for _, f := range fields {
 		h[f.Key] = f.Value
 	}
-	h["Age"] = e.ageAt(now)
+	if cacheControl != nil {
+		h["Cache-Control"] = cacheControl
+	}
 	switch kind {
 	case kindHit:
 		h["X-Cache"], h["Server-Timing"] = xCacheHit, timingHit
@@ -317,9 +340,8 @@ func acceptedOf(h http.Header) Accepted {
 
 // Lookup returns the stored variant for key that best fits the accepted
 // encodings, for a server that writes hits without net/http. It counts as a
-// hit; the caller writes Date, Age (Variant.Age), X-Cache and answers
-// conditional requests with Variant.IsNotModified. On false the caller goes
-// through Serve.
+// hit; the caller writes Date and X-Cache and answers conditional requests
+// with Variant.IsNotModified. On false the caller goes through Serve.
 func (c *Cache) Lookup(key string, acc Accepted) (*Variant, bool) {
 	h := c.hash(key)
 	s := c.shardOf(h)
@@ -433,20 +455,6 @@ func (c *Cache) Stats() Stats {
 		st.Bytes += s.nBytes.Load()
 	}
 	return st
-}
-
-// Middleware serves eligible requests through the cache: those Key accepts
-// and bypass (which may be nil) does not reject. Wikid's bypass reports
-// whether the request carries a valid session.
-func (c *Cache) Middleware(next http.Handler, bypass func(*http.Request) bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, ok := Key(r)
-		if !ok || (bypass != nil && bypass(r)) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		c.Serve(w, r, key, next)
-	})
 }
 
 // Purger is the seam through which purges fan out to several caches (this

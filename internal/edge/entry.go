@@ -29,10 +29,13 @@ type Variant struct {
 	Encoding Encoding
 	Status   int
 	Body     []byte
-	// Header is every header of a full response except Date, Age, X-Cache and
+	// Header is every header of a full response except Date, X-Cache and
 	// Server-Timing, which depend on the time of serving: Content-Type,
-	// Content-Length, Content-Encoding, Vary, the validators, Cache-Control and
-	// the handler's other safe headers.
+	// Content-Length, Content-Encoding, Vary, the validators (the ETag is the
+	// variant's own), Cache-Control and the handler's other safe headers. There
+	// is no Age: this cache is part of the origin, its entries are fresh until
+	// purged, and a cache in front must not count their time here against
+	// s-maxage.
 	Header []Field
 	// NotModified is the header set of a 304 answer to a conditional request.
 	NotModified []Field
@@ -40,11 +43,16 @@ type Variant struct {
 	// "Name: value\r\n" lines, for a server that writes the response head itself.
 	Wire, WireNotModified []byte
 
-	e *entry
+	etag string // VariantETag of the handler's ETag
+	e    *entry
 }
 
-// ETag returns the entry's entity tag as the handler set it, or "".
-func (v *Variant) ETag() string { return v.e.etag }
+// ETag returns the variant's entity tag, or "".
+func (v *Variant) ETag() string { return v.etag }
+
+// BaseETag returns the entity tag the handler gave the identity
+// representation, or "".
+func (v *Variant) BaseETag() string { return v.e.etag }
 
 // LastModified returns the entry's Last-Modified header value, or "".
 func (v *Variant) LastModified() string { return v.e.lastModStr }
@@ -52,18 +60,14 @@ func (v *Variant) LastModified() string { return v.e.lastModStr }
 // StoredAt returns when the entry was stored.
 func (v *Variant) StoredAt() time.Time { return time.Unix(0, v.e.stored) }
 
-// Age returns the Age header value for a response served at now: whole seconds
-// since the entry was stored. The returned slice is shared; do not modify it.
-func (v *Variant) Age(now time.Time) []string { return v.e.ageAt(now.UnixNano()) }
-
 // IsNotModified reports whether a request with these If-None-Match and
 // If-Modified-Since header values gets a 304 for this entry.
 func (v *Variant) IsNotModified(ifNoneMatch, ifModifiedSince string) bool {
-	return v.e.notModified(ifNoneMatch, ifModifiedSince)
+	return v.notModified(ifNoneMatch, ifModifiedSince)
 }
 
-// entry is one stored response with all its variants. Fields other than freq,
-// age and the queue links are immutable after build.
+// entry is one stored response with all its variants. Fields other than freq
+// and the queue links are immutable after build.
 type entry struct {
 	key        string
 	hash       uint64
@@ -78,32 +82,11 @@ type entry struct {
 	size       int64
 
 	freq atomic.Int32 // S3-FIFO access count, saturating at maxFreq
-	age  atomic.Pointer[ageValue]
 
 	// Guarded by the shard lock.
 	prev, next *entry
 	inMain     bool
 	linked     bool
-}
-
-type ageValue struct {
-	sec int64
-	v   []string
-}
-
-// ageAt returns the Age header value, allocating only when the number of
-// seconds changed since the last hit on this entry.
-func (e *entry) ageAt(now int64) []string {
-	sec := (now - e.stored) / int64(time.Second)
-	if sec < 0 {
-		sec = 0
-	}
-	if a := e.age.Load(); a != nil && a.sec == sec {
-		return a.v
-	}
-	a := &ageValue{sec: sec, v: []string{strconv.FormatInt(sec, 10)}}
-	e.age.Store(a)
-	return a.v
 }
 
 // variant picks the best stored variant the client accepts.
@@ -145,6 +128,7 @@ var droppedHeaders = map[string]bool{
 	"X-Cache":             true,
 	"Server-Timing":       true,
 	"Set-Cookie":          true,
+	"Etag":                true, // set per variant
 }
 
 // notModifiedHeaders are kept on a 304 (RFC 9110 section 15.4.5), besides
@@ -257,9 +241,12 @@ func buildEntry(key string, hash uint64, status int, h http.Header, body []byte,
 		if b == nil && Encoding(enc) != Identity {
 			continue
 		}
-		v := &Variant{Encoding: Encoding(enc), Status: status, Body: b, e: e}
-		hdr := make([]Field, 0, len(base)+3)
+		v := &Variant{Encoding: Encoding(enc), Status: status, Body: b, etag: VariantETag(e.etag, Encoding(enc)), e: e}
+		hdr := make([]Field, 0, len(base)+4)
 		hdr = append(hdr, base...)
+		if v.etag != "" {
+			hdr = append(hdr, Field{"Etag", []string{v.etag}})
+		}
 		hdr = append(hdr, Field{"Content-Length", []string{strconv.Itoa(len(b))}})
 		if enc != int(Identity) {
 			hdr = append(hdr, Field{"Content-Encoding", []string{Encoding(enc).String()}})
@@ -320,6 +307,11 @@ var gzipPool = sync.Pool{New: func() any {
 	w, _ := gzip.NewWriterLevel(nil, gzipLevel)
 	return w
 }}
+
+// GzipBytes compresses b as the stored gzip variants are: the same bytes for
+// the same input, so that a gzip response made outside the cache matches the
+// variant's validator.
+func GzipBytes(b []byte) []byte { return gzipBytes(b) }
 
 func gzipBytes(b []byte) []byte {
 	var buf bytes.Buffer

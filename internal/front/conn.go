@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wikid/wikid/internal/edge"
 )
 
 // Connection states, for Shutdown.
@@ -186,7 +185,6 @@ var (
 	hitHeaders    = []byte("X-Cache: HIT\r\nServer-Timing: cache;desc=hit\r\n")
 	connClose     = []byte("Connection: close\r\n")
 	connKeepAlive = []byte("Connection: keep-alive\r\n")
-	ageName       = []byte("Age: ")
 	crlf          = []byte("\r\n")
 )
 
@@ -199,11 +197,7 @@ func (c *conn) serveHit(req *request) (ok, closeAfter bool) {
 	if req.head {
 		method = http.MethodHead
 	}
-	target := bytesString(req.target) // valid until the next read; not kept
-	key, ok := edge.KeyOf(method, target)
-	if !ok || !canonicalPath(target, key) {
-		return false, false
-	}
+	key := bytesString(req.target) // valid until the next read; not kept
 	v, ok := s.cache.Lookup(key, req.accepted)
 	if !ok {
 		return false, false
@@ -223,9 +217,6 @@ func (c *conn) serveHit(req *request) (ok, closeAfter bool) {
 	out := c.out[:0]
 	out = appendStatusLine(out, req.http10, status)
 	out = append(out, s.dateFor(now)...)
-	out = append(out, ageName...)
-	out = append(out, v.Age(now)[0]...)
-	out = append(out, crlf...)
 	out = append(out, hitHeaders...)
 	out = append(out, wire...)
 	out = endHead(out, req, closeAfter)
@@ -301,7 +292,8 @@ func (c *conn) servePersonal(req *request) (ok, closeAfter bool) {
 	}
 	p := &c.pers
 	*p = Personal{Target: bytesString(req.target), Cookie: bytesString(req.cookie),
-		IfNoneMatch: bytesString(req.ifNoneMatch), Accepted: req.accepted, Header: p.Header[:0]}
+		IfNoneMatch: bytesString(req.ifNoneMatch), IfModifiedSince: bytesString(req.ifModSince), Accepted: req.accepted,
+		Header: p.Header[:0]}
 	if req.head {
 		// HEAD is rare for logged-in readers: net/http answers it.
 		return false, false

@@ -15,12 +15,14 @@
 // doubt) the connection is handed to net/http:
 //   - the head fits in the read buffer and every line ends in CRLF;
 //   - method GET or HEAD, HTTP/1.1 (exactly one Host) or HTTP/1.0, an origin-form
-//     target of printable ASCII whose path is already in the edge's canonical
-//     form (so the key names exactly what net/http's routing sees);
+//     target of printable ASCII;
 //   - no body (no Transfer-Encoding, no Content-Length other than 0), and no
 //     Authorization, Proxy-Authorization, Range, Upgrade or Expect header;
 //   - no Cookie header mentions wikid_session (other cookies are fine);
-//   - edge.Lookup(edge.KeyOf(method, target)) finds a fresh entry.
+//   - edge.Lookup(target) finds a fresh entry. The edge stores a response only
+//     under the exact canonical target that produced it (see internal/httpx),
+//     so the target as sent is the key: a non-canonical target finds nothing
+//     and goes to net/http, which redirects it.
 //
 // If-None-Match / If-Modified-Since get the variant's 304, HEAD gets the head
 // only, and Connection follows RFC 9112 as net/http implements it.
@@ -82,10 +84,11 @@ type Options struct {
 // only during the call; the answer's slices must stay valid and unchanged
 // until the next request on any connection could change them (cached bytes).
 type Personal struct {
-	Target      string // origin-form target as sent
-	Cookie      string // the Cookie header value
-	IfNoneMatch string
-	Accepted    edge.Accepted
+	Target          string // origin-form target as sent
+	Cookie          string // the Cookie header value
+	IfNoneMatch     string
+	IfModifiedSince string
+	Accepted        edge.Accepted
 
 	// Status is 200 or 304. Header holds the response's header lines, each
 	// ending in CRLF, without the status line, Date and Connection; append

@@ -72,7 +72,16 @@ func newFixture(t *testing.T, mod func(*http.Server)) *fixture {
 		_, err := r.Cookie("wikid_session")
 		return err == nil
 	}
-	handler := f.cache.Middleware(next, bypass)
+	// As Wikid's handler layer does: only requests that may share a stored
+	// response go through the edge, keyed by their target as sent.
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if (r.Method != http.MethodGet && r.Method != http.MethodHead) || bypass(r) ||
+			r.Header.Get("Authorization") != "" || r.Header.Get("Range") != "" || r.Header.Get("Upgrade") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		f.cache.Serve(w, r, r.RequestURI, next)
+	})
 	f.http = &http.Server{Handler: handler, ReadHeaderTimeout: 2 * time.Second, IdleTimeout: 5 * time.Second,
 		WriteTimeout: 5 * time.Second, MaxHeaderBytes: 4 << 10, ErrorLog: nil}
 	if mod != nil {
@@ -187,7 +196,7 @@ func (f *fixture) warm(path string) {
 // depend on the time of serving and on the connection.
 func headersEquivalent(t *testing.T, got, want http.Header) {
 	t.Helper()
-	skip := map[string]bool{"Date": true, "Age": true, "Connection": true}
+	skip := map[string]bool{"Date": true, "Connection": true}
 	for k := range want {
 		if !skip[k] && strings.Join(got[k], "|") != strings.Join(want[k], "|") {
 			t.Errorf("header %s = %q, net/http sends %q", k, got[k], want[k])
@@ -198,10 +207,11 @@ func headersEquivalent(t *testing.T, got, want http.Header) {
 			t.Errorf("extra header %s = %q", k, got[k])
 		}
 	}
-	for _, k := range []string{"Date", "Age"} {
-		if (len(got[k]) == 0) != (len(want[k]) == 0) {
-			t.Errorf("header %s: %q, net/http: %q", k, got[k], want[k])
-		}
+	if len(got["Date"]) == 0 || len(want["Date"]) == 0 {
+		t.Errorf("Date: %q, net/http: %q", got["Date"], want["Date"])
+	}
+	if got["Age"] != nil {
+		t.Errorf("a hit carries Age %q: a cache in front would count the time in this cache against s-maxage", got["Age"])
 	}
 }
 
@@ -305,8 +315,9 @@ func TestIneligibleRequestsGoToNetHTTP(t *testing.T) {
 		{"chunked", "POST /wiki/Page HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", "POST", 200, "posted 3 bytes"},
 		{"GET with a body", "GET /wiki/Page HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi", "GET", 200, ""},
 		{"expect 100-continue", "POST /wiki/Page HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi", "POST", 200, "posted 2 bytes"},
-		{"non-canonical path", get("/wiki//Page"), "GET", 200, "/wiki/Page"},
-		{"dot segments", get("/x/../wiki/Page"), "GET", 200, ""},
+		{"another spelling of a cached target", get("/wiki//Page"), "GET", 200, "/wiki//Page"},
+		{"dot segments", get("/x/../wiki/Page"), "GET", 0, ""},
+		{"escaped spelling", get("/wiki/%50age"), "GET", 200, ""},
 		{"no Host", "GET /wiki/Page HTTP/1.1\r\n\r\n", "GET", 400, ""},
 		{"two Hosts", "GET /wiki/Page HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "GET", 400, ""},
 		{"absolute form", "GET http://x/wiki/Page HTTP/1.1\r\nHost: x\r\n\r\n", "GET", 200, ""},

@@ -249,20 +249,5 @@ var isToken = func() (t [256]bool) {
 	return t
 }()
 
-// canonicalPath reports whether the path part of target is already in the
-// edge's canonical form, so that the edge key names exactly the resource
-// net/http's routing would see (no dot segments, no "//", no escapes to
-// normalize). The query may be in any order: only the edge reads it.
-func canonicalPath(target, key string) bool {
-	p := target
-	for i := 0; i < len(target); i++ {
-		if target[i] == '?' {
-			p = target[:i]
-			break
-		}
-	}
-	return len(key) >= len(p) && key[:len(p)] == p && (len(key) == len(p) || key[len(p)] == '?')
-}
-
 // bytesString views b as a string for a call that does not keep it.
 func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

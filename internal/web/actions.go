@@ -26,7 +26,7 @@ func (s *Server) writeForm(w http.ResponseWriter, r *http.Request, t wiki.Title,
 	p := s.formPage(r, d.Heading)
 	p.Tabs = s.titleTabs(r, t, tab, true)
 	p.Data = d
-	s.writePage(w, r, status, "form", p, cacheNone)
+	s.writePage(w, r, status, "form", p)
 	return nil
 }
 

@@ -1,12 +1,13 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"html"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ import (
 
 	"github.com/wikid/wikid/internal/diff"
 	"github.com/wikid/wikid/internal/engine"
-	"github.com/wikid/wikid/internal/timing"
+	"github.com/wikid/wikid/internal/httpx"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -22,48 +23,116 @@ import (
 // The REST API follows MediaWiki's REST API v1 (/w/rest.php/v1/) wherever
 // the resource is the same, so its clients work with a base-URL change.
 
+const restBase = "/w/rest.php/v1/"
+
+// restKey writes a title in a REST path segment: its key, with '/' escaped
+// (a title with a slash is one segment, as in MediaWiki).
+func restKey(t wiki.Title) string { return url.PathEscape(t.Key()) }
+
+// restPageURL is the canonical REST URL of page t, plus suffix ("/html").
+func restPageURL(t wiki.Title, suffix string) string { return restBase + "page/" + restKey(t) + suffix }
+
+var (
+	specRESTPage     = &httpx.Spec{Name: "rest:page"}
+	specRESTBare     = &httpx.Spec{Name: "rest:page"}
+	specRESTHTML     = &httpx.Spec{Name: "rest:page:html"}
+	specRESTHistory  = &httpx.Spec{Name: "rest:page:history", Params: []httpx.Param{{Name: "older_than", Kind: httpx.ID, What: "a revision number"}}}
+	specRESTEdit     = &httpx.Spec{Name: "rest:page:edit"}
+	specRESTCreate   = &httpx.Spec{Name: "rest:page:create"}
+	specRESTSearch   = &httpx.Spec{Name: "rest:search", Params: []httpx.Param{{Name: "q", Kind: httpx.Text, Max: 300}, {Name: "limit", Kind: httpx.Limit, Max: 100, Default: "10"}}}
+	specRESTRevision = &httpx.Spec{Name: "rest:revision"}
+	specRESTCompare  = &httpx.Spec{Name: "rest:compare"}
+)
+
 func (s *Server) apiRoutes() http.Handler {
 	mux := http.NewServeMux()
-	const p = "/w/rest.php/v1/"
-	mux.HandleFunc("GET "+p+"page/{title}", s.api(s.apiGetPage))
-	mux.HandleFunc("GET "+p+"page/{title}/bare", s.api(s.apiGetPage))
-	mux.HandleFunc("GET "+p+"page/{title}/html", s.api(s.apiGetHTML))
-	mux.HandleFunc("GET "+p+"page/{title}/history", s.api(s.apiHistory))
-	mux.HandleFunc("PUT "+p+"page/{title}", s.api(s.apiPutPage))
-	mux.HandleFunc("POST "+p+"page", s.api(s.apiCreatePage))
-	mux.HandleFunc("GET "+p+"search/page", s.api(s.apiSearch))
-	mux.HandleFunc("GET "+p+"revision/{id}", s.api(s.apiRevision))
-	mux.HandleFunc("GET "+p+"revision/{from}/compare/{to}", s.api(s.apiCompare))
-	mux.HandleFunc(p, s.api(func(w http.ResponseWriter, r *http.Request) error {
-		rest := strings.TrimPrefix(r.URL.Path, p)
-		switch {
-		case rest == "page":
-			return methodNotAllowed(w, "POST")
-		case strings.HasPrefix(rest, "page/") && strings.Count(rest, "/") == 1:
-			return methodNotAllowed(w, "GET, HEAD, PUT")
-		case strings.HasPrefix(rest, "page/") || rest == "search/page" || strings.HasPrefix(rest, "revision/"):
-			return methodNotAllowed(w, "GET, HEAD")
+	p := restBase
+	title := func(suffix string) func(*http.Request) (string, error) {
+		return func(r *http.Request) (string, error) {
+			t, err := apiTitle(r)
+			if err != nil {
+				return "", err
+			}
+			return restPageURL(t, suffix), nil
 		}
-		return wiki.Errorf(wiki.KindNotFound, "no API route %s %s; see the README for the routes", sanitizeLine(r.Method), r.URL.Path)
-	}))
-	return mux
+	}
+	fixed := func(path string) func(*http.Request) (string, error) {
+		return func(*http.Request) (string, error) { return path, nil }
+	}
+	revision := func(r *http.Request) (string, error) {
+		id, err := pathID(r, "id")
+		return restBase + "revision/" + strconv.FormatInt(id, 10), err
+	}
+	compare := func(r *http.Request) (string, error) {
+		from, err := pathID(r, "from")
+		if err != nil {
+			return "", err
+		}
+		to, err := pathID(r, "to")
+		return restBase + "revision/" + strconv.FormatInt(from, 10) + "/compare/" + strconv.FormatInt(to, 10), err
+	}
+	mux.HandleFunc("GET "+p+"page/{title}", s.api(specRESTPage, title(""), s.apiGetPage))
+	mux.HandleFunc("GET "+p+"page/{title}/bare", s.api(specRESTBare, title("/bare"), s.apiGetPage))
+	mux.HandleFunc("GET "+p+"page/{title}/html", s.api(specRESTHTML, title("/html"), s.apiGetHTML))
+	mux.HandleFunc("GET "+p+"page/{title}/history", s.api(specRESTHistory, title("/history"), s.apiHistory))
+	mux.HandleFunc("PUT "+p+"page/{title}", s.api(specRESTEdit, title(""), s.apiPutPage))
+	mux.HandleFunc("POST "+p+"page", s.api(specRESTCreate, fixed(p+"page"), s.apiCreatePage))
+	mux.HandleFunc("GET "+p+"search/page", s.api(specRESTSearch, fixed(p+"search/page"), s.apiSearch))
+	mux.HandleFunc("GET "+p+"revision/{id}", s.api(specRESTRevision, revision, s.apiRevision))
+	mux.HandleFunc("GET "+p+"revision/{from}/compare/{to}", s.api(specRESTCompare, compare, s.apiCompare))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		// No route for this method and path: 405 with the methods the
+		// path has, or 404.
+		httpx.SetRoute(r, "rest:other")
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete} {
+			r2 := r.Clone(r.Context())
+			r2.Method = m
+			if _, pattern := mux.Handler(r2); pattern != "" {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) > 0 {
+			s.writeAPIError(w, r, methodNotAllowed(w, strings.Join(allow, ", ")))
+			return
+		}
+		s.writeAPIError(w, r, wiki.Errorf(wiki.KindNotFound, "there is no REST route %s %s; the routes are listed in the README", sanitizeLine(r.Method), sanitizeLine(r.URL.Path)))
+	})
 }
 
-// api wraps an API handler: JSON errors, read permission, no caching.
-func (s *Server) api(h handlerFunc) http.HandlerFunc {
+func pathID(r *http.Request, name string) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, wiki.Errorf(wiki.KindInvalid, "%s must be a revision number", name)
+	}
+	return id, nil
+}
+
+// api wraps a REST handler: the parse (a non-canonical target is answered
+// uncached, not redirected), read permission, JSON errors.
+func (s *Server) api(spec *httpx.Spec, path func(*http.Request) (string, error), h handlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		err := s.requireRead(r)
-		if err == nil {
-			err = h(w, r)
-		}
+		httpx.SetRoute(r, spec.Name)
+		p, err := path(r)
 		if err != nil {
-			if statusOf(err) >= 500 && statusOf(err) != 499 {
-				s.log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-			}
-			writeAPIError(w, r, err)
+			s.writeAPIError(w, r, err)
+			return
 		}
+		q, err := httpx.Parse(r, spec, p)
+		if err != nil {
+			s.writeAPIError(w, r, err)
+			return
+		}
+		s.serve(w, withTags(r), q, routeOpts{noRedirect: true, onError: s.writeAPIError}, func(w http.ResponseWriter, r *http.Request) error {
+			if err := s.requireRead(r); err != nil {
+				return err
+			}
+			return h(w, r)
+		})
 	}
 }
 
@@ -74,34 +143,37 @@ type apiError struct {
 	MessageTranslations map[string]string `json:"messageTranslations"`
 }
 
-func writeAPIError(w http.ResponseWriter, r *http.Request, err error) {
+func (s *Server) writeAPIError(w http.ResponseWriter, r *http.Request, err error) {
 	status := statusOf(err)
 	if status == 499 {
 		return
 	}
-	if errors.Is(err, errMethod) {
-		status = http.StatusMethodNotAllowed
+	if status >= 500 {
+		s.log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	key := map[int]string{400: "rest-bad-request", 401: "rest-unauthorized", 403: "rest-permission-denied",
 		404: "rest-nonexistent-title", 405: "rest-method-not-allowed", 409: "rest-edit-conflict", 413: "rest-too-large", 500: "rest-internal-error"}[status]
 	if key == "" {
 		key = "rest-error"
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, r, status, apiError{HTTPCode: status, HTTPReason: http.StatusText(status), ErrorKey: key,
+	if status == http.StatusNotFound && httpx.RouteOf(r.Context()) == "rest:other" {
+		key = "rest-no-match"
+	}
+	b, _ := json.Marshal(apiError{HTTPCode: status, HTTPReason: http.StatusText(status), ErrorKey: key,
 		MessageTranslations: map[string]string{"en": messageOf(err)}})
+	httpx.Write(w, r, &httpx.Response{Status: status, Type: "application/json", Body: append(b, '\n'),
+		Cache: httpx.NoStore, Header: takeHeader(w)})
 }
 
-func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+// writeJSON answers with v as JSON through the one builder; mode and
+// modified as for pages, tags from the request's tag set.
+func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any, mode cacheMode, modified time.Time) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		status, b = 500, []byte(`{"httpCode":500,"httpReason":"Internal Server Error"}`)
+		s.writeAPIError(w, r, err)
+		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
-	w.Header().Set("Server-Timing", timing.From(r.Context()).Header("none", time.Now()))
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	s.writeBody(w, r, status, "application/json", append(b, '\n'), mode, modified)
 }
 
 type apiRevisionRef struct {
@@ -143,9 +215,12 @@ func (s *Server) livePage(r *http.Request, t wiki.Title) (wiki.Page, error) {
 	return p, err
 }
 
+// contentModel names the markup of Wikid pages in MediaWiki's terms.
+const contentModel = "markdown"
+
 func (s *Server) pageJSON(p wiki.Page, rev wiki.Revision, withSource bool) apiPage {
 	out := apiPage{ID: p.ID, Key: p.Title.Key(), Title: string(p.Title), Latest: apiRevisionRef{ID: rev.ID, Timestamp: ts(rev.Time)},
-		ContentModel: "wikitext", License: apiLicense{Title: s.cfg.SiteName + " content"}}
+		ContentModel: contentModel, License: apiLicense{Title: s.cfg.SiteName + " content"}}
 	if withSource {
 		src := rev.Text
 		out.Source = &src
@@ -166,11 +241,13 @@ func (s *Server) apiGetPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := s.pageJSON(p, rev, !strings.HasSuffix(r.URL.Path, "/bare"))
-	if strings.HasSuffix(r.URL.Path, "/bare") {
-		out.HTMLURL = "/w/rest.php/v1/page/" + p.Title.Key() + "/html"
+	bare := httpx.From(r).Spec == specRESTBare
+	out := s.pageJSON(p, rev, !bare)
+	if bare {
+		out.HTMLURL = restPageURL(p.Title, "/html")
 	}
-	writeJSON(w, r, http.StatusOK, out)
+	addTag(r, p.Title)
+	s.writeJSON(w, r, http.StatusOK, out, cachePublic, rev.Time)
 	return nil
 }
 
@@ -186,17 +263,15 @@ func (s *Server) apiGetHTML(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	var b strings.Builder
+	var b bytes.Buffer
 	b.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>")
 	b.WriteString(html.EscapeString(string(v.Page.Title)))
 	b.WriteString("</title></head><body>\n")
 	b.WriteString(v.Rendered.HTML)
 	b.WriteString("\n</body></html>\n")
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; style-src 'self'")
-	w.Header().Set("ETag", etagOf([]byte(v.Rendered.HTML)))
-	w.Header().Set("Last-Modified", v.Revision.Time.UTC().Format(http.TimeFormat))
-	w.Write([]byte(b.String()))
+	addTag(r, v.Page.Title)
+	s.writeBody(w, r, http.StatusOK, "text/html; charset=utf-8", b.Bytes(), cachePublic, v.Revision.Time)
 	return nil
 }
 
@@ -235,12 +310,7 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var before int64
-	if o := r.URL.Query().Get("older_than"); o != "" {
-		if before, err = strconv.ParseInt(o, 10, 64); err != nil {
-			return wiki.Errorf(wiki.KindInvalid, "older_than must be a revision number")
-		}
-	}
+	before := httpx.From(r).Int("older_than", 0)
 	const limit = 20
 	revs, err := s.store.History(r.Context(), wiki.HistoryQuery{PageID: p.ID, Before: before, Limit: limit + 1})
 	if err != nil {
@@ -250,15 +320,16 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) error {
 		Revisions []apiHistoryRev `json:"revisions"`
 		Latest    string          `json:"latest"`
 		Older     string          `json:"older,omitempty"`
-	}{Revisions: []apiHistoryRev{}, Latest: "/w/rest.php/v1/page/" + p.Title.Key() + "/history"}
+	}{Revisions: []apiHistoryRev{}, Latest: restPageURL(p.Title, "/history")}
 	if len(revs) > limit {
-		out.Older = fmt.Sprintf("/w/rest.php/v1/page/%s/history?older_than=%d", p.Title.Key(), revs[limit-1].ID)
+		out.Older = specRESTHistory.Link(restPageURL(p.Title, "/history"), "older_than", strconv.FormatInt(revs[limit-1].ID, 10))
 		revs = revs[:limit]
 	}
 	for _, rv := range revs {
 		out.Revisions = append(out.Revisions, histRev(rv))
 	}
-	writeJSON(w, r, http.StatusOK, out)
+	addTag(r, p.Title)
+	s.writeJSON(w, r, http.StatusOK, out, cachePublic, p.Touched)
 	return nil
 }
 
@@ -323,8 +394,12 @@ func (s *Server) apiSave(w http.ResponseWriter, r *http.Request, t wiki.Title, b
 	}
 	if !out.Created {
 		status = http.StatusOK
+	} else {
+		// The new resource, as MediaWiki's REST API answers a creation.
+		w.Header().Set("Location", restPageURL(out.Page.Title, ""))
+		status = http.StatusCreated
 	}
-	writeJSON(w, r, status, s.pageJSON(out.Page, rev, true))
+	s.writeJSON(w, r, status, s.pageJSON(out.Page, rev, true), cacheNone, time.Time{})
 	return nil
 }
 
@@ -362,15 +437,12 @@ func (s *Server) apiCreatePage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
-	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	rq := httpx.From(r)
+	q := rq.Get("q")
 	if q == "" {
 		return wiki.Errorf(wiki.KindInvalid, "give a search query: ?q=words")
 	}
-	if !utf8.ValidString(q) || len(q) > 300 {
-		return wiki.Errorf(wiki.KindInvalid, "the query must be valid UTF-8 and at most 300 bytes")
-	}
-	limit := clampLimit(r.URL.Query().Get("limit"), 10, 100)
-	hits, err := s.store.Search(r.Context(), q, 0, limit)
+	hits, err := s.store.Search(r.Context(), q, 0, int(rq.Int("limit", 10)))
 	if err != nil {
 		return err
 	}
@@ -385,16 +457,16 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 		Pages []page `json:"pages"`
 	}{Pages: []page{}}
 	for _, h := range hits {
-		out.Pages = append(out.Pages, page{Key: h.Title.Key(), Title: string(h.Title), Excerpt: string(view.Snippet(h.Snippet))})
+		out.Pages = append(out.Pages, page{ID: h.PageID, Key: h.Title.Key(), Title: string(h.Title), Excerpt: string(view.Snippet(h.Snippet))})
 	}
-	writeJSON(w, r, http.StatusOK, out)
+	s.writeJSON(w, r, http.StatusOK, out, cacheShort, time.Time{})
 	return nil
 }
 
 func (s *Server) apiRevisionByID(r *http.Request, name string) (wiki.Revision, error) {
-	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
-	if err != nil || id <= 0 {
-		return wiki.Revision{}, wiki.Errorf(wiki.KindInvalid, "%s must be a revision number", name)
+	id, err := pathID(r, name)
+	if err != nil {
+		return wiki.Revision{}, err
 	}
 	rev, err := s.store.FindRevision(r.Context(), id)
 	if errors.Is(err, wiki.ErrNotFound) {
@@ -418,7 +490,8 @@ func (s *Server) apiRevision(w http.ResponseWriter, r *http.Request) error {
 		Source string `json:"source"`
 	}{apiHistoryRev: histRev(rev), Source: rev.Text}
 	out.Page.ID, out.Page.Key, out.Page.Title = rev.PageID, rev.Title.Key(), string(rev.Title)
-	writeJSON(w, r, http.StatusOK, out)
+	addTag(r, rev.Title) // a move or delete of the page changes the answer
+	s.writeJSON(w, r, http.StatusOK, out, cachePublic, rev.Time)
 	return nil
 }
 
@@ -465,6 +538,7 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	writeJSON(w, r, http.StatusOK, out)
+	addTag(r, to.Title)
+	s.writeJSON(w, r, http.StatusOK, out, cachePublic, to.Time)
 	return nil
 }

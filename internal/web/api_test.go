@@ -69,8 +69,9 @@ func TestRESTAPI(t *testing.T) {
 		if p.Latest.ID != created.Latest.ID || p.Source != "one\ntwo\nthree\n" {
 			t.Errorf("page %+v", p)
 		}
-		if res.Header.Get("Cache-Control") != "no-store" {
-			t.Errorf("Cache-Control %q", res.Header.Get("Cache-Control"))
+		if res.Header.Get("Cache-Control") != "public, max-age=0, s-maxage=300" || res.Header.Get("ETag") == "" || res.Header.Get("Last-Modified") == "" {
+			t.Errorf("an anonymous read of a page is public and validated: Cache-Control %q, ETag %q, Last-Modified %q",
+				res.Header.Get("Cache-Control"), res.Header.Get("ETag"), res.Header.Get("Last-Modified"))
 		}
 	})
 

@@ -322,14 +322,21 @@ func TestBadInput(t *testing.T) {
 		} {
 			mustStatus(t, anon.Get(path), http.StatusNotFound)
 		}
-		for _, path := range []string{
-			"/wiki/Special:Search?q=%22%2A%28%29+OR+NEAR%28",
-			"/wiki/Special:Search?q=-&offset=-5",
-			"/wiki/Special:RecentChanges?limit=-1&offset=abc",
-			"/wiki/Special:AllPages?limit=99999999999999999999",
-			"/wiki/Stable?action=history&limit=0&offset=-1",
+		for _, tc := range []struct {
+			path   string
+			status int
+		}{
+			{"/wiki/Special:Search?q=%22*%28%29+OR+NEAR%28", http.StatusOK},
+			{"/wiki/Special:Search?q=%22%2A%28%29+OR+NEAR%28", http.StatusMovedPermanently}, // '*' is written raw
+			{"/wiki/Special:Search?offset=-5&q=-", http.StatusBadRequest},
+			{"/wiki/Special:RecentChanges?limit=-1&offset=abc", http.StatusBadRequest},
+			{"/wiki/Special:RecentChanges?limit=-1", http.StatusMovedPermanently}, // a count below 1 means the default
+			{"/wiki/Special:AllPages?limit=99999999999999999999", http.StatusBadRequest},
+			{"/wiki/Special:AllPages?limit=99999", http.StatusMovedPermanently}, // clamped to 1000
+			{"/wiki/Special:AllPages?limit=1000", http.StatusOK},
+			{"/wiki/Stable?action=history&limit=0&offset=-1", http.StatusBadRequest},
 		} {
-			mustStatus(t, anon.Get(path), http.StatusOK)
+			mustStatus(t, anon.Get(tc.path), tc.status)
 		}
 	})
 

@@ -3,8 +3,6 @@ package web
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -15,6 +13,7 @@ import (
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/edge"
 	"github.com/wikid/wikid/internal/front"
+	"github.com/wikid/wikid/internal/httpx"
 	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
@@ -22,11 +21,11 @@ import (
 
 // How responses are cached (DESIGN.md, "the request path"):
 //
-//   - Anonymous GET/HEAD requests go through the edge cache, keyed by the
-//     normalized URL; encodings are variants inside an entry. Handlers mark
-//     what may be stored (writeBody does, for public pages) and tag it with the
-//     titles it depends on, so that a purge of a title drops every response
-//     that showed it.
+//   - Every route parses its request into an httpx.Request; serve (server.go)
+//     sends anonymous GET/HEAD requests for canonical targets through the edge
+//     cache under the request's key. httpx.Write stores public responses,
+//     tagged with the titles they show (tagsOf), so that a purge of a title
+//     drops every response that showed it.
 //   - A request with a valid session never reads or fills an anonymous entry
 //     as such. For plain article views it reuses the anonymous entry's bytes
 //     and splices in the per-user parts (user bar, page tabs) between markers
@@ -45,88 +44,62 @@ type tagSet struct{ tags []string }
 
 const tagsKey ctxKey = 3
 
+// withTags returns r carrying a tag set that starts with the titles' tags.
+func withTags(r *http.Request, titles ...wiki.Title) *http.Request {
+	ts := &tagSet{}
+	for _, t := range titles {
+		ts.tags = append(ts.tags, purge.TitleTag(t))
+	}
+	return r.WithContext(context.WithValue(r.Context(), tagsKey, ts))
+}
+
 // addTag records that the response depends on t (for example the target of
 // a redirect that was followed).
 func addTag(r *http.Request, t wiki.Title) {
 	if ts, ok := r.Context().Value(tagsKey).(*tagSet); ok {
-		ts.tags = append(ts.tags, string(t))
+		ts.tags = append(ts.tags, purge.TitleTag(t))
 	}
 }
 
-// cacheLayer routes GET and HEAD through the edge cache (anonymous) or the
-// splice path (logged-in article views).
-func (s *Server) cacheLayer(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.edge == nil || !cachedPath(r.URL.Path) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		key, ok := edge.Key(r)
-		if !ok {
-			next.ServeHTTP(w, r)
-			return
-		}
-		v := viewerOf(r)
-		if !v.LoggedIn {
-			if !s.canRead(v) {
-				next.ServeHTTP(w, r) // nothing public to cache
-				return
-			}
-			r = r.WithContext(context.WithValue(r.Context(), tagsKey, &tagSet{}))
-			s.edge.Serve(w, r, key, next)
-			return
-		}
-		if strings.HasPrefix(r.URL.Path, "/static/") {
-			s.edge.Serve(w, r, key, next) // assets are the same for everyone
-			return
-		}
-		if r.URL.RawQuery == "" && s.canRead(Viewer{}) && s.serveSpliced(w, r, key, next) {
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func cachedPath(p string) bool {
-	return strings.HasPrefix(p, "/wiki/") || strings.HasPrefix(p, "/w/macro/") || strings.HasPrefix(p, "/static/")
-}
-
-// serveSpliced answers a logged-in view from the anonymous entry of the same
-// URL, filling it first if needed. It reports false when there is no entry
-// to splice (the page is missing, or the response was not cacheable).
-func (s *Server) serveSpliced(w http.ResponseWriter, r *http.Request, key string, next http.Handler) bool {
-	// Before routing: the title comes from the path itself.
-	t, ok := splicedTitle(r.URL.Path, r.URL.EscapedPath())
-	if !ok {
-		return false
+// tagsOf returns the tags recorded for r's response.
+func tagsOf(r *http.Request) []string {
+	if ts, ok := r.Context().Value(tagsKey).(*tagSet); ok {
+		return append([]string(nil), ts.tags...)
 	}
+	return nil
+}
+
+// serveSpliced answers a logged-in view of article t from the anonymous
+// entry of the same key, filling it first if needed. It reports false when
+// there is no entry to splice (the page is missing, or the response was not
+// cacheable).
+func (s *Server) serveSpliced(w http.ResponseWriter, r *http.Request, key string, t wiki.Title, next http.Handler) bool {
 	v, ok := s.edge.Lookup(key, 0)
 	if !ok {
-		s.fillAnonymous(r, key, next)
+		s.fillAnonymous(r, key, t, next)
 		if v, ok = s.edge.Lookup(key, 0); !ok {
 			return false
 		}
 	}
 	viewer := viewerOf(r)
-	sp, ok := s.splice(viewer, t, key, v, r.Header.Get("If-None-Match"))
+	gz := edge.ParseAcceptEncoding(r.Header.Get("Accept-Encoding"))&edge.AcceptGzip != 0
+	sp, ok := s.splice(viewer, t, key, v, gz, r.Header.Get("If-None-Match"), r.Header.Get("If-Modified-Since"))
 	if !ok {
 		return false
 	}
 	h := w.Header()
-	setSecurityHeaders(h)
+	httpx.SetSecurity(h)
 	for _, f := range splicedFields {
 		h[f[0]] = []string{f[1]}
 	}
 	h.Set("ETag", sp.etag)
-	if sp.lastMod != "" {
-		h.Set("Last-Modified", sp.lastMod)
-	}
+	h.Set("Last-Modified", sp.lastMod)
 	if sp.status == http.StatusNotModified {
 		w.WriteHeader(http.StatusNotModified)
 		return true
 	}
 	pieces, n := sp.parts[:], sp.length
-	if edge.ParseAcceptEncoding(r.Header.Get("Accept-Encoding"))&edge.AcceptGzip != 0 {
+	if gz {
 		pieces, n = gzipPieces(&sp, s.userBarGz(viewer), make([][]byte, 0, 8))
 		h.Set("Content-Encoding", "gzip")
 	}
@@ -163,7 +136,7 @@ var splicedFields = [][2]string{
 // for the front server.
 var splicedWire = func() []byte {
 	h := http.Header{}
-	setSecurityHeaders(h)
+	httpx.SetSecurity(h)
 	for _, f := range splicedFields {
 		h.Set(f[0], f[1])
 	}
@@ -172,15 +145,19 @@ var splicedWire = func() []byte {
 	return b.Bytes()
 }()
 
-// splicedTitle returns the title of a plain article URL, if path is one in
-// canonical form (escaped is the path as sent).
-func splicedTitle(path, escaped string) (wiki.Title, bool) {
-	name, ok := strings.CutPrefix(path, "/wiki/")
+// splicedTitle returns the title of a plain article URL, if target is one
+// in canonical form.
+func splicedTitle(target string) (wiki.Title, bool) {
+	name, ok := strings.CutPrefix(target, "/wiki/")
 	if !ok {
 		return "", false
 	}
-	t, err := wiki.ParseTitle(name)
-	if err != nil || t.IsSpecial() || escaped != t.URL() {
+	raw, err := url.PathUnescape(name)
+	if err != nil {
+		return "", false
+	}
+	t, err := wiki.ParseTitle(raw)
+	if err != nil || t.IsSpecial() || target != t.URL() {
 		return "", false
 	}
 	return t, true
@@ -188,7 +165,7 @@ func splicedTitle(path, escaped string) (wiki.Title, bool) {
 
 // spliced is a logged-in view assembled from a cached anonymous page.
 type spliced struct {
-	status        int // 200, or 304 when inm matched
+	status        int // 200, or 304 when the request's validators matched
 	etag, lastMod string
 	baseETag      string   // the cached anonymous page's
 	shared        *gzEntry // what views of this page version share
@@ -199,7 +176,12 @@ type spliced struct {
 
 // splice cuts the anonymous page at its markers and puts the viewer's user
 // bar and tabs in. The parts alias cached, immutable bytes.
-func (s *Server) splice(viewer Viewer, t wiki.Title, key string, v *edge.Variant, inm string) (spliced, bool) {
+//
+// Validators: the ETag covers the page, the user bar and the tabs, one per
+// content coding (gz). Last-Modified is the page's, or the session's start
+// when later, so that a copy a browser kept from before this login (the
+// anonymous page, another account's view) never validates.
+func (s *Server) splice(viewer Viewer, t wiki.Title, key string, v *edge.Variant, gz bool, inm, ims string) (spliced, bool) {
 	if v.Status != http.StatusOK || v.Encoding != edge.Identity {
 		return spliced{}, false
 	}
@@ -210,11 +192,20 @@ func (s *Server) splice(viewer Viewer, t wiki.Title, key string, v *edge.Variant
 		return spliced{}, false
 	}
 	user := s.userBar(viewer)
-	shared := s.gz.entry(key, v.ETag())
+	base := v.BaseETag()
+	shared := s.gz.entry(key, base)
 	tabs := shared.tabsFor(viewer.Group().Rank(), func() []byte { return s.tabsHTML(viewer, t, true) })
-	sp := spliced{status: http.StatusOK, etag: spliceETag(v.ETag(), user, tabs.html), lastMod: v.LastModified(),
-		baseETag: v.ETag(), shared: shared, tabs: tabs}
-	if match(inm, sp.etag) {
+	etag := httpx.ETagOf([]byte(base), user, tabs.html)
+	if gz {
+		etag = edge.VariantETag(etag, edge.Gzip)
+	}
+	lastMod, _ := http.ParseTime(v.LastModified())
+	if started := viewer.Session.Created.UTC().Truncate(time.Second); started.After(lastMod) {
+		lastMod = started
+	}
+	sp := spliced{status: http.StatusOK, etag: etag, lastMod: lastMod.UTC().Format(http.TimeFormat),
+		baseETag: base, shared: shared, tabs: tabs}
+	if (inm != "" || ims != "") && edge.NotModified(inm, ims, sp.etag, lastMod) {
 		sp.status = http.StatusNotModified
 		return sp, true
 	}
@@ -246,23 +237,17 @@ func (s *Server) Personal(p *front.Personal) bool {
 	if strings.IndexByte(path, '?') >= 0 {
 		return false
 	}
-	unescaped, err := url.PathUnescape(path)
-	if err != nil {
-		return false
-	}
-	t, ok := splicedTitle(unescaped, path)
+	t, ok := splicedTitle(path)
 	if !ok {
 		return false
 	}
-	key, ok := edge.KeyOf(http.MethodGet, path)
+	// Entries are stored only under the canonical targets that produced
+	// them, so the target as sent is the key.
+	v, ok := s.edge.Lookup(path, 0)
 	if !ok {
 		return false
 	}
-	v, ok := s.edge.Lookup(key, 0)
-	if !ok {
-		return false
-	}
-	sp, ok := s.splice(viewer, t, key, v, p.IfNoneMatch)
+	sp, ok := s.splice(viewer, t, path, v, p.Accepted&edge.AcceptGzip != 0, p.IfNoneMatch, p.IfModifiedSince)
 	if !ok {
 		return false
 	}
@@ -270,11 +255,9 @@ func (s *Server) Personal(p *front.Personal) bool {
 	h = append(h, "Etag: "...)
 	h = append(h, sp.etag...)
 	h = append(h, "\r\n"...)
-	if sp.lastMod != "" {
-		h = append(h, "Last-Modified: "...)
-		h = append(h, sp.lastMod...)
-		h = append(h, "\r\n"...)
-	}
+	h = append(h, "Last-Modified: "...)
+	h = append(h, sp.lastMod...)
+	h = append(h, "\r\n"...)
 	p.Status = sp.status
 	if sp.status == http.StatusOK {
 		n := sp.length
@@ -317,21 +300,15 @@ func sessionFromHeader(h string) string {
 	return val
 }
 
-func spliceETag(base string, parts ...[]byte) string {
-	h := sha256.New()
-	h.Write([]byte(base))
-	for _, p := range parts {
-		h.Write(p)
-	}
-	return `"` + hex.EncodeToString(h.Sum(nil)[:12]) + `"`
-}
-
-// fillAnonymous renders the anonymous response for key into the edge
-// cache, as an anonymous request for the same URL would.
-func (s *Server) fillAnonymous(r *http.Request, key string, next http.Handler) {
-	ar := r.Clone(context.WithValue(context.WithValue(r.Context(), viewerKey, Viewer{}), tagsKey, &tagSet{}))
+// fillAnonymous renders the anonymous response for key (the article t)
+// into the edge cache, as an anonymous request for the same URL would.
+func (s *Server) fillAnonymous(r *http.Request, key string, t wiki.Title, next http.Handler) {
+	aq := *httpx.From(r)
+	aq.Shared = true
+	ar := r.Clone(context.WithValue(r.Context(), viewerKey, Viewer{}))
 	ar.Method = http.MethodGet
 	ar.Header = http.Header{}
+	ar = withTags(httpx.With(ar, &aq), t)
 	s.edge.Serve(discard{h: http.Header{}}, ar, key, next)
 }
 
@@ -375,24 +352,3 @@ func (s *Server) tabsHTML(v Viewer, t wiki.Title, exists bool) []byte {
 	return b.Bytes()
 }
 
-// markForEdge asks the edge to store a public response, tagged with the
-// titles it depends on.
-func (s *Server) markForEdge(w http.ResponseWriter, r *http.Request, mode cacheMode) {
-	if s.edge == nil {
-		return
-	}
-	ts, _ := r.Context().Value(tagsKey).(*tagSet)
-	if ts == nil {
-		return
-	}
-	tags := append([]string(nil), ts.tags...)
-	if t, err := titleFromPath(r); err == nil && r.PathValue("title") != "" {
-		tags = append(tags, string(t))
-	}
-	ttl := time.Duration(0)
-	if mode == cacheShort {
-		ttl = time.Duration(s.cfg.ListTTL)
-		tags = append(tags, purge.ListsTag)
-	}
-	edge.Mark(w, edge.Directive{Tags: tags, TTL: ttl})
-}

@@ -37,14 +37,14 @@ func TestEdgeCache(t *testing.T) {
 	carol.Edit("Cached page", "Text with a [[Missing target]].")
 	anon := w.Client(t)
 
-	t.Run("an anonymous read is a miss, then a hit with an Age", func(t *testing.T) {
+	t.Run("an anonymous read is a miss, then a hit without an Age", func(t *testing.T) {
 		r1 := get(t, anon, "/wiki/Cached_page")
 		r2 := get(t, anon, "/wiki/Cached_page")
 		if xcache(r1) != "MISS" || xcache(r2) != "HIT" {
 			t.Fatalf("X-Cache: %q then %q, want MISS then HIT", xcache(r1), xcache(r2))
 		}
-		if r2.Header.Get("Age") == "" || r1.Body != r2.Body {
-			t.Errorf("hit: Age %q, same body %v", r2.Header.Get("Age"), r1.Body == r2.Body)
+		if r2.Header["Age"] != nil || r1.Body != r2.Body {
+			t.Errorf("hit: Age %q (a cache in front would count it against s-maxage), same body %v", r2.Header.Get("Age"), r1.Body == r2.Body)
 		}
 		if cc := r2.Header.Get("Cache-Control"); cc != "public, max-age=0, s-maxage=300" {
 			t.Errorf("Cache-Control %q", cc)
@@ -113,7 +113,7 @@ func TestEdgeCache(t *testing.T) {
 	})
 
 	t.Run("HEAD has the headers of GET and no body", func(t *testing.T) {
-		g := get(t, anon, "/wiki/Cached_page")
+		g := get(t, anon, "/wiki/Cached_page", "Accept-Encoding: identity")
 		h := anon.Do(anon.NewRequest(http.MethodHead, "/wiki/Cached_page", nil))
 		if h.StatusCode != 200 || h.Body != "" || h.Header.Get("ETag") != g.Header.Get("ETag") || h.ContentLength != int64(len(g.Body)) {
 			t.Errorf("HEAD: %d, body %d bytes, ETag %q vs %q, length %d vs %d", h.StatusCode, len(h.Body),

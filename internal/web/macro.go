@@ -3,9 +3,10 @@ package web
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
+	"net/url"
 	"time"
 
+	"github.com/wikid/wikid/internal/httpx"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -18,13 +19,37 @@ type macroLink struct {
 	URL   string `json:"url"`
 }
 
-func (s *Server) macro(w http.ResponseWriter, r *http.Request) error {
-	if err := s.requireRead(r); err != nil {
-		return err
+var (
+	macroSpec         = &httpx.Spec{Name: "macro"}
+	macroAllPagesSpec = &httpx.Spec{Name: "macro", Params: []httpx.Param{{Name: "prefix", Kind: httpx.TitleKey}}}
+)
+
+func (s *Server) macro(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	spec := macroSpec
+	if name == "allpages" {
+		spec = macroAllPagesSpec
 	}
+	q, err := httpx.Parse(r, spec, "/w/macro/"+url.PathEscape(name))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.serve(w, r, q, routeOpts{}, func(w http.ResponseWriter, r *http.Request) error {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return methodNotAllowed(w, "GET, HEAD")
+		}
+		if err := s.requireRead(r); err != nil {
+			return err
+		}
+		return s.macroData(w, r, name)
+	})
+}
+
+func (s *Server) macroData(w http.ResponseWriter, r *http.Request, name string) error {
 	ctx := r.Context()
 	var out any
-	switch r.PathValue("name") {
+	switch name {
 	case "recentchanges":
 		cs, err := s.store.RecentChanges(ctx, wiki.ChangeQuery{Limit: 10})
 		if err != nil {
@@ -48,14 +73,7 @@ func (s *Server) macro(w http.ResponseWriter, r *http.Request) error {
 		}
 		out = map[string]int{"count": n}
 	case "allpages":
-		prefix := strings.TrimSpace(strings.ReplaceAll(r.URL.Query().Get("prefix"), "_", " "))
-		if prefix != "" {
-			t, err := wiki.ParseTitle(prefix)
-			if err != nil {
-				return err
-			}
-			prefix = string(t)
-		}
+		prefix := string(httpx.From(r).Title("prefix"))
 		pages, err := s.store.AllPages(ctx, wiki.ListQuery{Prefix: prefix, Limit: 100})
 		if err != nil {
 			return err
@@ -66,7 +84,7 @@ func (s *Server) macro(w http.ResponseWriter, r *http.Request) error {
 		}
 		out = map[string]any{"pages": list}
 	default:
-		return wiki.Errorf(wiki.KindNotFound, "no macro %q; known: recentchanges, pagecount, allpages", sanitizeLine(r.PathValue("name")))
+		return wiki.Errorf(wiki.KindNotFound, "no macro %q; known: recentchanges, pagecount, allpages", sanitizeLine(name))
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

@@ -12,35 +12,80 @@ import (
 
 	"github.com/wikid/wikid/internal/diff"
 	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/httpx"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
-func (s *Server) root(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return methodNotAllowed(w, "GET, HEAD")
+var rootSpec = &httpx.Spec{Name: "root"}
+
+func (s *Server) root(w http.ResponseWriter, r *http.Request) {
+	q, err := httpx.Parse(r, rootSpec, "/")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
-	w.Header().Set("Cache-Control", s.redirectCacheControl())
-	http.Redirect(w, r, s.mainPage.URL(), http.StatusFound)
-	return nil
+	s.serve(w, r, q, routeOpts{}, func(w http.ResponseWriter, r *http.Request) error {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return methodNotAllowed(w, "GET, HEAD")
+		}
+		httpx.Redirect(w, r, s.mainPage.URL(), http.StatusFound, httpx.Public, 300)
+		return nil
+	})
 }
 
-// indexPHP accepts MediaWiki's /w/index.php?title=X&action=Y links.
-func (s *Server) indexPHP(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	t, err := wiki.ParseTitle(q.Get("title"))
+// indexPHP accepts MediaWiki's /w/index.php?title=X&action=Y links: a GET
+// is redirected to the article URL with the other parameters, put in the
+// canonical form of the route they select.
+func (s *Server) indexPHP(w http.ResponseWriter, r *http.Request) {
+	httpx.SetRoute(r, "index.php")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		s.writeError(w, r, methodNotAllowed(w, "GET, HEAD"))
+		return
+	}
+	raw, err := httpx.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return err
+		s.writeError(w, r, err)
+		return
 	}
-	q.Del("title")
+	t, err := wiki.ParseTitle(raw.First("title"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	rest := raw[:0:0]
+	for _, p := range raw {
+		if p.Name != "title" {
+			rest = append(rest, p)
+		}
+	}
 	to := t.URL()
-	if len(q) > 0 {
-		to += "?" + q.Encode()
+	if !t.IsSpecial() {
+		rt, err := s.pageRouteGet(t, rest)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		params, err := rt.spec.Canonical(rest)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		to = httpx.URL(to, params)
+	} else if len(rest) > 0 {
+		to += "?" + encodePairs(rest)
 	}
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		http.Redirect(w, r, to, http.StatusMovedPermanently)
-		return nil
+	httpx.Redirect(w, r, to, http.StatusMovedPermanently, httpx.NoStore, 0)
+}
+
+func encodePairs(q httpx.Query) string {
+	var b strings.Builder
+	for i, p := range q {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(httpx.QueryEscape(p.Name) + "=" + httpx.QueryEscape(p.Value))
 	}
-	return methodNotAllowed(w, "GET, HEAD")
+	return b.String()
 }
 
 func methodNotAllowed(w http.ResponseWriter, allow string) error {
@@ -59,81 +104,161 @@ func titleFromPath(r *http.Request) (wiki.Title, error) {
 	return wiki.ParseTitle(raw)
 }
 
-// wikiPage dispatches /wiki/Title by method, action and query, as MediaWiki.
-func (s *Server) wikiPage(w http.ResponseWriter, r *http.Request) error {
+// The parameters of /wiki/Title, as MediaWiki names them.
+var (
+	actionParam = httpx.Param{Name: "action", Kind: httpx.Enum, Default: "view",
+		Values: []string{"view", "edit", "submit", "history", "raw", "move", "delete", "undelete", "purge", "revert"}}
+	redirectParam = httpx.Param{Name: "redirect", Kind: httpx.Enum, Values: []string{"no"}}
+	oldidParam    = httpx.Param{Name: "oldid", Kind: httpx.ID, What: "a revision number"}
+	diffParam     = httpx.Param{Name: "diff", Kind: httpx.ID, What: "a revision number, prev or cur", Values: []string{"prev", "cur"}}
+	fromParam     = httpx.Param{Name: "from", Kind: httpx.TitleKey}
+	offsetParam   = httpx.Param{Name: "offset", Kind: httpx.ID, What: "a revision number"}
+)
+
+// pageRoute is one thing /wiki/Title does: its parameters and its handler.
+type pageRoute struct {
+	spec   *httpx.Spec
+	handle func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error
+	splice bool // a plain article view: logged-in views are spliced
+}
+
+func pageSpec(name string, params ...httpx.Param) *httpx.Spec {
+	return &httpx.Spec{Name: name, Params: append([]httpx.Param{actionParam}, params...)}
+}
+
+var (
+	routeView     = &pageRoute{spec: pageSpec("page", redirectParam), handle: (*Server).view, splice: true}
+	routeCategory = &pageRoute{spec: pageSpec("page", redirectParam, fromParam), handle: (*Server).view, splice: true}
+	routeOldid    = &pageRoute{spec: pageSpec("page:oldid", oldidParam), handle: (*Server).viewOld}
+	routeDiff     = &pageRoute{spec: pageSpec("page:diff", diffParam, oldidParam), handle: (*Server).diffPage}
+	routeEdit     = &pageRoute{spec: pageSpec("page:edit", oldidParam), handle: (*Server).editForm}
+	routeHistory  = &pageRoute{spec: pageSpec("page:history", offsetParam,
+		httpx.Param{Name: "limit", Kind: httpx.Limit, Max: 500, Default: "50"}), handle: (*Server).history}
+	routeRaw      = &pageRoute{spec: pageSpec("page:raw", oldidParam), handle: (*Server).raw}
+	routeMove     = &pageRoute{spec: pageSpec("page:move"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error { return s.moveForm(w, r, t, "") }}
+	routeDelete   = &pageRoute{spec: pageSpec("page:delete"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error { return s.deleteForm(w, r, t, "") }}
+	routeUndelete = &pageRoute{spec: pageSpec("page:undelete"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error { return s.undeleteForm(w, r, t, "") }}
+	routePurge    = &pageRoute{spec: pageSpec("page:purge"), handle: (*Server).purgeForm}
+)
+
+// postRoutes are the changes a POST to /wiki/Title?action=… makes.
+var postRoutes = map[string]*pageRoute{
+	"submit":   {spec: pageSpec("page:submit"), handle: (*Server).submit},
+	"edit":     {spec: pageSpec("page:submit"), handle: (*Server).submit},
+	"revert":   {spec: pageSpec("page:revert"), handle: (*Server).revert},
+	"move":     {spec: pageSpec("page:move"), handle: (*Server).move},
+	"delete":   {spec: pageSpec("page:delete"), handle: (*Server).delete},
+	"undelete": {spec: pageSpec("page:undelete"), handle: (*Server).undelete},
+	"purge":    {spec: pageSpec("page:purge"), handle: (*Server).purge},
+}
+
+// pageRouteGet chooses what a GET of /wiki/Title does, from the query as
+// sent (the first non-empty value of each parameter, as the canonical form
+// will have it).
+func (s *Server) pageRouteGet(t wiki.Title, q httpx.Query) (*pageRoute, error) {
+	switch action := q.First("action"); action {
+	case "", "view":
+		switch {
+		case q.First("diff") != "":
+			return routeDiff, nil
+		case q.First("oldid") != "":
+			return routeOldid, nil
+		case t.Namespace() == wiki.NSCategory:
+			return routeCategory, nil
+		}
+		return routeView, nil
+	case "edit", "submit":
+		return routeEdit, nil
+	case "history":
+		return routeHistory, nil
+	case "raw":
+		return routeRaw, nil
+	case "move":
+		return routeMove, nil
+	case "delete":
+		return routeDelete, nil
+	case "undelete":
+		return routeUndelete, nil
+	case "purge":
+		return routePurge, nil
+	default:
+		return nil, wiki.Errorf(wiki.KindInvalid, "unknown action %q; known actions: view, edit, history, raw, move, delete, undelete, purge", sanitizeLine(action))
+	}
+}
+
+// wikiPage parses and dispatches /wiki/Title by method and action, as
+// MediaWiki does; special pages have their own table (special.go).
+func (s *Server) wikiPage(w http.ResponseWriter, r *http.Request) {
+	httpx.SetRoute(r, "page")
 	t, err := titleFromPath(r)
 	if err != nil {
-		return err
+		s.writeError(w, r, err)
+		return
 	}
 	if t.IsSpecial() {
-		return s.special(w, r, t)
+		s.special(w, r, t)
+		return
 	}
-	q := r.URL.Query()
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		if want := t.URL(); r.URL.EscapedPath() != want && r.PathValue("title") != t.Key() {
-			to := want
-			if r.URL.RawQuery != "" {
-				to += "?" + r.URL.RawQuery
-			}
-			w.Header().Set("Cache-Control", s.redirectCacheControl())
-			http.Redirect(w, r, to, http.StatusMovedPermanently)
-			return nil
+	raw, err := httpx.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var rt *pageRoute
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		rt, err = s.pageRouteGet(t, raw)
+	case http.MethodPost:
+		action := raw.First("action")
+		if rt = postRoutes[action]; rt == nil {
+			err = wiki.Errorf(wiki.KindInvalid, "unknown action %q for POST; known: submit, revert, move, delete, undelete, purge", sanitizeLine(action))
 		}
-		if err := s.requireRead(r); err != nil {
+	default:
+		err = methodNotAllowed(w, "GET, HEAD, POST")
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	q, err := httpx.ParseQueryFor(r, raw, rt.spec, t.URL())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var o routeOpts
+	if rt.splice && len(q.Params) == 0 {
+		o.splice = t
+	}
+	s.serve(w, withTags(r, t), q, o, func(w http.ResponseWriter, r *http.Request) error {
+		if r.Method == http.MethodPost {
+			if err := r.ParseForm(); err != nil {
+				return formError(err)
+			}
+			if err := s.checkCSRF(r); err != nil {
+				return err
+			}
+		} else if err := s.requireRead(r); err != nil {
 			return err
 		}
-		if q.Has("diff") {
-			return s.diffPage(w, r, t)
-		}
-		switch action := q.Get("action"); action {
-		case "", "view":
-			if q.Has("oldid") {
-				return s.viewOld(w, r, t)
-			}
-			return s.view(w, r, t)
-		case "edit", "submit":
-			return s.editForm(w, r, t)
-		case "history":
-			return s.history(w, r, t)
-		case "raw":
-			return s.raw(w, r, t)
-		case "move":
-			return s.moveForm(w, r, t, "")
-		case "delete":
-			return s.deleteForm(w, r, t, "")
-		case "undelete":
-			return s.undeleteForm(w, r, t, "")
-		default:
-			return wiki.Errorf(wiki.KindInvalid, "unknown action %q; known actions: view, edit, history, raw, move, delete, undelete", sanitizeLine(action))
-		}
-	}
-	if r.Method != http.MethodPost {
-		return methodNotAllowed(w, "GET, HEAD, POST")
-	}
-	if err := r.ParseForm(); err != nil {
-		return formError(err)
-	}
-	if err := s.checkCSRF(r); err != nil {
-		return err
-	}
-	switch action := q.Get("action"); action {
-	case "submit", "edit":
-		return s.submit(w, r, t)
-	case "revert":
-		return s.revert(w, r, t)
-	case "move":
-		return s.move(w, r, t)
-	case "delete":
-		return s.delete(w, r, t)
-	case "undelete":
-		return s.undelete(w, r, t)
-	case "purge":
-		s.eng.Purge(r.Context(), t)
-		redirect(w, r, t.URL(), http.StatusSeeOther)
-		return nil
-	default:
-		return wiki.Errorf(wiki.KindInvalid, "unknown action %q for POST; known: submit, revert, move, delete, undelete, purge", sanitizeLine(action))
-	}
+		return rt.handle(s, w, r, t)
+	})
+}
+
+// purgeForm asks before purging, as MediaWiki does for a GET of
+// action=purge (a link must not change state).
+func (s *Server) purgeForm(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
+	return s.writeForm(w, r, t, "view", http.StatusOK, formData{
+		Heading: "Purge " + string(t), Intro: "Render the page again from its text and drop every cached copy of it.",
+		Action: t.URL() + "?action=purge", Submit: "Purge", Cancel: t.URL(),
+	})
+}
+
+// purge drops the page's renders and cached copies (MediaWiki's
+// action=purge).
+func (s *Server) purge(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
+	s.eng.Purge(r.Context(), t)
+	redirect(w, r, t.URL(), http.StatusSeeOther)
+	return nil
 }
 
 func formError(err error) error {
@@ -176,7 +301,7 @@ type viewData struct {
 
 func (s *Server) view(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 	ctx := r.Context()
-	noRedirect := r.URL.Query().Get("redirect") == "no"
+	noRedirect := httpx.From(r).Get("redirect") == "no"
 	v, err := s.eng.ViewPage(ctx, t, noRedirect)
 	if errors.Is(err, wiki.ErrNotFound) {
 		return s.missing(w, r, t, v.Page.Deleted)
@@ -205,17 +330,6 @@ func (s *Server) view(w http.ResponseWriter, r *http.Request, t wiki.Title) erro
 	return nil
 }
 
-// writeBodyPage renders a 200 page whose content last changed at modified.
-func (s *Server) writeBodyPage(w http.ResponseWriter, r *http.Request, p *Page, tmpl string, mode cacheMode, modified time.Time) {
-	body, err := s.views.RenderBytes(tmpl, p)
-	if err != nil {
-		s.log.Error("render template", "template", tmpl, "err", err)
-		http.Error(w, "Internal server error: a page template failed; the error was logged.", http.StatusInternalServerError)
-		return
-	}
-	s.writeBody(w, r, http.StatusOK, "text/html; charset=utf-8", body, mode, modified)
-}
-
 // fillPageExtras adds breadcrumbs for subpages and members for categories:
 // one batched query each.
 func (s *Server) fillPageExtras(r *http.Request, d *viewData) error {
@@ -238,14 +352,15 @@ func (s *Server) fillPageExtras(r *http.Request, d *viewData) error {
 		}
 	}
 	if d.Title.Namespace() == wiki.NSCategory {
-		from, _ := wiki.ParseTitle(r.URL.Query().Get("from"))
+		q := httpx.From(r)
+		from := q.Title("from")
 		const limit = 200
 		members, err := s.store.CategoryMembers(ctx, d.Title, wiki.ListQuery{From: from, Limit: limit + 1})
 		if err != nil {
 			return err
 		}
 		if len(members) > limit {
-			d.MembersNext = d.Title.URL() + "?from=" + url.QueryEscape(members[limit].Title.Key())
+			d.MembersNext = q.Spec.Link(d.Title.URL(), "from", members[limit].Title.Key())
 			members = members[:limit]
 		}
 		d.Members = members
@@ -280,15 +395,12 @@ func (s *Server) missing(w http.ResponseWriter, r *http.Request, t wiki.Title, d
 	p.ReturnTo = returnToQuery(t)
 	p.NoIndex = true
 	p.Data = missingData{Title: t, Deleted: deleted, CanEdit: s.canEdit(viewerOf(r))}
-	s.writePage(w, r, http.StatusNotFound, "missing", p, cacheNone)
+	s.writePage(w, r, http.StatusNotFound, "missing", p)
 	return nil
 }
 
 func (s *Server) viewOld(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
-	id, err := strconv.ParseInt(r.URL.Query().Get("oldid"), 10, 64)
-	if err != nil || id <= 0 {
-		return wiki.Errorf(wiki.KindInvalid, "oldid must be a revision number")
-	}
+	id := httpx.From(r).Int("oldid", 0)
 	ctx := r.Context()
 	page, rev, err := s.revisionOf(r, t, id)
 	if err != nil {
@@ -330,17 +442,7 @@ func (s *Server) revisionOf(r *http.Request, t wiki.Title, id int64) (wiki.Page,
 }
 
 // oldidOr returns the ?oldid= revision number, or def when there is none.
-func oldidOr(r *http.Request, def int64) (int64, error) {
-	o := r.URL.Query().Get("oldid")
-	if o == "" {
-		return def, nil
-	}
-	id, err := strconv.ParseInt(o, 10, 64)
-	if err != nil || id <= 0 {
-		return 0, wiki.Errorf(wiki.KindInvalid, "oldid must be a revision number")
-	}
-	return id, nil
-}
+func oldidOr(r *http.Request, def int64) int64 { return httpx.From(r).Int("oldid", def) }
 
 func (s *Server) raw(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 	ctx := r.Context()
@@ -348,11 +450,7 @@ func (s *Server) raw(w http.ResponseWriter, r *http.Request, t wiki.Title) error
 	if err != nil || page.Deleted {
 		return wiki.Errorf(wiki.KindNotFound, "the page %q does not exist", t)
 	}
-	id, err := oldidOr(r, page.LatestID)
-	if err != nil {
-		return err
-	}
-	_, rev, err := s.revisionOf(r, t, id)
+	_, rev, err := s.revisionOf(r, t, oldidOr(r, page.LatestID))
 	if err != nil {
 		return err
 	}
@@ -395,11 +493,7 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 	if err == nil && !page.Deleted {
 		d.Creating = false
 		d.BaseRev = page.LatestID
-		id, err := oldidOr(r, page.LatestID)
-		if err != nil {
-			return err
-		}
-		_, rev, err := s.revisionOf(r, t, id)
+		_, rev, err := s.revisionOf(r, t, oldidOr(r, page.LatestID))
 		if err != nil {
 			return err
 		}
@@ -422,7 +516,7 @@ func (s *Server) writeEdit(w http.ResponseWriter, r *http.Request, status int, d
 	p := s.formPage(r, verb+string(d.Title))
 	p.Tabs = s.titleTabs(r, d.Title, "edit", !d.Creating)
 	p.Data = d
-	s.writePage(w, r, status, "edit", p, cacheNone)
+	s.writePage(w, r, status, "edit", p)
 	return nil
 }
 
@@ -487,15 +581,16 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t wiki.Title) e
 	if err != nil || (page.Deleted && !viewerOf(r).IsAdmin()) {
 		return wiki.Errorf(wiki.KindNotFound, "the page %q does not exist, so it has no history", t)
 	}
-	before, _ := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
-	limit := clampLimit(r.URL.Query().Get("limit"), 50, 500)
+	q := httpx.From(r)
+	before := q.Int("offset", 0)
+	limit := int(q.Int("limit", 50))
 	revs, err := s.store.History(ctx, wiki.HistoryQuery{PageID: page.ID, Before: before, Limit: limit + 1})
 	if err != nil {
 		return err
 	}
 	d := historyData{Title: page.Title, LatestID: page.LatestID, CanEdit: s.canEdit(viewerOf(r)) && viewerOf(r).LoggedIn}
 	if len(revs) > limit {
-		d.Next = t.URL() + "?action=history&offset=" + strconv.FormatInt(revs[limit-1].ID, 10) + "&limit=" + strconv.Itoa(limit)
+		d.Next = q.Spec.Link(t.URL(), "action", "history", "offset", strconv.FormatInt(revs[limit-1].ID, 10), "limit", strconv.Itoa(limit))
 		revs = revs[:limit]
 	}
 	d.Revisions = revs
@@ -529,36 +624,21 @@ type diffData struct {
 // diffPage shows ?diff=NEW&oldid=OLD; diff may also be "prev" or "cur".
 func (s *Server) diffPage(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 	ctx := r.Context()
-	q := r.URL.Query()
+	q := httpx.From(r)
 	page, err := s.store.FindPage(ctx, t)
 	if err != nil {
 		return wiki.Errorf(wiki.KindNotFound, "the page %q does not exist", t)
 	}
-	parse := func(name, v string) (int64, error) {
-		if v == "cur" || v == "" {
-			return page.LatestID, nil
-		}
-		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || id <= 0 {
-			return 0, wiki.Errorf(wiki.KindInvalid, "%s must be a revision number (or cur)", name)
-		}
-		return id, nil
-	}
+	// diff is a revision number, "prev" (the parent of oldid) or "cur";
+	// oldid defaults to the parent of the newer revision.
 	var newID, oldID int64
 	switch q.Get("diff") {
 	case "prev":
-		if newID, err = parse("oldid", q.Get("oldid")); err != nil {
-			return err
-		}
+		newID = q.Int("oldid", page.LatestID)
+	case "cur", "":
+		newID, oldID = page.LatestID, q.Int("oldid", 0)
 	default:
-		if newID, err = parse("diff", q.Get("diff")); err != nil {
-			return err
-		}
-		if q.Get("oldid") != "" {
-			if oldID, err = parse("oldid", q.Get("oldid")); err != nil {
-				return err
-			}
-		}
+		newID, oldID = q.Int("diff", 0), q.Int("oldid", 0)
 	}
 	_, newRev, err := s.revisionOf(r, t, newID)
 	if err != nil {

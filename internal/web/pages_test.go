@@ -247,7 +247,8 @@ func TestReadingAndEditing(t *testing.T) {
 		mustStatus(t, res, http.StatusOK)
 		mustContain(t, res, `href="/wiki/Guide"`)
 		mustNotContain(t, res, `href="/wiki/Apple"`)
-		mustContain(t, anon.Get("/wiki/Special:PrefixIndex/Ban"), `href="/wiki/Banana"`)
+		mustRedirect(t, anon.Get("/wiki/Special:PrefixIndex/Ban"), http.StatusMovedPermanently, "/wiki/Special:AllPages?prefix=Ban")
+		mustContain(t, anon.Get("/wiki/Special:AllPages?prefix=Ban"), `href="/wiki/Banana"`)
 	})
 
 	t.Run("what links here lists the linking pages", func(t *testing.T) {
@@ -271,7 +272,8 @@ func TestReadingAndEditing(t *testing.T) {
 	})
 
 	t.Run("search with go jumps to an exact title", func(t *testing.T) {
-		mustRedirect(t, anon.Get("/wiki/Special:Search?q=Apple&go=Go"), http.StatusFound, "/wiki/Apple")
+		mustRedirect(t, anon.Get("/wiki/Special:Search?q=Apple&go=Go"), http.StatusMovedPermanently, "/wiki/Special:Search?go=1&q=Apple")
+		mustRedirect(t, anon.Get("/wiki/Special:Search?go=1&q=Apple"), http.StatusFound, "/wiki/Apple")
 	})
 
 	t.Run("random redirects to a page", func(t *testing.T) {

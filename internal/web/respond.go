@@ -2,11 +2,10 @@ package web
 
 import (
 	"net/http"
-	"net/url"
-	"strconv"
 	"time"
 
-	"github.com/wikid/wikid/internal/timing"
+	"github.com/wikid/wikid/internal/httpx"
+	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -71,7 +70,8 @@ func (s *Server) tabsFor(v Viewer, t wiki.Title, active string, exists bool) []T
 	return tabs
 }
 
-// cacheMode says who may keep a response.
+// cacheMode says who may keep a response; httpx.Write turns it into
+// Cache-Control (and makes anything a logged-in viewer gets private).
 type cacheMode int
 
 const (
@@ -80,91 +80,61 @@ const (
 	cacheShort                   // anonymous lists: a short shared lifetime
 )
 
-// writePage renders a page template and writes it with validators and
-// cache headers. Logged-in responses are always private.
-func (s *Server) writePage(w http.ResponseWriter, r *http.Request, status int, tmpl string, p *Page, mode cacheMode) {
+// writePage renders a page template that is never stored (forms, errors).
+func (s *Server) writePage(w http.ResponseWriter, r *http.Request, status int, tmpl string, p *Page) {
 	body, err := s.views.RenderBytes(tmpl, p)
 	if err != nil {
-		s.log.Error("render template", "template", tmpl, "err", err)
-		http.Error(w, "Internal server error: a page template failed; the error was logged.", http.StatusInternalServerError)
+		s.templateFailed(w, r, tmpl, err)
 		return
 	}
-	s.writeBody(w, r, status, "text/html; charset=utf-8", body, mode, time.Time{})
+	s.writeBody(w, r, status, "text/html; charset=utf-8", body, cacheNone, time.Time{})
 }
 
+// writeBodyPage renders a 200 page whose content last changed at modified.
+func (s *Server) writeBodyPage(w http.ResponseWriter, r *http.Request, p *Page, tmpl string, mode cacheMode, modified time.Time) {
+	body, err := s.views.RenderBytes(tmpl, p)
+	if err != nil {
+		s.templateFailed(w, r, tmpl, err)
+		return
+	}
+	s.writeBody(w, r, http.StatusOK, "text/html; charset=utf-8", body, mode, modified)
+}
+
+func (s *Server) templateFailed(w http.ResponseWriter, r *http.Request, tmpl string, err error) {
+	s.log.Error("render template", "template", tmpl, "err", err)
+	httpx.Write(w, r, &httpx.Response{Status: http.StatusInternalServerError, Type: "text/plain; charset=utf-8",
+		Body: []byte("Internal server error: a page template failed; the error was logged.\n")})
+}
+
+// writeBody sends a response through the one builder, with the tags of
+// what it shows (the route's title and those added by addTag).
 func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, status int, ctype string, body []byte, mode cacheMode, modified time.Time) {
+	resp := &httpx.Response{Status: status, Type: ctype, Body: body, Modified: modified, Header: takeHeader(w)}
+	switch mode {
+	case cachePublic:
+		resp.Cache, resp.SMaxAge, resp.Tags = httpx.Public, s.cfg.SMaxAge, tagsOf(r)
+	case cacheShort:
+		ttl := time.Duration(s.cfg.ListTTL)
+		resp.Cache, resp.SMaxAge, resp.EdgeTTL = httpx.Public, int(ttl.Seconds()), ttl
+		resp.Tags = append(tagsOf(r), purge.ListsTag)
+	}
+	httpx.Write(w, r, resp)
+}
+
+// takeHeader returns the fields a handler set on w before writing (Allow,
+// Retry-After, Content-Disposition), for the builder to send.
+func takeHeader(w http.ResponseWriter) http.Header {
 	h := w.Header()
-	h.Set("Content-Type", ctype)
-	setSecurityHeaders(h)
-	v := viewerOf(r)
-	cacheable := status == http.StatusOK && (r.Method == http.MethodGet || r.Method == http.MethodHead) && mode != cacheNone
-	switch {
-	case !cacheable:
-		h.Set("Cache-Control", "no-store")
-	case v.LoggedIn || !s.canRead(Viewer{}):
-		h.Set("Cache-Control", "private, no-cache")
-	case mode == cacheShort:
-		h.Set("Cache-Control", "public, max-age=0, s-maxage="+strconv.Itoa(int(time.Duration(s.cfg.ListTTL).Seconds())))
-	default:
-		h.Set("Cache-Control", "public, max-age=0, s-maxage="+strconv.Itoa(s.cfg.SMaxAge))
+	if len(h) == 0 {
+		return nil
 	}
-	if cacheable {
-		if !v.LoggedIn {
-			s.markForEdge(w, r, mode)
-		}
-		h.Set("Vary", "Accept-Encoding, Cookie")
-		etag := etagOf([]byte(s.views.Version), body)
-		h.Set("ETag", etag)
-		if !modified.IsZero() {
-			h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
-		}
-		if notModified(r, etag, modified) {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Server-Timing", timing.From(r.Context()).Header(cacheStatus(r, v), time.Now()))
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
-		w.Write(body)
-	}
+	return h.Clone()
 }
 
-// cacheStatus names how the edge treated r, for Server-Timing.
-func cacheStatus(r *http.Request, v Viewer) string {
-	switch {
-	case v.LoggedIn:
-		return "bypass"
-	case r.Context().Value(tagsKey) != nil:
-		return "miss"
-	}
-	return "none"
-}
-
-// notModified applies RFC 9110: If-None-Match wins over If-Modified-Since.
-func notModified(r *http.Request, etag string, modified time.Time) bool {
-	if inm := r.Header.Get("If-None-Match"); inm != "" {
-		return match(inm, etag)
-	}
-	if ims := r.Header.Get("If-Modified-Since"); ims != "" && !modified.IsZero() {
-		t, err := http.ParseTime(ims)
-		return err == nil && !modified.Truncate(time.Second).After(t)
-	}
-	return false
-}
-
-func setSecurityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self'; style-src 'self'; script-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
-	h.Set("X-Frame-Options", "DENY")
-}
-
-// redirect answers a POST with 303 See Other (never cached).
+// redirect answers a POST with 303 See Other (never cached), or sends a
+// GET elsewhere without caching the redirect.
 func redirect(w http.ResponseWriter, r *http.Request, to string, status int) {
-	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, to, status)
+	httpx.Redirect(w, r, to, status, httpx.NoStore, 0)
 }
 
 // returnTo reads a returnto value and keeps it only if it is a valid title.
@@ -183,5 +153,5 @@ func returnToQuery(t wiki.Title) string {
 	if t == "" {
 		return ""
 	}
-	return "?returnto=" + url.QueryEscape(t.Key())
+	return "?returnto=" + httpx.QueryEscape(t.Key())
 }

@@ -4,12 +4,11 @@ package web
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 	"github.com/wikid/wikid/internal/config"
 	"github.com/wikid/wikid/internal/edge"
 	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/httpx"
 	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
@@ -79,25 +79,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/{$}", s.handle(s.root))
-	mux.HandleFunc("/wiki/{title...}", s.handle(s.wikiPage))
-	mux.HandleFunc("/w/index.php", s.handle(s.indexPHP))
-	mux.HandleFunc("GET /static/{name}", s.asset)
-	mux.HandleFunc("GET /w/macro/{name}", s.handle(s.macro))
-	mux.HandleFunc("/healthz", s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			return methodNotAllowed(w, "GET, HEAD")
-		}
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Write([]byte("ok\n"))
-		return nil
-	}))
-	mux.Handle("/w/rest.php/v1/", s.apiRoutes())
-	mux.HandleFunc("/", s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return wiki.Errorf(wiki.KindNotFound, "there is nothing at %s; wiki pages live under /wiki/", r.URL.Path)
-	}))
-	return s.recoverer(s.limits(s.withViewer(s.cacheLayer(mux))))
+	mux.HandleFunc("/{$}", s.root)
+	mux.HandleFunc("/wiki/{title...}", s.wikiPage)
+	mux.HandleFunc("/w/index.php", s.indexPHP)
+	mux.HandleFunc("/static/{name}", s.asset)
+	mux.HandleFunc("/w/macro/{name}", s.macro)
+	mux.HandleFunc("/healthz", s.healthz)
+	mux.Handle("/w/rest.php/", s.apiRoutes())
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		httpx.SetRoute(r, "other")
+		s.writeError(w, r, wiki.Errorf(wiki.KindNotFound, "there is nothing at %s; wiki pages live under /wiki/", sanitizeLine(r.URL.Path)))
+	})
+	return s.recoverer(s.limits(s.withViewer(mux)))
 }
 
 // handlerFunc is a handler that returns its error instead of writing it.
@@ -112,6 +105,85 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 		}
 	}
 }
+
+// routeOpts says how serve treats a route's requests.
+type routeOpts struct {
+	// noRedirect answers a non-canonical target uncached instead of
+	// redirecting it (API clients may not follow redirects).
+	noRedirect bool
+	// splice lets a logged-in view be assembled from the anonymous page
+	// cached for the same URL (plain article views).
+	splice wiki.Title
+	// onError writes errors (default: an HTML error page).
+	onError func(http.ResponseWriter, *http.Request, error)
+}
+
+// serve runs h for the parsed request q, the one path every route takes
+// after its parse (DESIGN.md, "the cache boundary"):
+//
+//   - a GET or HEAD whose target is not q's canonical form is redirected to
+//     it, or answered uncached (NoStore is then forced by httpx.Write);
+//   - an anonymous GET or HEAD of a canonical target, on a wiki anyone may
+//     read, goes through the edge cache under q.Key(), so that what is
+//     stored under a key is what the handler made of exactly that key;
+//   - a logged-in view of a plain article is spliced from the anonymous
+//     page cached under the same key;
+//   - anything else goes to h directly.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, q *httpx.Request, o routeOpts, h handlerFunc) {
+	httpx.SetRoute(r, q.Spec.Name)
+	onError := o.onError
+	if onError == nil {
+		onError = s.writeError
+	}
+	get := r.Method == http.MethodGet || r.Method == http.MethodHead
+	if get && q.Moved && !o.noRedirect {
+		httpx.Redirect(w, r, q.Key(), http.StatusMovedPermanently, httpx.NoStore, 0)
+		return
+	}
+	v := viewerOf(r)
+	q.Shared = !v.LoggedIn && s.canRead(Viewer{})
+	r = httpx.With(r, q)
+	run := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			onError(w, r, err)
+		}
+	})
+	if get && q.AsSent && s.edge != nil && edgeEligible(r) {
+		switch {
+		case q.Shared:
+			s.edge.Serve(w, r, q.Key(), run)
+			return
+		case o.splice != "" && v.LoggedIn && !v.Token && s.canRead(Viewer{}) && s.serveSpliced(w, r, q.Key(), o.splice, run):
+			return
+		}
+	}
+	run(w, r)
+}
+
+// edgeEligible reports whether r may be answered from a shared stored
+// response at all: not with credentials other than the session cookie, not a
+// range, not an upgrade.
+func edgeEligible(r *http.Request) bool {
+	return len(r.Header["Authorization"]) == 0 && len(r.Header["Range"]) == 0 && len(r.Header["Upgrade"]) == 0
+}
+
+// healthz answers load balancers.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	q, err := httpx.Parse(r, healthSpec, "/healthz")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.serve(w, r, q, routeOpts{noRedirect: true}, func(w http.ResponseWriter, r *http.Request) error {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return methodNotAllowed(w, "GET, HEAD")
+		}
+		httpx.Write(w, r, &httpx.Response{Type: "text/plain; charset=utf-8", Body: []byte("ok\n"), Cache: httpx.NoStore})
+		return nil
+	})
+}
+
+var healthSpec = &httpx.Spec{Name: "healthz"}
 
 func statusOf(err error) int {
 	var mbe *http.MaxBytesError
@@ -171,7 +243,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	p := s.page(r, heading)
 	p.NoIndex = true
 	p.Data = errorData{Heading: heading, Message: messageOf(err), Back: safeReferer(r)}
-	s.writePage(w, r, status, "error", p, cacheNone)
+	s.writePage(w, r, status, "error", p)
 }
 
 type errorData struct {
@@ -204,7 +276,8 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 					panic(v)
 				}
 				s.log.Error("panic in handler", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-				http.Error(w, "Internal server error: the error was logged; try again in a moment.", http.StatusInternalServerError)
+				httpx.Write(w, r, &httpx.Response{Status: http.StatusInternalServerError, Type: "text/plain; charset=utf-8",
+					Body: []byte("Internal server error: the error was logged; try again in a moment.\n")})
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -217,8 +290,7 @@ func (s *Server) limits(next http.Handler) http.Handler {
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodOptions:
 		default:
-			w.Header().Set("Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS")
-			http.Error(w, "Method "+sanitizeLine(r.Method)+" is not allowed.", http.StatusMethodNotAllowed)
+			s.writeError(w, r, methodNotAllowed(w, "GET, HEAD, POST, PUT, DELETE, OPTIONS"))
 			return
 		}
 		if r.ContentLength > s.cfg.MaxBodyBytes {
@@ -253,50 +325,26 @@ func requestID(r *http.Request) uint64 {
 
 // asset serves an embedded static file under its content-hashed name.
 func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.views.Asset(r.PathValue("name"))
+	name := r.PathValue("name")
+	a, ok := s.views.Asset(name)
 	if !ok {
-		http.Error(w, "No such asset.", http.StatusNotFound)
+		httpx.SetRoute(r, "static")
+		s.writeError(w, r, wiki.Errorf(wiki.KindNotFound, "there is no asset %q; asset names change with their content, so reload the page that linked it", sanitizeLine(name)))
 		return
 	}
-	// Through the edge: the gzip and brotli variants are computed once.
-	if s.edge != nil {
-		edge.Mark(w, edge.Directive{Tags: []string{purge.StaticTag}})
-	}
-	h := w.Header()
-	h.Set("Content-Type", a.ContentType)
-	h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	h.Set("X-Content-Type-Options", "nosniff") // a stylesheet or script only as its own type
-	h.Set("ETag", a.ETag)
-	if match(r.Header.Get("If-None-Match"), a.ETag) {
-		w.WriteHeader(http.StatusNotModified)
+	q, err := httpx.Parse(r, assetSpec, "/static/"+url.PathEscape(name))
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
-	h.Set("Content-Length", fmt.Sprint(len(a.Body)))
-	if r.Method != http.MethodHead {
-		w.Write(a.Body)
-	}
-}
-
-// etagOf is a strong validator of the exact bytes sent.
-func etagOf(parts ...[]byte) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write(p)
-		h.Write([]byte{0})
-	}
-	return `"` + hex.EncodeToString(h.Sum(nil)[:12]) + `"`
-}
-
-// match reports whether an If-None-Match header matches etag.
-func match(header, etag string) bool {
-	if header == "" {
-		return false
-	}
-	for _, part := range strings.Split(header, ",") {
-		part = strings.TrimSpace(part)
-		if part == "*" || strings.TrimPrefix(part, "W/") == etag {
-			return true
+	s.serve(w, r, q, routeOpts{}, func(w http.ResponseWriter, r *http.Request) error {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return methodNotAllowed(w, "GET, HEAD")
 		}
-	}
-	return false
+		httpx.Write(w, r, &httpx.Response{Type: a.ContentType, Body: a.Body, Cache: httpx.Immutable, ETag: a.ETag,
+			Tags: []string{purge.StaticTag}})
+		return nil
+	})
 }
+
+var assetSpec = &httpx.Spec{Name: "static"}

@@ -58,7 +58,7 @@ func (s *Server) withViewer(next http.Handler) http.Handler {
 		if authz := r.Header.Get("Authorization"); authz != "" {
 			vv, err := s.bearer(ctx, authz)
 			if err != nil {
-				writeAPIError(w, r, err)
+				s.writeAPIError(w, r, err)
 				return
 			}
 			v = vv

@@ -5,7 +5,6 @@ import (
 	"hash/maphash"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,76 +14,170 @@ import (
 	"golang.org/x/text/cases"
 
 	"github.com/wikid/wikid/internal/auth"
+	"github.com/wikid/wikid/internal/httpx"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
-// special dispatches Special:Name[/Arg].
-func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
+// specialRoute is one special page: its canonical name, its parameters,
+// and its handler (arg is the part after "Special:Name/", normalized).
+type specialRoute struct {
+	name   string
+	spec   *httpx.Spec
+	post   bool // takes POST (with a CSRF token)
+	open   bool // answers without read permission (login, account creation)
+	handle func(s *Server, w http.ResponseWriter, r *http.Request, arg string) error
+}
+
+var (
+	limitParam = func(max int64, def string) httpx.Param {
+		return httpx.Param{Name: "limit", Kind: httpx.Limit, Max: max, Default: def}
+	}
+	rcOffsetParam = httpx.Param{Name: "offset", Kind: httpx.ID, What: "a change number"}
+	returnToParam = httpx.Param{Name: "returnto", Kind: httpx.Text, Max: 300}
+)
+
+func specialSpec(name string, params ...httpx.Param) *httpx.Spec {
+	return &httpx.Spec{Name: "special:" + strings.ToLower(name), Params: params}
+}
+
+// specialRoutes are the special pages by lower-case name (and alias).
+var specialRoutes = func() map[string]*specialRoute {
+	rs := []*specialRoute{
+		{name: "UserLogin", spec: specialSpec("UserLogin", returnToParam), post: true, open: true, handle: (*Server).loginPage},
+		{name: "CreateAccount", spec: specialSpec("CreateAccount", returnToParam), post: true, open: true, handle: (*Server).createAccountPage},
+		{name: "UserLogout", spec: specialSpec("UserLogout"), post: true, open: true, handle: (*Server).logoutPage},
+		{name: "RecentChanges", spec: specialSpec("RecentChanges", rcOffsetParam, limitParam(500, "50")), handle: (*Server).recentChanges},
+		{name: "AllPages", spec: specialSpec("AllPages", httpx.Param{Name: "prefix", Kind: httpx.TitleKey}, fromParam, limitParam(1000, "200")), handle: (*Server).allPages},
+		{name: "Categories", spec: specialSpec("Categories", fromParam, limitParam(1000, "200")), handle: (*Server).categories},
+		{name: "Search", spec: specialSpec("Search", httpx.Param{Name: "q", Alias: "search", Kind: httpx.Text, Max: 300},
+			httpx.Param{Name: "go", Kind: httpx.Flag}, httpx.Param{Name: "offset", Kind: httpx.Offset, Max: 10000}), handle: (*Server).search},
+		{name: "Random", spec: specialSpec("Random"), handle: (*Server).random},
+		{name: "WhatLinksHere", spec: specialSpec("WhatLinksHere", fromParam, limitParam(1000, "200")), handle: (*Server).whatLinksHere},
+		{name: "Contributions", spec: specialSpec("Contributions", rcOffsetParam, limitParam(500, "50")), handle: (*Server).contributions},
+		{name: "SpecialPages", spec: specialSpec("SpecialPages"), handle: (*Server).specialPages},
+	}
+	m := make(map[string]*specialRoute, len(rs)+2)
+	for _, r := range rs {
+		m[strings.ToLower(r.name)] = r
+	}
+	m["prefixindex"], m["randompage"] = m["allpages"], m["random"]
+	return m
+}()
+
+// special parses and dispatches Special:Name[/Arg]. The canonical URL of a
+// special page uses its canonical name; a user or page argument is written
+// as a subpage (Special:Contributions/Name), a prefix as a parameter.
+func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
+	httpx.SetRoute(r, "special:other")
 	name, arg, _ := strings.Cut(t.Name(), "/")
-	name = strings.ToLower(strings.ReplaceAll(name, " ", ""))
+	rt := specialRoutes[strings.ToLower(strings.ReplaceAll(name, " ", ""))]
+	if rt == nil {
+		s.writeError(w, r, wiki.Errorf(wiki.KindNotFound, "there is no special page %q; see Special:SpecialPages for the list", t.Name()))
+		return
+	}
+	raw, err := httpx.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	path := "/wiki/Special:" + rt.name
+	switch rt.name {
+	case "Contributions":
+		if arg == "" {
+			arg = raw.First("target")
+		}
+		if arg != "" {
+			norm, err := auth.NormalizeUserName(arg)
+			if err != nil {
+				s.writeError(w, r, wiki.Errorf(wiki.KindInvalid, "give a user name: Special:Contributions/NAME (%s)", wiki.Message(err)))
+				return
+			}
+			arg = norm
+			path += "/" + wiki.EscapeKey(strings.ReplaceAll(norm, " ", "_"))
+		}
+	case "WhatLinksHere":
+		if arg == "" {
+			arg = raw.First("target")
+		}
+		if arg != "" {
+			lt, err := wiki.ParseTitle(arg)
+			if err != nil {
+				s.writeError(w, r, wiki.Errorf(wiki.KindInvalid, "give a page: Special:WhatLinksHere/Title (%s)", wiki.Message(err)))
+				return
+			}
+			arg = string(lt)
+			path += "/" + wiki.EscapeKey(lt.Key())
+		}
+	case "AllPages":
+		if arg != "" && raw.First("prefix") == "" {
+			raw = append(raw, httpx.Pair{Name: "prefix", Value: arg})
+		}
+		arg = ""
+	default:
+		arg = ""
+	}
 	post := r.Method == http.MethodPost
 	if !post && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return methodNotAllowed(w, "GET, HEAD, POST")
+		s.writeError(w, r, methodNotAllowed(w, "GET, HEAD, POST"))
+		return
 	}
-	takesPost := name == "userlogin" || name == "createaccount" || name == "userlogout"
-	if post && !takesPost {
-		return methodNotAllowed(w, "GET, HEAD")
+	if post && !rt.post {
+		s.writeError(w, r, methodNotAllowed(w, "GET, HEAD"))
+		return
 	}
-	if post {
-		if err := r.ParseForm(); err != nil {
-			return formError(err)
-		}
-		if err := s.checkCSRF(r); err != nil {
-			return err
-		}
+	q, err := httpx.ParseQueryFor(r, raw, rt.spec, path)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
-	switch name {
-	case "userlogin":
+	s.serve(w, withTags(r), q, routeOpts{}, func(w http.ResponseWriter, r *http.Request) error {
 		if post {
-			return s.login(w, r)
+			if err := r.ParseForm(); err != nil {
+				return formError(err)
+			}
+			if err := s.checkCSRF(r); err != nil {
+				return err
+			}
 		}
-		return s.loginForm(w, r, loginData{ReturnTo: r.URL.Query().Get("returnto")}, http.StatusOK)
-	case "createaccount":
-		if post {
-			return s.register(w, r)
+		if !rt.open {
+			if err := s.requireRead(r); err != nil {
+				return err
+			}
 		}
-		return s.registerForm(w, r, loginData{Register: true, ReturnTo: r.URL.Query().Get("returnto")}, http.StatusOK)
-	case "userlogout":
-		if !post {
-			return methodNotAllowed(w, "POST")
-		}
-		return s.logout(w, r)
+		return rt.handle(s, w, r, arg)
+	})
+}
+
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, _ string) error {
+	if r.Method == http.MethodPost {
+		return s.login(w, r)
 	}
-	if err := s.requireRead(r); err != nil {
+	return s.loginForm(w, r, loginData{ReturnTo: httpx.From(r).Get("returnto")}, http.StatusOK)
+}
+
+func (s *Server) createAccountPage(w http.ResponseWriter, r *http.Request, _ string) error {
+	if r.Method == http.MethodPost {
+		return s.register(w, r)
+	}
+	return s.registerForm(w, r, loginData{Register: true, ReturnTo: httpx.From(r).Get("returnto")}, http.StatusOK)
+}
+
+func (s *Server) logoutPage(w http.ResponseWriter, r *http.Request, _ string) error {
+	if r.Method != http.MethodPost {
+		return methodNotAllowed(w, "POST")
+	}
+	return s.logout(w, r)
+}
+
+func (s *Server) random(w http.ResponseWriter, r *http.Request, _ string) error {
+	t, err := s.store.RandomPage(r.Context())
+	if errors.Is(err, wiki.ErrNotFound) {
+		t = s.mainPage
+	} else if err != nil {
 		return err
 	}
-	switch name {
-	case "recentchanges":
-		return s.recentChanges(w, r)
-	case "allpages", "prefixindex":
-		return s.allPages(w, r, arg)
-	case "categories":
-		return s.allPagesIn(w, r, "Category:", "Categories")
-	case "search":
-		return s.search(w, r)
-	case "random", "randompage":
-		t, err := s.store.RandomPage(r.Context())
-		if errors.Is(err, wiki.ErrNotFound) {
-			t = s.mainPage
-		} else if err != nil {
-			return err
-		}
-		w.Header().Set("Cache-Control", "no-store")
-		http.Redirect(w, r, t.URL(), http.StatusFound)
-		return nil
-	case "whatlinkshere":
-		return s.whatLinksHere(w, r, arg)
-	case "contributions":
-		return s.contributions(w, r, arg)
-	case "specialpages":
-		return s.specialPages(w, r)
-	}
-	return wiki.Errorf(wiki.KindNotFound, "there is no special page %q; see Special:SpecialPages for the list", t.Name())
+	redirect(w, r, t.URL(), http.StatusFound)
+	return nil
 }
 
 type loginData struct {
@@ -101,7 +194,7 @@ func (s *Server) loginForm(w http.ResponseWriter, r *http.Request, d loginData, 
 		d.Info = "You are logged in as " + viewerOf(r).Name() + ". Logging in again replaces that session."
 	}
 	p.Data = d
-	s.writePage(w, r, status, "login", p, cacheNone)
+	s.writePage(w, r, status, "login", p)
 	return nil
 }
 
@@ -111,7 +204,7 @@ func (s *Server) registerForm(w http.ResponseWriter, r *http.Request, d loginDat
 	}
 	p := s.formPage(r, "Create account")
 	p.Data = d
-	s.writePage(w, r, status, "login", p, cacheNone)
+	s.writePage(w, r, status, "login", p)
 	return nil
 }
 
@@ -245,8 +338,9 @@ func groupByDay(cs []wiki.Change) []changeDay {
 }
 
 func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesData, q wiki.ChangeQuery, base string) error {
-	q.Before, _ = strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
-	q.Limit = clampLimit(r.URL.Query().Get("limit"), 50, 500)
+	rq := httpx.From(r)
+	q.Before = rq.Int("offset", 0)
+	q.Limit = int(rq.Int("limit", 50))
 	limit := q.Limit
 	q.Limit++
 	cs, err := s.store.RecentChanges(r.Context(), q)
@@ -254,7 +348,7 @@ func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesDa
 		return err
 	}
 	if len(cs) > limit {
-		d.Next = base + "?offset=" + strconv.FormatInt(cs[limit-1].ID, 10) + "&limit=" + strconv.Itoa(limit)
+		d.Next = rq.Spec.Link(base, "offset", strconv.FormatInt(cs[limit-1].ID, 10), "limit", strconv.Itoa(limit))
 		cs = cs[:limit]
 	}
 	d.Changes, d.Days = cs, groupByDay(cs)
@@ -265,17 +359,13 @@ func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesDa
 	return nil
 }
 
-func (s *Server) recentChanges(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) recentChanges(w http.ResponseWriter, r *http.Request, _ string) error {
 	return s.changesPage(w, r, changesData{Heading: "Recent changes", Intro: "The latest changes to the wiki, newest first."},
 		wiki.ChangeQuery{}, "/wiki/Special:RecentChanges")
 }
 
-func (s *Server) contributions(w http.ResponseWriter, r *http.Request, name string) error {
-	if name == "" {
-		name = r.URL.Query().Get("target")
-	}
-	norm, err := auth.NormalizeUserName(name)
-	if err != nil {
+func (s *Server) contributions(w http.ResponseWriter, r *http.Request, norm string) error {
+	if norm == "" {
 		return wiki.Errorf(wiki.KindInvalid, "give a user name: Special:Contributions/NAME")
 	}
 	return s.changesPage(w, r, changesData{Heading: "Contributions of " + norm},
@@ -292,25 +382,17 @@ type titlesData struct {
 	Next       string
 }
 
-func (s *Server) listTitles(w http.ResponseWriter, r *http.Request, d titlesData, list func(wiki.ListQuery) ([]wiki.Page, error), q wiki.ListQuery, base url.URL) error {
-	limit := clampLimit(r.URL.Query().Get("limit"), 200, 1000)
-	if from := r.URL.Query().Get("from"); from != "" {
-		t, err := wiki.ParseTitle(from)
-		if err != nil {
-			return err
-		}
-		q.From = t
-	}
+func (s *Server) listTitles(w http.ResponseWriter, r *http.Request, d titlesData, list func(wiki.ListQuery) ([]wiki.Page, error), q wiki.ListQuery, path string, linkParams ...string) error {
+	rq := httpx.From(r)
+	limit := int(rq.Int("limit", 200))
+	q.From = rq.Title("from")
 	q.Limit = limit + 1
 	pages, err := list(q)
 	if err != nil {
 		return err
 	}
 	if len(pages) > limit {
-		v := base.Query()
-		v.Set("from", pages[limit].Title.Key())
-		base.RawQuery = v.Encode()
-		d.Next = base.String()
+		d.Next = rq.Spec.Link(path, append(linkParams, "from", pages[limit].Title.Key(), "limit", strconv.Itoa(limit))...)
 		pages = pages[:limit]
 	}
 	d.Pages = pages
@@ -320,51 +402,40 @@ func (s *Server) listTitles(w http.ResponseWriter, r *http.Request, d titlesData
 	return nil
 }
 
-func (s *Server) allPages(w http.ResponseWriter, r *http.Request, arg string) error {
-	prefix := r.URL.Query().Get("prefix")
-	if prefix == "" {
-		prefix = arg
-	}
-	prefix = strings.TrimSpace(strings.ReplaceAll(prefix, "_", " "))
-	if prefix != "" {
-		t, err := wiki.ParseTitle(prefix)
-		if err != nil {
-			return err
-		}
+func (s *Server) allPages(w http.ResponseWriter, r *http.Request, _ string) error {
+	var prefix string
+	if t := httpx.From(r).Title("prefix"); t != "" {
 		prefix = string(t)
 	}
 	d := titlesData{Heading: "All pages", PrefixForm: true, Prefix: prefix, Empty: "No pages found."}
 	if prefix != "" {
 		d.Heading = "Pages starting with “" + prefix + "”"
 	}
-	base := url.URL{Path: "/wiki/Special:AllPages"}
+	var link []string
 	if prefix != "" {
-		base.RawQuery = url.Values{"prefix": {prefix}}.Encode()
+		link = []string{"prefix", prefix}
 	}
 	return s.listTitles(w, r, d, func(q wiki.ListQuery) ([]wiki.Page, error) { return s.store.AllPages(r.Context(), q) },
-		wiki.ListQuery{Prefix: prefix}, base)
+		wiki.ListQuery{Prefix: prefix}, "/wiki/Special:AllPages", link...)
 }
 
-func (s *Server) allPagesIn(w http.ResponseWriter, r *http.Request, prefix, heading string) error {
-	d := titlesData{Heading: heading, Empty: "No category pages yet. Add [[Category:Name]] to a page, then create the category's page."}
+func (s *Server) categories(w http.ResponseWriter, r *http.Request, _ string) error {
+	d := titlesData{Heading: "Categories", Empty: "No category pages yet. Add [[Category:Name]] to a page, then create the category's page."}
 	return s.listTitles(w, r, d, func(q wiki.ListQuery) ([]wiki.Page, error) { return s.store.AllPages(r.Context(), q) },
-		wiki.ListQuery{Prefix: prefix}, url.URL{Path: "/wiki/Special:Categories"})
+		wiki.ListQuery{Prefix: "Category:"}, "/wiki/Special:Categories")
 }
 
 func (s *Server) whatLinksHere(w http.ResponseWriter, r *http.Request, arg string) error {
 	if arg == "" {
-		arg = r.URL.Query().Get("target")
+		return wiki.Errorf(wiki.KindInvalid, "give a page: Special:WhatLinksHere/Title")
 	}
-	t, err := wiki.ParseTitle(arg)
-	if err != nil {
-		return wiki.Errorf(wiki.KindInvalid, "give a page: Special:WhatLinksHere/Title (%s)", wiki.Message(err))
-	}
+	t := wiki.Title(arg) // normalized by special
 	d := titlesData{Heading: "Pages that link to “" + string(t) + "”", Empty: "No pages link to " + string(t) + "."}
 	return s.listTitles(w, r, d, func(q wiki.ListQuery) ([]wiki.Page, error) { return s.store.Backlinks(r.Context(), t, q) },
-		wiki.ListQuery{}, url.URL{Path: "/wiki/Special:WhatLinksHere/" + t.Key()})
+		wiki.ListQuery{}, "/wiki/Special:WhatLinksHere/"+wiki.EscapeKey(t.Key()))
 }
 
-func (s *Server) specialPages(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) specialPages(w http.ResponseWriter, r *http.Request, _ string) error {
 	names := []string{"AllPages", "Categories", "CreateAccount", "RecentChanges", "Random", "Search", "UserLogin", "WhatLinksHere"}
 	sort.Strings(names)
 	pages := make([]wiki.Page, len(names))
@@ -387,17 +458,9 @@ type searchData struct {
 	Next        string
 }
 
-func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
-	q := strings.TrimSpace(r.URL.Query().Get("q"))
-	if q == "" {
-		q = strings.TrimSpace(r.URL.Query().Get("search"))
-	}
-	if len(q) > 300 {
-		return wiki.Errorf(wiki.KindInvalid, "the search query is too long; use at most 300 bytes")
-	}
-	if !utfValid(q) {
-		return wiki.Errorf(wiki.KindInvalid, "the search query is not valid UTF-8")
-	}
+func (s *Server) search(w http.ResponseWriter, r *http.Request, _ string) error {
+	rq := httpx.From(r)
+	q := rq.Get("q")
 	d := searchData{Query: q}
 	if q != "" {
 		ctx := r.Context()
@@ -407,7 +470,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 			if ex[t] {
-				if r.URL.Query().Get("go") != "" {
+				if rq.Has("go") {
 					redirect(w, r, t.URL(), http.StatusFound)
 					return nil
 				}
@@ -416,17 +479,14 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 				d.CreateTitle, d.CanCreate = t, s.canEdit(viewerOf(r))
 			}
 		}
-		d.Offset, _ = strconv.Atoi(r.URL.Query().Get("offset"))
-		if d.Offset < 0 || d.Offset > 10000 {
-			d.Offset = 0
-		}
+		d.Offset = int(rq.Int("offset", 0))
 		const limit = 20
 		hits, err := s.store.Search(ctx, q, d.Offset, limit+1)
 		if err != nil {
 			return err
 		}
 		if len(hits) > limit {
-			d.Next = "/wiki/Special:Search?" + url.Values{"q": {q}, "offset": {strconv.Itoa(d.Offset + limit)}}.Encode()
+			d.Next = rq.Spec.Link("/wiki/Special:Search", "q", q, "offset", strconv.Itoa(d.Offset+limit))
 			hits = hits[:limit]
 		}
 		d.Hits = hits

@@ -123,6 +123,7 @@ type LinkSet struct {
 // are enclosed in MarkStart … MarkEnd; the view escapes the text and turns
 // the marks into <mark> elements.
 type SearchHit struct {
+	PageID     int64
 	Title      Title
 	Snippet    string
 	TitleMatch bool

@@ -225,7 +225,7 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		args = append([]any{strings.Join(match, " ")}, args...)
 		order = "rank, "
 	}
-	sqlq := `SELECT title, text, (` + strings.Join(titleMatch, " AND ") + `) AS tm FROM search
+	sqlq := `SELECT rowid, title, text, (` + strings.Join(titleMatch, " AND ") + `) AS tm FROM search
 		WHERE ` + strings.Join(where, " AND ") + `
 		ORDER BY tm DESC, ` + order + `title LIMIT ? OFFSET ?`
 	all := append(append(titleArgs, args...), lim, offset)
@@ -238,7 +238,7 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	for rows.Next() {
 		var title, text string
 		var h wiki.SearchHit
-		if err := rows.Scan(&title, &text, &h.TitleMatch); err != nil {
+		if err := rows.Scan(&h.PageID, &title, &text, &h.TitleMatch); err != nil {
 			return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
 		}
 		h.Title, h.Snippet = wiki.Title(title), store.Snippet(text, terms)

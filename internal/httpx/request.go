@@ -1,0 +1,299 @@
+package httpx
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// Kind is how a parameter's value is read and written.
+type Kind uint8
+
+// The parameter kinds.
+const (
+	// Text is any UTF-8 text, trimmed of surrounding white space; at most
+	// Max bytes (default 1024).
+	Text Kind = iota
+	// ID is a positive integer in plain decimal (or one of Values).
+	ID
+	// Offset is a non-negative integer; 0 is the default and is dropped.
+	Offset
+	// Limit is a count from 1 to Max: a larger value becomes Max, a smaller
+	// one is dropped (the handler's default applies).
+	Limit
+	// TitleKey is a page title, written in its key form (underscores).
+	TitleKey
+	// Enum is one of Values.
+	Enum
+	// Flag is present or not: any value is written "1".
+	Flag
+)
+
+// Param is one parameter a route reads.
+type Param struct {
+	Name    string
+	Alias   string // another name read as this one (MediaWiki's "search" for "q")
+	Kind    Kind
+	What    string   // what the value is, for error messages: "a revision number"
+	Values  []string // Enum: the accepted values; ID: words accepted besides numbers
+	Max     int64    // Limit: the largest count; Text: the longest value in bytes
+	Default string   // a value equal to this (after normalization) is dropped
+}
+
+// Spec is what one route reads from the URL. Its Name labels metrics.
+type Spec struct {
+	Name   string
+	Params []Param
+}
+
+// Canonical normalizes q by s: parameters s does not read and empty ones are
+// dropped, each value is put in canonical form, and the result is sorted by
+// name. A value that cannot be read, or a name given twice with different
+// values, is an error the user can act on.
+func (s *Spec) Canonical(q Query) (Params, error) {
+	var out Params
+	for _, p := range q {
+		i := slices.IndexFunc(s.Params, func(x Param) bool { return x.Name == p.Name || x.Alias != "" && x.Alias == p.Name })
+		if i < 0 {
+			continue
+		}
+		p.Name = s.Params[i].Name
+		v, err := s.Params[i].normalize(p.Value)
+		if err != nil {
+			return nil, err
+		}
+		if v == "" || v == s.Params[i].Default {
+			continue
+		}
+		if j := slices.IndexFunc(out, func(x Pair) bool { return x.Name == p.Name }); j >= 0 {
+			if out[j].Value != v {
+				return nil, wiki.Errorf(wiki.KindInvalid, "the parameter %q is given twice with different values (%.40q and %.40q); give it once", p.Name, out[j].Value, v)
+			}
+			continue
+		}
+		out = append(out, Pair{p.Name, v})
+	}
+	slices.SortFunc(out, func(a, b Pair) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func (p *Param) normalize(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", nil
+	}
+	what := p.What
+	if what == "" {
+		what = "a number"
+	}
+	bad := func() (string, error) {
+		return "", wiki.Errorf(wiki.KindInvalid, "the parameter %s must be %s, not %.40q; fix the link", p.Name, what, v)
+	}
+	switch p.Kind {
+	case Text:
+		max := p.Max
+		if max == 0 {
+			max = 1024
+		}
+		if int64(len(v)) > max {
+			return "", wiki.Errorf(wiki.KindInvalid, "the parameter %s is longer than %d bytes; shorten it", p.Name, max)
+		}
+		if strings.IndexFunc(v, isControl) >= 0 {
+			return "", wiki.Errorf(wiki.KindInvalid, "the parameter %s contains a control character; remove it", p.Name)
+		}
+		return v, nil
+	case ID:
+		if slices.Contains(p.Values, v) {
+			return v, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return bad()
+		}
+		return strconv.FormatInt(n, 10), nil
+	case Offset:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return bad()
+		}
+		if p.Max > 0 && n > p.Max {
+			n = p.Max
+		}
+		if n == 0 {
+			return "", nil
+		}
+		return strconv.FormatInt(n, 10), nil
+	case Limit:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return bad()
+		}
+		if n < 1 {
+			return "", nil
+		}
+		return strconv.FormatInt(min(n, p.Max), 10), nil
+	case TitleKey:
+		t, err := wiki.ParseTitle(v)
+		if err != nil {
+			return "", wiki.Errorf(wiki.KindInvalid, "the parameter %s is not a valid title: %s", p.Name, wiki.Message(err))
+		}
+		return t.Key(), nil
+	case Flag:
+		return "1", nil
+	case Enum:
+		if slices.Contains(p.Values, v) {
+			return v, nil
+		}
+		return "", wiki.Errorf(wiki.KindInvalid, "the parameter %s has the unknown value %.40q; known: %s", p.Name, v, strings.Join(p.Values, ", "))
+	}
+	return "", nil
+}
+
+func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 }
+
+// Request is a parsed request: the one value handlers read the URL from.
+type Request struct {
+	Spec   *Spec
+	Path   string // canonical escaped path
+	Params Params // canonical parameters
+	// AsSent reports that the request target as sent is exactly Key: only
+	// then may the edge cache serve or store the response.
+	AsSent bool
+	// Moved reports that the target differs from Key in a way a redirect
+	// fixes (a GET or HEAD then gets a 301 to Key).
+	Moved bool
+	// Shared is set by the handler layer when the response may be shared
+	// by every reader (an anonymous request on a wiki anyone may read).
+	Shared bool
+}
+
+// Parse reads r's query by spec; path is the canonical escaped path of the
+// resource r names. Bad parameter values are errors (a 400).
+func Parse(r *http.Request, spec *Spec, path string) (*Request, error) {
+	q, err := ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, err
+	}
+	return ParseQueryFor(r, q, spec, path)
+}
+
+// ParseQueryFor is Parse with the query already decoded (a router that
+// chooses the route by a parameter decodes it first).
+func ParseQueryFor(r *http.Request, q Query, spec *Spec, path string) (*Request, error) {
+	params, err := spec.Canonical(q)
+	if err != nil {
+		return nil, err
+	}
+	req := &Request{Spec: spec, Path: path, Params: params}
+	key := req.Key()
+	req.AsSent = r.RequestURI == key
+	req.Moved = !req.AsSent && originForm(r.URL) != key
+	return req, nil
+}
+
+// originForm is u's path and query as the client could send them again.
+func originForm(u *url.URL) string {
+	s := u.EscapedPath()
+	if u.RawQuery != "" || u.ForceQuery {
+		s += "?" + u.RawQuery
+	}
+	return s
+}
+
+// Key is the canonical target: the edge cache key, and the URL a
+// non-canonical request is redirected to.
+func (q *Request) Key() string { return URL(q.Path, q.Params) }
+
+// Get returns the canonical value of a parameter, or "".
+func (q *Request) Get(name string) string { return q.Params.Get(name) }
+
+// Has reports whether the parameter is present.
+func (q *Request) Has(name string) bool { return q.Params.Has(name) }
+
+// Int returns an ID, Offset or Limit parameter, or def when absent.
+func (q *Request) Int(name string, def int64) int64 {
+	v := q.Params.Get(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+// Title returns a TitleKey parameter, or "" when absent.
+func (q *Request) Title(name string) wiki.Title {
+	v := q.Params.Get(name)
+	if v == "" {
+		return ""
+	}
+	t, err := wiki.ParseTitle(v)
+	if err != nil {
+		return ""
+	}
+	return t
+}
+
+type ctxKey int
+
+const (
+	requestKey ctxKey = iota
+	routeKey
+)
+
+// With returns r carrying q, for From.
+func With(r *http.Request, q *Request) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), requestKey, q))
+}
+
+// From returns the parsed request r carries, or nil.
+func From(r *http.Request) *Request {
+	q, _ := r.Context().Value(requestKey).(*Request)
+	return q
+}
+
+// routeNote is where the handler layer writes the matched route's name for
+// the metrics middleware, which runs outside it.
+type routeNote struct{ name string }
+
+// NoteRoute returns a context in which SetRoute records a route name.
+func NoteRoute(ctx context.Context) context.Context {
+	return context.WithValue(ctx, routeKey, &routeNote{})
+}
+
+// SetRoute records the route that r matched (see NoteRoute).
+func SetRoute(r *http.Request, name string) {
+	if n, ok := r.Context().Value(routeKey).(*routeNote); ok {
+		n.name = name
+	}
+}
+
+// RouteOf returns the route recorded in ctx, or "other".
+func RouteOf(ctx context.Context) string {
+	if n, ok := ctx.Value(routeKey).(*routeNote); ok && n.name != "" {
+		return n.name
+	}
+	return "other"
+}
+
+// Link returns the canonical URL of path with the given parameters (name,
+// value pairs) as s normalizes them: links the server writes are canonical,
+// so following them never costs a redirect.
+func (s *Spec) Link(path string, nameValues ...string) string {
+	q := make(Query, 0, len(nameValues)/2)
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		q = append(q, Pair{nameValues[i], nameValues[i+1]})
+	}
+	p, err := s.Canonical(q)
+	if err != nil {
+		return path
+	}
+	return URL(path, p)
+}
