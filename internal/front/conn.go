@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
-
 )
 
 // Connection states, for Shutdown.

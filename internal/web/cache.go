@@ -351,4 +351,3 @@ func (s *Server) tabsHTML(v Viewer, t wiki.Title, exists bool) []byte {
 	view.WriteTabs(&b, s.tabsFor(v, t, "view", exists))
 	return b.Bytes()
 }
-

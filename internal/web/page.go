@@ -134,11 +134,17 @@ var (
 	routeEdit     = &pageRoute{spec: pageSpec("page:edit", oldidParam), handle: (*Server).editForm}
 	routeHistory  = &pageRoute{spec: pageSpec("page:history", offsetParam,
 		httpx.Param{Name: "limit", Kind: httpx.Limit, Max: 500, Default: "50"}), handle: (*Server).history}
-	routeRaw      = &pageRoute{spec: pageSpec("page:raw", oldidParam), handle: (*Server).raw}
-	routeMove     = &pageRoute{spec: pageSpec("page:move"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error { return s.moveForm(w, r, t, "") }}
-	routeDelete   = &pageRoute{spec: pageSpec("page:delete"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error { return s.deleteForm(w, r, t, "") }}
-	routeUndelete = &pageRoute{spec: pageSpec("page:undelete"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error { return s.undeleteForm(w, r, t, "") }}
-	routePurge    = &pageRoute{spec: pageSpec("page:purge"), handle: (*Server).purgeForm}
+	routeRaw  = &pageRoute{spec: pageSpec("page:raw", oldidParam), handle: (*Server).raw}
+	routeMove = &pageRoute{spec: pageSpec("page:move"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
+		return s.moveForm(w, r, t, "")
+	}}
+	routeDelete = &pageRoute{spec: pageSpec("page:delete"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
+		return s.deleteForm(w, r, t, "")
+	}}
+	routeUndelete = &pageRoute{spec: pageSpec("page:undelete"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
+		return s.undeleteForm(w, r, t, "")
+	}}
+	routePurge = &pageRoute{spec: pageSpec("page:purge"), handle: (*Server).purgeForm}
 )
 
 // postRoutes are the changes a POST to /wiki/Title?action=… makes.
