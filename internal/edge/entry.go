@@ -131,15 +131,15 @@ var droppedHeaders = map[string]bool{
 	"Etag":                true, // set per variant
 }
 
-// notModifiedHeaders are kept on a 304 (RFC 9110 section 15.4.5), besides
-// Last-Modified, which Wikid keeps too.
-var notModifiedHeaders = map[string]bool{
-	"Cache-Control":    true,
-	"Content-Location": true,
-	"Etag":             true,
-	"Expires":          true,
-	"Last-Modified":    true,
-	"Vary":             true,
+// notModifiedDropped are the fields of a full response left out of a 304:
+// those that describe the body that is not sent. Everything else is kept
+// (RFC 9110 section 15.4.5 requires the validators, Cache-Control and Vary;
+// the security fields keep their meaning for a cache that updates its stored
+// header from the 304), as the response builder does.
+var notModifiedDropped = map[string]bool{
+	"Content-Length":   true,
+	"Content-Encoding": true,
+	"Content-Type":     true,
 }
 
 // storable reports whether a response with this status and header may be
@@ -254,7 +254,7 @@ func buildEntry(key string, hash uint64, status int, h http.Header, body []byte,
 		hdr = append(hdr, Field{"Vary", vary})
 		v.Header = hdr[:len(hdr):len(hdr)]
 		for _, f := range hdr {
-			if notModifiedHeaders[f.Key] {
+			if !notModifiedDropped[f.Key] {
 				v.NotModified = append(v.NotModified, f)
 			}
 		}
@@ -273,17 +273,23 @@ func cloneValues(vs []string) []string {
 	return out
 }
 
-// varyValue merges Accept-Encoding into the handler's Vary header.
+// varyValue is the handler's Vary with Accept-Encoding in it (appended
+// when the handler did not name it), so that a stored response varies as the
+// handler's own answer does.
 func varyValue(vs []string) []string {
 	var parts []string
+	hasAE := false
 	for _, v := range vs {
 		for f := range strings.SplitSeq(v, ",") {
-			if f = strings.TrimSpace(f); f != "" && !strings.EqualFold(f, "Accept-Encoding") {
+			if f = strings.TrimSpace(f); f != "" {
 				parts = append(parts, f)
+				hasAE = hasAE || strings.EqualFold(f, "Accept-Encoding")
 			}
 		}
 	}
-	parts = append(parts, "Accept-Encoding")
+	if !hasAE {
+		parts = append(parts, "Accept-Encoding")
+	}
 	return []string{strings.Join(parts, ", ")}
 }
 

@@ -232,7 +232,7 @@ func ETagOf(parts ...[]byte) string {
 func Redirect(w http.ResponseWriter, r *http.Request, to string, status int, cache Cache, maxAge int) {
 	hdr := http.Header{"Location": {to}}
 	var body []byte
-	if r.Method == http.MethodGet {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		body = []byte(`<a href="` + html.EscapeString(to) + `">` + http.StatusText(status) + "</a>.\n")
 	}
 	Write(w, r, &Response{Status: status, Type: "text/html; charset=utf-8", Body: body, Cache: cache, MaxAge: maxAge, Header: hdr})

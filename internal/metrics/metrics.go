@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/wikid/wikid/internal/edge"
+	"github.com/wikid/wikid/internal/httpx"
 )
 
 // Metrics holds the registry and the request instruments.
@@ -89,9 +90,12 @@ func (m *Metrics) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		// The route label is the name of the route the handler layer matched
+		// (a pattern, never a raw path, so label cardinality stays bounded).
+		r = r.WithContext(httpx.NoteRoute(r.Context()))
 		next.ServeHTTP(sw, r)
 		d := time.Since(start)
-		route := Route(r)
+		route := httpx.RouteOf(r.Context())
 		cache := strings.ToLower(sw.Header().Get("X-Cache"))
 		if cache == "" {
 			cache = "none"
@@ -103,45 +107,6 @@ func (m *Metrics) Middleware(next http.Handler) http.Handler {
 				Duration: d, Cache: cache, Remote: r.RemoteAddr})
 		}
 	})
-}
-
-// Route is a request's metric label: a pattern, never a raw path, so that
-// label cardinality stays bounded.
-func Route(r *http.Request) string {
-	p := r.URL.Path
-	switch {
-	case strings.HasPrefix(p, "/wiki/Special:"):
-		name, _, _ := strings.Cut(strings.TrimPrefix(p, "/wiki/Special:"), "/")
-		switch n := strings.ToLower(name); n {
-		case "recentchanges", "allpages", "search", "random", "whatlinkshere", "contributions", "userlogin",
-			"createaccount", "userlogout", "categories", "specialpages":
-			return "special:" + n
-		}
-		return "special:other"
-	case strings.HasPrefix(p, "/wiki/"):
-		q := r.URL.Query()
-		switch a := q.Get("action"); {
-		case q.Has("diff"):
-			return "page:diff"
-		case a == "" || a == "view":
-			if q.Has("oldid") {
-				return "page:oldid"
-			}
-			return "page"
-		case a == "edit" || a == "submit" || a == "history" || a == "raw" || a == "move" || a == "delete" || a == "undelete" || a == "revert" || a == "purge":
-			return "page:" + a
-		}
-		return "page:other"
-	case strings.HasPrefix(p, "/w/rest.php/"):
-		return "api"
-	case strings.HasPrefix(p, "/w/macro/"):
-		return "macro"
-	case strings.HasPrefix(p, "/static/"):
-		return "static"
-	case p == "/metrics" || strings.HasPrefix(p, "/debug/"):
-		return "debug"
-	}
-	return "other"
 }
 
 type statusWriter struct {

@@ -100,9 +100,13 @@ func (s *Server) apiRoutes() http.Handler {
 			s.writeAPIError(w, r, methodNotAllowed(w, strings.Join(allow, ", ")))
 			return
 		}
-		s.writeAPIError(w, r, wiki.Errorf(wiki.KindNotFound, "there is no REST route %s %s; the routes are listed in the README", sanitizeLine(r.Method), sanitizeLine(r.URL.Path)))
+		s.writeAPIError(w, r, &wiki.Error{Kind: wiki.KindNotFound, Err: errNoRoute,
+			Msg: "there is no REST route " + sanitizeLine(r.Method) + " " + sanitizeLine(r.URL.Path) + "; the routes are listed in the README"})
 	})
 }
+
+// errNoRoute marks the 404 of a path that no REST route has.
+var errNoRoute = errors.New("no such REST route")
 
 func pathID(r *http.Request, name string) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
@@ -156,7 +160,7 @@ func (s *Server) writeAPIError(w http.ResponseWriter, r *http.Request, err error
 	if key == "" {
 		key = "rest-error"
 	}
-	if status == http.StatusNotFound && httpx.RouteOf(r.Context()) == "rest:other" {
+	if errors.Is(err, errNoRoute) {
 		key = "rest-no-match"
 	}
 	b, _ := json.Marshal(apiError{HTTPCode: status, HTTPReason: http.StatusText(status), ErrorKey: key,

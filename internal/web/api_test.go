@@ -177,3 +177,120 @@ func TestRESTAPI(t *testing.T) {
 		mustStatus(t, b.Do(r), http.StatusCreated)
 	})
 }
+
+// TestRESTContract: what MediaWiki's REST clients rely on beyond the page
+// routes: unknown routes are 404 with a JSON body, a wrong method is 405
+// with Allow, creations are 201 with Location, search results carry page
+// ids, the content model says markdown, and reads carry validators that
+// answer conditional requests with 304.
+func TestRESTContract(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	u, _ := w.CreateUser(t, "Rester", wiki.GroupUser)
+	token := apiToken(t, w, u)
+	c := w.Client(t)
+
+	res := c.JSON(http.MethodPost, "/w/rest.php/v1/page", token, `{"title":"Contract page/sub","source":"a zebracorn text\n"}`)
+	mustStatus(t, res, http.StatusCreated)
+	created := decode[apiPage](t, res)
+	if loc := res.Header.Get("Location"); loc != "/w/rest.php/v1/page/Contract_page%2Fsub" {
+		t.Errorf("POST creating a page: Location %q", loc)
+	}
+	res = c.JSON(http.MethodPut, "/w/rest.php/v1/page/Put_contract", token, `{"source":"made by PUT"}`)
+	mustStatus(t, res, http.StatusCreated)
+	if loc := res.Header.Get("Location"); loc != "/w/rest.php/v1/page/Put_contract" {
+		t.Errorf("PUT creating a page: Location %q", loc)
+	}
+	put := decode[apiPage](t, res)
+	res = c.JSON(http.MethodPut, "/w/rest.php/v1/page/Put_contract", token, fmt.Sprintf(`{"source":"changed","latest":{"id":%d}}`, put.Latest.ID))
+	mustStatus(t, res, http.StatusOK)
+	if loc := res.Header.Get("Location"); loc != "" {
+		t.Errorf("PUT changing a page: Location %q", loc)
+	}
+
+	t.Run("unknown routes are 404 with a JSON error", func(t *testing.T) {
+		for _, path := range []string{"/w/rest.php/v1/nothing", "/w/rest.php/v1/page/Contract_page%2Fsub/nonexistent",
+			"/w/rest.php/v2/page/X", "/w/rest.php/v1/revision/1/compare", "/w/rest.php/v1/"} {
+			res := c.JSON(http.MethodGet, path, "", "")
+			mustStatus(t, res, http.StatusNotFound)
+			e := decode[map[string]any](t, res)
+			if e["httpCode"] != float64(404) || e["errorKey"] == "" || res.Header.Get("Cache-Control") != "no-store" {
+				t.Errorf("GET %s: %v, Cache-Control %q", path, e, res.Header.Get("Cache-Control"))
+			}
+		}
+	})
+
+	t.Run("a known route with another method is 405 with Allow", func(t *testing.T) {
+		for path, allow := range map[string]string{
+			"/w/rest.php/v1/page/Contract_page%2Fsub":      "GET, HEAD, PUT",
+			"/w/rest.php/v1/page":                          "POST",
+			"/w/rest.php/v1/page/Contract_page%2Fsub/html": "GET, HEAD",
+		} {
+			res := c.JSON(http.MethodDelete, path, token, "")
+			mustStatus(t, res, http.StatusMethodNotAllowed)
+			if got := res.Header.Get("Allow"); got != allow {
+				t.Errorf("DELETE %s: Allow %q, want %q", path, got, allow)
+			}
+			if e := decode[map[string]any](t, res); e["httpCode"] != float64(405) {
+				t.Errorf("DELETE %s: %v", path, e)
+			}
+		}
+	})
+
+	t.Run("search results carry the page id", func(t *testing.T) {
+		res := c.JSON(http.MethodGet, "/w/rest.php/v1/search/page?q=zebracorn", "", "")
+		mustStatus(t, res, http.StatusOK)
+		got := decode[struct {
+			Pages []struct {
+				ID  int64  `json:"id"`
+				Key string `json:"key"`
+			} `json:"pages"`
+		}](t, res)
+		if len(got.Pages) != 1 || got.Pages[0].ID != created.ID || created.ID == 0 {
+			t.Errorf("search: %+v, want the id %d", got.Pages, created.ID)
+		}
+	})
+
+	t.Run("the content model is markdown", func(t *testing.T) {
+		for _, path := range []string{"/w/rest.php/v1/page/Contract_page%2Fsub", "/w/rest.php/v1/page/Contract_page%2Fsub/bare"} {
+			if m := decode[map[string]any](t, c.JSON(http.MethodGet, path, "", ""))["content_model"]; m != "markdown" {
+				t.Errorf("GET %s: content_model %v", path, m)
+			}
+		}
+	})
+
+	t.Run("reads carry validators and answer 304", func(t *testing.T) {
+		for _, path := range []string{"/w/rest.php/v1/page/Contract_page%2Fsub", "/w/rest.php/v1/page/Contract_page%2Fsub/html",
+			"/w/rest.php/v1/page/Contract_page%2Fsub/history", fmt.Sprintf("/w/rest.php/v1/revision/%d", created.Latest.ID)} {
+			for _, who := range []string{"anonymous", "token"} {
+				tok := ""
+				if who == "token" {
+					tok = token
+				}
+				res := c.JSON(http.MethodGet, path, tok, "")
+				mustStatus(t, res, http.StatusOK)
+				etag, lm := res.Header.Get("ETag"), res.Header.Get("Last-Modified")
+				if etag == "" || lm == "" {
+					t.Fatalf("%s GET %s: ETag %q, Last-Modified %q", who, path, etag, lm)
+				}
+				wantCC := "public, max-age=0, s-maxage=300"
+				if who == "token" {
+					wantCC = "private, no-cache"
+				}
+				if cc := res.Header.Get("Cache-Control"); cc != wantCC {
+					t.Errorf("%s GET %s: Cache-Control %q, want %q", who, path, cc, wantCC)
+				}
+				for _, h := range [][2]string{{"If-None-Match", etag}, {"If-Modified-Since", lm}} {
+					r := c.NewRequest(http.MethodGet, path, nil)
+					r.Header.Set(h[0], h[1])
+					if tok != "" {
+						r.Header.Set("Authorization", "Bearer "+tok)
+					}
+					if res := c.Do(r); res.StatusCode != http.StatusNotModified || res.Body != "" {
+						t.Errorf("%s GET %s with %s: %d, %d bytes", who, path, h[0], res.StatusCode, len(res.Body))
+					}
+				}
+			}
+		}
+	})
+}

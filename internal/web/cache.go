@@ -199,8 +199,11 @@ func (s *Server) splice(viewer Viewer, t wiki.Title, key string, v *edge.Variant
 	if gz {
 		etag = edge.VariantETag(etag, edge.Gzip)
 	}
+	// The session's start is rounded up to the next second (HTTP dates have
+	// seconds): a page last changed in the second of the login still gets
+	// a later Last-Modified than any copy made before the login.
 	lastMod, _ := http.ParseTime(v.LastModified())
-	if started := viewer.Session.Created.UTC().Truncate(time.Second); started.After(lastMod) {
+	if started := viewer.Session.Created.UTC().Truncate(time.Second).Add(time.Second); !lastMod.After(started) {
 		lastMod = started
 	}
 	sp := spliced{status: http.StatusOK, etag: etag, lastMod: lastMod.UTC().Format(http.TimeFormat),
