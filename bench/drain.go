@@ -165,9 +165,10 @@ type drainResult struct {
 	notes    []string
 }
 
-// jobCounts reads wikid_jobs{state=...} from /metrics.
-func jobCounts(c *http.Client, base string) (map[string]int, error) {
-	res, err := c.Get(base + "/metrics")
+// jobCounts reads wikid_jobs{state=...} from /metrics on ops, the base
+// URL of wikid's ops_addr.
+func jobCounts(c *http.Client, ops string) (map[string]int, error) {
+	res, err := c.Get(ops + "/metrics")
 	if err != nil {
 		return nil, err
 	}
@@ -201,10 +202,10 @@ func jobCounts(c *http.Client, base string) (map[string]int, error) {
 }
 
 // waitDrained polls /metrics every 500 ms until nothing is queued or running.
-func waitDrained(ctx context.Context, c *http.Client, base string, limit time.Duration) (map[string]int, error) {
+func waitDrained(ctx context.Context, c *http.Client, ops string, limit time.Duration) (map[string]int, error) {
 	deadline := time.Now().Add(limit)
 	for {
-		m, err := jobCounts(c, base)
+		m, err := jobCounts(c, ops)
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +251,7 @@ func runDrain(ctx context.Context, e *env, o options) (*drainResult, error) {
 			return nil, err
 		}
 	}
-	base := e.wikidURL[:strings.Index(e.wikidURL, "/wiki/")]
+	ops := e.wikid.ops // /metrics and pprof
 	c := keepAliveClient()
 	targets := []target{anonTarget(e, false), loggedInTarget(e, false)}
 	res.targets = targets
@@ -262,7 +263,7 @@ func runDrain(ctx context.Context, e *env, o options) (*drainResult, error) {
 		if _, err := fetchStable(c, e.wikidURL, nil); err != nil {
 			return nil, err
 		}
-		if m, err := waitDrained(ctx, c, base, 5*time.Minute); err != nil {
+		if m, err := waitDrained(ctx, c, ops, 5*time.Minute); err != nil {
 			return nil, err
 		} else if m["queued"] != 0 {
 			return nil, fmt.Errorf("drain: queue not empty before the idle measurement")
@@ -282,7 +283,7 @@ func runDrain(ctx context.Context, e *env, o options) (*drainResult, error) {
 			v.idle[t.id] = summarize(s.got[t.id])
 		}
 
-		before, err := jobCounts(c, base)
+		before, err := jobCounts(c, ops)
 		if err != nil {
 			return nil, err
 		}
@@ -293,7 +294,7 @@ func runDrain(ctx context.Context, e *env, o options) (*drainResult, error) {
 				break
 			}
 			if vi == 0 && round == 0 && drainFlags.profile != "" {
-				prof = startProfile(base, drainFlags.profile)
+				prof = startProfile(ops, drainFlags.profile)
 			}
 			t0 := time.Now()
 			out, err := wikidCLI(e.bin, data, "", "jobs", "bench-backlog", strconv.Itoa(nJobs), kinds)
@@ -302,7 +303,7 @@ func runDrain(ctx context.Context, e *env, o options) (*drainResult, error) {
 				return nil, err
 			}
 			v.enqueueTime += time.Since(t0)
-			if _, err := waitDrained(ctx, c, base, 30*time.Minute); err != nil {
+			if _, err := waitDrained(ctx, c, ops, 30*time.Minute); err != nil {
 				stop()
 				return nil, err
 			}
@@ -316,7 +317,7 @@ func runDrain(ctx context.Context, e *env, o options) (*drainResult, error) {
 		if prof != nil {
 			prof.wait()
 		}
-		after, err := jobCounts(c, base)
+		after, err := jobCounts(c, ops)
 		if err != nil {
 			return nil, err
 		}
@@ -350,10 +351,10 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 }
 
 // profiler takes a CPU profile and a runtime trace from wikid's pprof
-// endpoints at the same time (each 10 s) while a drain runs.
+// endpoints (on ops, its ops_addr) at the same time while a drain runs.
 type profiler struct{ wg sync.WaitGroup }
 
-func startProfile(base, dir string) *profiler {
+func startProfile(ops, dir string) *profiler {
 	p := &profiler{}
 	os.MkdirAll(dir, 0o755)
 	c := &http.Client{Timeout: time.Minute}
@@ -363,7 +364,7 @@ func startProfile(base, dir string) *profiler {
 	} {
 		p.wg.Go(func() {
 			time.Sleep(2 * time.Second) // let the workers start
-			res, err := c.Get(base + x.path)
+			res, err := c.Get(ops + x.path)
 			if err != nil {
 				step("drain profile %s: %v", x.file, err)
 				return

@@ -27,6 +27,7 @@ type proc struct {
 	out  *tailWriter // the end of its stdout and stderr
 	log  string      // where stop saves that end
 	done chan error
+	ops  string // base URL of wikid's /metrics and /debug/pprof/ (its ops_addr)
 }
 
 // startProc starts cmd. Its output is kept in memory, not in a file: wikid
@@ -172,9 +173,14 @@ func wikidCLI(bin, data, stdin string, args ...string) (string, error) {
 	return strings.TrimSpace(out.String()), nil
 }
 
-// startWikid serves data on a free port; config is written as JSON when not nil.
+// startWikid serves data on a free port, and its operator endpoints on
+// another (ops_addr, proc.ops); config is written as JSON when not nil.
 func startWikid(name, bin, data, tmp string, config map[string]any) (*proc, string, error) {
 	addr, err := freeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	opsAddr, err := freeAddr()
 	if err != nil {
 		return nil, "", err
 	}
@@ -191,7 +197,9 @@ func startWikid(name, bin, data, tmp string, config map[string]any) (*proc, stri
 		}
 		args = append(args, "--config", path)
 	}
-	p, err := startProc(name, filepath.Join(tmp, name+".log"), exec.Command(bin, args...))
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "WIKID_OPS_ADDR="+opsAddr)
+	p, err := startProc(name, filepath.Join(tmp, name+".log"), cmd)
 	if err != nil {
 		return nil, "", err
 	}
@@ -199,6 +207,13 @@ func startWikid(name, bin, data, tmp string, config map[string]any) (*proc, stri
 	if err := waitHTTP(p, base+"/"); err != nil {
 		p.stop()
 		return nil, "", err
+	}
+	p.ops = "http://" + opsAddr
+	if res, err := http.Get(p.ops + "/metrics"); err == nil {
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	} else {
+		p.ops = base // a wikid from before ops_addr: /metrics on addr, for loopback
 	}
 	return p, base, nil
 }

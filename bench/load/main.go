@@ -124,7 +124,7 @@ func run(o options) error {
 	rssEnd := rss(w.cmd.Process.Pid)
 	fmt.Printf("RSS at end: %s (%s); %s\n", mb(rssEnd), rssParts(w.cmd.Process.Pid), w.memMetrics())
 	if o.heapProfile != "" {
-		if res, err := http.Get(w.base + "/debug/pprof/heap"); err == nil {
+		if res, err := http.Get(w.ops + "/debug/pprof/heap"); err == nil {
 			f, _ := os.Create(o.heapProfile)
 			io.Copy(f, res.Body)
 			f.Close()
@@ -150,6 +150,7 @@ func run(o options) error {
 type wiki struct {
 	cmd   *exec.Cmd
 	base  string
+	ops   string // base URL of /metrics and /debug/pprof/ (wikid's ops_addr)
 	token string
 	bin   string
 	data  string
@@ -169,7 +170,12 @@ func startWiki(ctx context.Context, dir string, o options) (*wiki, error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	if err := os.WriteFile(w.cfg, []byte(`{"access_log": false}`), 0o600); err != nil {
+	opsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	w.ops = "http://" + opsAddr
+	if err := os.WriteFile(w.cfg, []byte(`{"access_log": false, "ops_addr": "`+opsAddr+`"}`), 0o600); err != nil {
 		return nil, err
 	}
 	if _, err := w.cli("load-admin-password\n", "user", "add", "LoadAdmin", "--admin"); err != nil {
@@ -183,12 +189,10 @@ func startWiki(ctx context.Context, dir string, o options) (*wiki, error) {
 	if w.token, err = w.cli("", "token", "create", "LoadAdmin"); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	w.base = "http://" + addr
 	w.cmd = exec.Command(w.bin, "serve", "--addr", addr, "--data", w.data, "--config", w.cfg, "--log-level", "warn")
 	w.cmd.Stdout, w.cmd.Stderr = w.out, w.out
@@ -208,6 +212,16 @@ func startWiki(ctx context.Context, dir string, o options) (*wiki, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// freeAddr returns a loopback address with a port free at the time of asking.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
 }
 
 func (w *wiki) cli(stdin string, args ...string) (string, error) {
@@ -376,7 +390,7 @@ func (w *wiki) latest(ctx context.Context, c *http.Client, title string) (int64,
 
 // memMetrics summarizes the Go heap and cache sizes from /metrics.
 func (w *wiki) memMetrics() string {
-	res, err := http.Get(w.base + "/metrics")
+	res, err := http.Get(w.ops + "/metrics")
 	if err != nil {
 		return err.Error()
 	}

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -46,6 +45,7 @@ type App struct {
 
 	srv *http.Server
 	ln  net.Listener
+	ops opsServer // the ops_addr listener (ops.go)
 
 	jobs atomic.Pointer[jobs.Runner] // job workers (jobs.go)
 }
@@ -58,6 +58,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	}
 	if log == nil {
 		log = slog.Default()
+	}
+	if cfg.TrustProxy {
+		log.Warn("trust_proxy is deprecated: it trusts every loopback peer's X-Forwarded-For; " +
+			"set trusted_proxies to your proxies' addresses instead (e.g. [\"127.0.0.1\", \"::1\"]) and remove trust_proxy")
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("app: create data directory %s: %w", cfg.DataDir, err)
@@ -100,17 +104,15 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	return a, nil
 }
 
-// routes puts the operator's endpoints beside the wiki: /metrics and
-// /debug/pprof/ answer loopback clients and administrators only.
+// routes puts the operator's endpoints beside the wiki: on this listener
+// /metrics and /debug/pprof/ answer logged-in administrators only (ops.go
+// serves them to anyone on ops_addr).
 func (a *App) routes() http.Handler {
 	mux := http.NewServeMux()
-	guard := a.Web.AdminOrLoopback
-	mux.Handle("/metrics", guard(a.Metrics.Handler()))
-	mux.Handle("/debug/pprof/", guard(http.HandlerFunc(pprof.Index)))
-	mux.Handle("/debug/pprof/cmdline", guard(http.HandlerFunc(pprof.Cmdline)))
-	mux.Handle("/debug/pprof/profile", guard(http.HandlerFunc(pprof.Profile)))
-	mux.Handle("/debug/pprof/symbol", guard(http.HandlerFunc(pprof.Symbol)))
-	mux.Handle("/debug/pprof/trace", guard(http.HandlerFunc(pprof.Trace)))
+	ops := noStore(a.Web.AdminOnly(opsRoutes(a.Metrics)))
+	mux.Handle("/metrics", ops)
+	mux.Handle("/debug/pprof", ops)
+	mux.Handle("/debug/pprof/", ops)
 	mux.Handle("/", a.Web)
 	return a.Metrics.Middleware(mux)
 }
@@ -125,11 +127,16 @@ func (a *App) purge(ctx context.Context, titles ...wiki.Title) {
 // Handler is the app's root HTTP handler.
 func (a *App) Handler() http.Handler { return a.handler }
 
-// Listen binds cfg.Addr (":0" picks a free port; Addr() tells which).
+// Listen binds cfg.Addr (":0" picks a free port; Addr() tells which) and
+// ops_addr when set (OpsAddr() tells which).
 func (a *App) Listen() error {
 	ln, err := net.Listen("tcp", a.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("app: listen on %s: %w (is another wikid running? choose another --addr)", a.Config.Addr, err)
+	}
+	if err := a.listenOps(); err != nil { // ops.go
+		ln.Close()
+		return err
 	}
 	a.ln = ln
 	return nil
@@ -164,6 +171,7 @@ func (a *App) Serve(ctx context.Context) error {
 	}})
 	errc := make(chan error, 1)
 	go func() { errc <- fs.Serve(a.ln) }()
+	a.serveOps() // ops.go
 	a.Log.Info("wikid serving", "addr", "http://"+a.Addr(), "data", a.Config.DataDir)
 	select {
 	case err := <-errc:
@@ -173,7 +181,9 @@ func (a *App) Serve(ctx context.Context) error {
 	a.Log.Info("shutting down", "grace", a.Config.ShutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownGrace)
 	defer cancel()
+	opsDone := a.shutdownOps(sctx)
 	err := fs.Shutdown(sctx) // then a.srv.Shutdown: both drain
+	<-opsDone
 	if cerr := a.Close(); err == nil {
 		err = cerr
 	}
@@ -186,6 +196,7 @@ func (a *App) Serve(ctx context.Context) error {
 // Close stops the access log and closes the store.
 func (a *App) Close() error {
 	a.stopJobs() // jobs.go: drain the job workers before the store closes (issue 4)
+	a.closeUnservedOps()
 	if a.Access != nil {
 		a.Access.Close()
 	}

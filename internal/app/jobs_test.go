@@ -110,7 +110,11 @@ func TestRedLinkTurnsBlue(t *testing.T) {
 	})
 
 	t.Run("metrics show the queue", func(t *testing.T) {
-		res := anon.Get("/metrics")
+		_, apw := w.CreateUser(t, "Meter", wiki.GroupAdmin)
+		res := w.Login(t, "Meter", apw).Get("/metrics") // administrators only on addr
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("/metrics: status %d", res.StatusCode)
+		}
 		for _, want := range []string{`wikid_jobs{state="done"}`, `wikid_jobs{state="queued"} 0`, "wikid_jobs_oldest_queued_age_seconds 0",
 			`wikid_job_duration_seconds_count{kind="backlinks"}`} {
 			if !strings.Contains(res.Body, want) {

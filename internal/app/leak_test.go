@@ -73,7 +73,8 @@ var csrfFieldRE = regexp.MustCompile(`name="csrf" value="([^"]*)"`)
 
 func newLeakWorld(t *testing.T, opts ...func(*config.Config)) *leakWorld {
 	t.Helper()
-	a, base := apptest.Serve(t, opts...)
+	// ops_addr: /metrics, read at the end, answers only administrators on addr.
+	a, base := apptest.Serve(t, append([]func(*config.Config){func(c *config.Config) { c.OpsAddr = "127.0.0.1:0" }}, opts...)...)
 	w := &leakWorld{t: t, a: a, base: base, anon: &principal{label: "anonymous"}, previews: map[*principal][]string{}, xcache: map[string]int{}}
 	ctx := context.Background()
 	form := w.raw("GET", "/wiki/Special:UserLogin", "", nil)
@@ -158,6 +159,18 @@ func (w *leakWorld) raw(method, path string, _ string, form url.Values, header .
 	res, err := c.Do(req)
 	if err != nil {
 		w.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return rawResponse{res.StatusCode, res.Header, string(b)}
+}
+
+// metrics reads /metrics from the ops listener.
+func (w *leakWorld) metrics() rawResponse {
+	w.t.Helper()
+	res, err := http.Get("http://" + w.a.OpsAddr() + "/metrics")
+	if err != nil {
+		w.t.Fatalf("GET /metrics on ops_addr: %v", err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
@@ -566,7 +579,7 @@ func TestCacheLeakMatrix(t *testing.T) {
 	t.Logf("cache-leak matrix: %d cells × %d orders; %d responses checked (%d HTML pages parsed for inline script) in %v",
 		len(cells), len(orders), w.responses.Load(), w.htmlPages.Load(), time.Since(start).Round(time.Millisecond))
 	t.Logf("X-Cache and status of the responses: %v", w.xcache)
-	m := w.raw("GET", "/metrics", "", nil)
+	m := w.metrics()
 	t.Logf("request counts per /metrics:\n%s", grepLines(m.body, `_count{cache="`))
 }
 
@@ -689,7 +702,7 @@ func TestRestrictedReading(t *testing.T) {
 	if st := w.a.Edge.Stats(); st.Entries != 0 || st.Stores != 0 {
 		t.Errorf("read_group=user: the edge stored %d responses (%d entries held)", st.Stores, st.Entries)
 	}
-	m := w.raw("GET", "/metrics", "", nil)
+	m := w.metrics()
 	if !regexp.MustCompile(`(?m)^wikid_edge_entries 0$`).MatchString(m.body) {
 		t.Errorf("/metrics does not report 0 edge entries:\n%s", grepLines(m.body, "wikid_edge_"))
 	}

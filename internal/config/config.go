@@ -220,7 +220,7 @@ func (c *Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.OpsAddr); err != nil {
 			return fmt.Errorf("config: ops_addr %q: want host:port such as 127.0.0.1:9090", c.OpsAddr)
 		}
-		if c.OpsAddr == c.Addr {
+		if _, port, _ := net.SplitHostPort(c.OpsAddr); c.OpsAddr == c.Addr && port != "0" { // ":0" picks a free port for each
 			return fmt.Errorf("config: ops_addr %q is the same as addr; give the operator endpoints their own port", c.OpsAddr)
 		}
 	}

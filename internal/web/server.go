@@ -19,6 +19,7 @@ import (
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/httpx"
 	"github.com/wikid/wikid/internal/purge"
+	"github.com/wikid/wikid/internal/session"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -37,8 +38,12 @@ type Server struct {
 	reqID    atomic.Uint64
 	edge     *edge.Cache // nil: no in-process cache
 	sessions *sessionCache
-	gz       *gzCache       // deflated static parts of spliced pages
-	throttle *loginThrottle // failed logins per account and address (special.go)
+	gz       *gzCache          // deflated static parts of spliced pages
+	throttle *session.Throttle // failed logins per (address, account) and address (special.go)
+	proxies  httpx.Proxies     // who may name the client (session.go)
+	// proxyWarned is set once the warning about forwarding headers from an
+	// unconfigured proxy on this host was logged (session.go).
+	proxyWarned atomic.Bool
 }
 
 // Options configures New.
@@ -67,9 +72,13 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: main page: %w", err)
 	}
+	trusted, err := o.Config.TrustedPrefixes()
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
 	s := &Server{cfg: o.Config, eng: o.Engine, store: o.Engine.Store(), views: o.Views, log: o.Logger,
 		secret: o.Secret, now: o.Now, mainPage: mp, edge: o.Edge, sessions: newSessionCache(o.Now), gz: newGzCache(),
-		throttle: newLoginThrottle(o.Now)}
+		throttle: session.NewThrottle(session.DefaultPolicy(), o.Now), proxies: httpx.NewProxies(trusted, o.Config.ClientIPHeader)}
 	s.handler = s.routes()
 	return s, nil
 }

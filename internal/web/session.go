@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/auth"
+	"github.com/wikid/wikid/internal/httpx"
 	"github.com/wikid/wikid/internal/timing"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -54,6 +54,7 @@ func (s *Server) withViewer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := context.WithValue(r.Context(), reqIDKey, s.reqID.Add(1))
 		ctx, _ = timing.With(ctx, time.Now())
+		s.warnUnconfiguredProxy(r)
 		var v Viewer
 		if authz := r.Header.Get("Authorization"); authz != "" {
 			vv, err := s.bearer(ctx, authz)
@@ -156,7 +157,7 @@ func (s *Server) secureCookie(r *http.Request) bool {
 	case "never":
 		return false
 	}
-	return r.TLS != nil || (s.cfg.TrustProxy && r.Header.Get("X-Forwarded-Proto") == "https")
+	return s.client(r).Scheme == "https"
 }
 
 // csrfToken returns the token a form must carry. Logged-in users get their
@@ -264,51 +265,49 @@ func (s *Server) editor(r *http.Request) (int64, string) {
 	if v.LoggedIn {
 		return v.User.ID, v.User.Name
 	}
-	return 0, clientIP(r, s.cfg.TrustProxy)
+	if c := s.client(r); c.Addr.IsValid() {
+		return 0, c.String()
+	}
+	return 0, sanitizeLine(r.RemoteAddr) // not an IP endpoint (a Unix socket): what the server knows
 }
 
-func clientIP(r *http.Request, trustProxy bool) string {
-	if trustProxy {
-		if f := r.Header.Get("X-Forwarded-For"); f != "" {
-			first, _, _ := strings.Cut(f, ",")
-			return strings.TrimSpace(first)
-		}
+// client is who sent r: its TCP peer, or the client a trusted proxy names
+// (httpx.Proxies). Nothing else in this package reads forwarding headers.
+func (s *Server) client(r *http.Request) httpx.Client { return s.proxies.Client(r) }
+
+// warnUnconfiguredProxy logs once that forwarding headers arrive from a
+// loopback peer while no proxy is trusted: the usual sign of Varnish or
+// nginx on this host that trusted_proxies does not name. Until it does,
+// every client behind that proxy shares the proxy's address (one login
+// throttle for all of them, one name for their anonymous edits).
+func (s *Server) warnUnconfiguredProxy(r *http.Request) {
+	if s.proxies.Any() || s.proxyWarned.Load() {
+		return
 	}
-	host := r.RemoteAddr
-	if i := strings.LastIndexByte(host, ':'); i >= 0 {
-		host = host[:i]
+	if r.Header.Get("X-Forwarded-For") == "" && r.Header.Get("Forwarded") == "" {
+		return
 	}
-	return strings.Trim(host, "[]")
+	if !s.client(r).Addr.IsLoopback() || !s.proxyWarned.CompareAndSwap(false, true) {
+		return
+	}
+	s.log.Warn("requests from this host carry X-Forwarded-For or Forwarded, but trusted_proxies is empty, so they are ignored "+
+		"and every client behind the proxy shares its address; if a proxy on this host forwards to wikid, "+
+		"set trusted_proxies to its address (e.g. [\"127.0.0.1\", \"::1\"])", "peer", r.RemoteAddr)
 }
 
-// AdminOrLoopback lets through administrators and, unless a proxy is
-// trusted (then every client looks local), clients on the loopback address.
-func (s *Server) AdminOrLoopback(next http.Handler) http.Handler {
+// AdminOnly lets through logged-in administrators (by session or API
+// token) and answers everyone else 403. The client's address never counts:
+// behind a proxy on the same host every client would look local. Every
+// answer is no-store, so no cache keeps an operator endpoint's response.
+func (s *Server) AdminOnly(next http.Handler) http.Handler {
 	return s.withViewer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if viewerOf(r).IsAdmin() || (!s.cfg.TrustProxy && isLoopback(r.RemoteAddr)) {
+		httpx.SetRoute(r, "ops")
+		if viewerOf(r).IsAdmin() {
+			w.Header().Set("Cache-Control", "no-store")
 			next.ServeHTTP(w, r)
 			return
 		}
-		w.Header().Set("Cache-Control", "no-store")
-		http.Error(w, "Forbidden: this endpoint is for administrators; log in as one, or ask from the server itself.", http.StatusForbidden)
+		s.writeError(w, r, wiki.Errorf(wiki.KindForbidden, "this endpoint is for administrators; log in as one, send an administrator's API token "+
+			"(Authorization: Bearer TOKEN), or use the ops_addr listener"))
 	}))
-}
-
-func isLoopback(remote string) bool {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// redirectCacheControl is the Cache-Control of the redirects answered before
-// the read check (the root, non-canonical titles): shared caches may keep
-// them for everyone only when everyone may read the wiki.
-func (s *Server) redirectCacheControl() string {
-	if s.canRead(Viewer{}) {
-		return "public, max-age=300"
-	}
-	return "private, max-age=300"
 }

@@ -2,16 +2,12 @@ package web
 
 import (
 	"errors"
-	"hash/maphash"
 	"net/http"
-	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/text/cases"
 
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/httpx"
@@ -231,12 +227,16 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		account = sanitizeLine(name) // still one counter per (invalid) name
 	}
 	// Throttle before anything costly: the store, and above all argon2.
-	ip := clientIP(r, s.cfg.TrustProxy)
-	attempt, wait := s.throttle.begin(account, ip)
+	// The key is the client's address (from a trusted proxy if any) with the
+	// account, and the address alone: never the account alone, so failures
+	// from elsewhere never lock an account's owner out (internal/session).
+	client := s.client(r)
+	attempt, wait := s.throttle.Begin(client.Addr, account)
 	if wait > 0 {
-		s.log.Warn("login throttled", "user", account, "addr", ip, "wait", wait.Round(time.Second))
-		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
-		d.Error = "Too many failed logins for this account or from your address. Wait " + waitText(wait) +
+		secs := int((wait + time.Second - 1) / time.Second)
+		s.log.Warn("login throttled", "user", account, "addr", client.String(), "wait", time.Duration(secs)*time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		d.Error = "Too many failed logins from your address. Wait " + waitText(wait) +
 			" and try again; if you forgot your password, ask an administrator to reset it."
 		return s.loginForm(w, r, d, http.StatusTooManyRequests)
 	}
@@ -255,7 +255,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		d.Error = "The user name or password is wrong. Check both and try again."
 		return s.loginForm(w, r, d, http.StatusUnauthorized)
 	}
-	s.throttle.succeeded(account, ip, attempt)
+	s.throttle.Succeeded(attempt)
 	if err := s.startSession(w, r, u); err != nil {
 		return err
 	}
@@ -502,179 +502,18 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, _ string) error 
 	return nil
 }
 
-// Login throttling (issue 5, item 3). Failed logins are counted per account
-// and per client address in a sliding window, in memory; over either limit a
-// login answers 429 before the password is hashed, so that guessing costs the
-// server no argon2 time either. An attempt is counted when it starts (so that
-// a burst of parallel guesses cannot all slip under the limit) and taken back
-// when it succeeds; a success also clears its account's failures. Other
-// accounts at the same address keep working until the address itself is over
-// its (higher) limit.
-const (
-	loginWindow          = 15 * time.Minute
-	loginFailsPerAccount = 5
-	loginFailsPerAddress = 20
-	throttleShards       = 32
-	throttleShardKeys    = 4096 // bound on keys per shard (memory)
-)
-
-type loginThrottle struct {
-	seed   maphash.Seed
-	now    func() time.Time
-	shards [throttleShards]throttleShard
-}
-
-type throttleShard struct {
-	mu sync.Mutex
-	m  map[string][]int64 // key → attempt times (unix nanoseconds), oldest first, at most the key's limit
-}
-
-func newLoginThrottle(now func() time.Time) *loginThrottle {
-	t := &loginThrottle{seed: maphash.MakeSeed(), now: now}
-	for i := range t.shards {
-		t.shards[i].m = map[string][]int64{}
-	}
-	return t
-}
-
-func (t *loginThrottle) shardIndex(key string) int {
-	return int(maphash.String(t.seed, key) % throttleShards)
-}
-
-// accountKey and addressKey name the two counters of an attempt. Account
-// names are case-folded as the store compares them; IPv6 addresses count
-// per /64, the block one client usually holds.
-func accountKey(name string) string { return "u\x00" + cases.Fold().String(name) }
-
-func addressKey(ip string) string {
-	if a, err := netip.ParseAddr(ip); err == nil && a.Is6() && !a.Is4In6() {
-		p, _ := a.Prefix(64)
-		return "a\x00" + p.String()
-	}
-	return "a\x00" + ip
-}
-
-// wait returns how long key is still over limit at now (0: not over), after
-// dropping the attempts that left the window.
-func (sh *throttleShard) wait(key string, limit int, now int64) time.Duration {
-	ts := sh.m[key]
-	cut := now - int64(loginWindow)
-	i := 0
-	for i < len(ts) && ts[i] <= cut {
-		i++
-	}
-	if i > 0 {
-		ts = ts[i:]
-		if len(ts) == 0 {
-			delete(sh.m, key)
-		} else {
-			sh.m[key] = ts
-		}
-	}
-	if len(ts) < limit {
-		return 0
-	}
-	return time.Duration(ts[len(ts)-limit] + int64(loginWindow) - now)
-}
-
-func (sh *throttleShard) record(key string, limit int, now int64) {
-	ts := sh.m[key]
-	if ts == nil && len(sh.m) >= throttleShardKeys {
-		sh.evict(now)
-	}
-	ts = append(ts, now)
-	if len(ts) > limit {
-		ts = append(ts[:0], ts[len(ts)-limit:]...)
-	}
-	sh.m[key] = ts
-}
-
-// evict makes room: it drops the expired keys and, if the shard is still
-// more than three quarters full, arbitrary ones down to that (so that a flood
-// of new keys costs one scan per quarter of the shard, not one per key).
-func (sh *throttleShard) evict(now int64) {
-	cut := now - int64(loginWindow)
-	for k, ts := range sh.m {
-		if ts[len(ts)-1] <= cut {
-			delete(sh.m, k)
-		}
-	}
-	for k := range sh.m {
-		if len(sh.m) <= throttleShardKeys*3/4 {
-			break
-		}
-		delete(sh.m, k)
-	}
-}
-
-// begin counts a login attempt for account and address, or returns how long
-// to wait when either is over its limit (then nothing is counted). The
-// returned time identifies the attempt for succeeded.
-func (t *loginThrottle) begin(account, address string) (int64, time.Duration) {
-	now := t.now().UnixNano()
-	ak, ik := accountKey(account), addressKey(address)
-	sa, si := t.lockPair(ak, ik)
-	defer unlockPair(sa, si)
-	wait := max(sa.wait(ak, loginFailsPerAccount, now), si.wait(ik, loginFailsPerAddress, now))
-	if wait > 0 {
-		return 0, wait
-	}
-	sa.record(ak, loginFailsPerAccount, now)
-	si.record(ik, loginFailsPerAddress, now)
-	return now, 0
-}
-
-// succeeded takes back the attempt begun at at and clears the account's
-// failures.
-func (t *loginThrottle) succeeded(account, address string, at int64) {
-	ak, ik := accountKey(account), addressKey(address)
-	sa, si := t.lockPair(ak, ik)
-	defer unlockPair(sa, si)
-	delete(sa.m, ak)
-	if ts := si.m[ik]; len(ts) > 0 {
-		for i := len(ts) - 1; i >= 0; i-- {
-			if ts[i] == at {
-				ts = append(ts[:i], ts[i+1:]...)
-				break
-			}
-		}
-		if len(ts) == 0 {
-			delete(si.m, ik)
-		} else {
-			si.m[ik] = ts
-		}
-	}
-}
-
-// lockPair locks the shards of two keys in index order (they may be the
-// same shard) and returns them.
-func (t *loginThrottle) lockPair(k1, k2 string) (*throttleShard, *throttleShard) {
-	i, j := t.shardIndex(k1), t.shardIndex(k2)
-	a, b := &t.shards[i], &t.shards[j]
-	switch {
-	case i == j:
-		a.mu.Lock()
-	case i < j:
-		a.mu.Lock()
-		b.mu.Lock()
-	default:
-		b.mu.Lock()
-		a.mu.Lock()
-	}
-	return a, b
-}
-
-func unlockPair(a, b *throttleShard) {
-	a.mu.Unlock()
-	if a != b {
-		b.mu.Unlock()
-	}
-}
-
-// waitText says how long to wait, in words, rounded up to the minute.
+// waitText says how long to wait, in words, rounded up: seconds under a
+// minute, else minutes.
 func waitText(d time.Duration) string {
-	m := int((d + time.Minute - 1) / time.Minute)
-	if m <= 1 {
+	sec := int((d + time.Second - 1) / time.Second)
+	switch {
+	case sec <= 1:
+		return "a second"
+	case sec < 60:
+		return strconv.Itoa(sec) + " seconds"
+	}
+	m := (sec + 59) / 60
+	if m == 1 {
 		return "a minute"
 	}
 	return strconv.Itoa(m) + " minutes"
