@@ -394,5 +394,6 @@ func (s *Server) markForEdge(w http.ResponseWriter, r *http.Request, mode cacheM
 		ttl = time.Duration(s.cfg.ListTTL)
 		tags = append(tags, purge.ListsTag)
 	}
+	w.Header().Set("Surrogate-Key", purge.SurrogateKeys(tags))
 	edge.Mark(w, edge.Directive{Tags: tags, TTL: ttl})
 }
