@@ -80,25 +80,25 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		return nil, err
 	}
 	a := &App{Config: cfg, Store: db, Log: log, Edge: edge.New(edge.Config{MaxBytes: cfg.CacheMaxBytes})}
+	if cfg.AccessLog {
+		a.Access = metrics.NewAccessLog(log, 8192)
+	}
+	a.Metrics = metrics.New(a.Edge, a.Access) // before the engine: the CDN purger registers on it
 	a.Engine = engine.New(engine.Options{
 		Store: store.Timed{Store: db}, Renderer: render.New(), Logger: log,
 		MaxTextBytes: int(cfg.MaxBodyBytes), NoRenderCache: cfg.NoRenderCache,
-		Purger:     engine.PurgeFunc(a.purge),
+		Purger: engine.PurgeFunc(a.purge), CDN: a.cdnPurger(),
 		JobsQueued: a.wakeJobs, KeepChanges: time.Duration(cfg.RCMaxAge), // jobs.go
 	})
 	a.Web, err = web.New(web.Options{Config: cfg, Engine: a.Engine, Views: views, Logger: log, Secret: secret, Edge: a.Edge})
 	if err != nil {
-		db.Close()
+		a.Close()
 		return nil, err
 	}
 	if err := Seed(ctx, a.Engine, cfg); err != nil {
-		db.Close()
+		a.Close()
 		return nil, err
 	}
-	if cfg.AccessLog {
-		a.Access = metrics.NewAccessLog(log, 8192)
-	}
-	a.Metrics = metrics.New(a.Edge, a.Access)
 	a.handler = a.routes()
 	a.startJobs() // jobs.go: job workers start last (issue 4)
 	return a, nil
@@ -119,9 +119,19 @@ func (a *App) routes() http.Handler {
 
 // purge fans a change out to every cache that holds responses: the
 // in-process edge now (synchronously, so a writer reads its own write);
-// Varnish/CDN and other nodes when the scale-out work adds them.
+// other nodes when the scale-out work adds them. Varnish/CDN get the same
+// purge from cdnpurge jobs (cdnPurger).
 func (a *App) purge(ctx context.Context, titles ...wiki.Title) {
 	a.Edge.Purge(purge.Tags(titles...)...)
+}
+
+// cdnPurger purges the caches in front (cdn_purge) from cdnpurge jobs; nil
+// (no external purge) when there are none.
+func (a *App) cdnPurger() engine.ExternalPurger {
+	if len(a.Config.CDNPurge) == 0 {
+		return nil
+	}
+	return purge.NewCDN(a.Config.CDNPurge, nil, a.Metrics.Registry, a.Log)
 }
 
 // Handler is the app's root HTTP handler.

@@ -554,7 +554,8 @@ func oneLine(s string, max int) string {
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// Purge drops t's renders and cached responses (MediaWiki's action=purge).
+// Purge drops t's renders and cached responses (MediaWiki's action=purge),
+// here at once and in external caches through a job.
 func (e *Engine) Purge(ctx context.Context, titles ...wiki.Title) {
 	for _, t := range titles {
 		if p, err := e.store.FindPage(ctx, t); err == nil {
@@ -565,4 +566,15 @@ func (e *Engine) Purge(ctx context.Context, titles ...wiki.Title) {
 		}
 	}
 	e.purger.Purge(ctx, titles...)
+	e.purgeExternal(ctx, titles...)
+}
+
+// purgeExternal queues the purge of titles (and the listings) at external
+// caches, for a purge that no change's transaction queued.
+func (e *Engine) purgeExternal(ctx context.Context, titles ...wiki.Title) {
+	if err := e.store.EnqueueJobs(ctx, []wiki.JobSpec{cdnPurgeJob(titles...)}); err != nil {
+		e.log.Error("engine: queue external purge", "titles", titles, "err", err)
+		return
+	}
+	e.jobsQueued()
 }

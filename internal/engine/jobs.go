@@ -208,6 +208,7 @@ func (e *Engine) runHousekeeping(ctx context.Context, _ wiki.Job) error {
 		if n > 0 {
 			e.log.Info("engine: trimmed recent changes", "entries", n, "older_than", e.keepChanges)
 			e.purger.Purge(ctx) // the lists
+			e.purgeExternal(ctx)
 		}
 	}
 	_, err := e.store.DeleteDoneJobs(ctx, now.Add(-e.keepDoneJobs))

@@ -1,0 +1,169 @@
+package engine_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/render"
+	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// purgeSets records purges as sets of titles; "" stands for the listings
+// (a purge naming no title).
+type purgeSets struct {
+	mu  sync.Mutex
+	set map[string]bool
+}
+
+func (p *purgeSets) add(titles []wiki.Title) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.set == nil {
+		p.set = map[string]bool{}
+	}
+	if len(titles) == 0 {
+		p.set[""] = true
+	}
+	for _, t := range titles {
+		p.set[string(t)] = true
+	}
+}
+
+func (p *purgeSets) take() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for t := range p.set {
+		out = append(out, t)
+	}
+	p.set = nil
+	slices.Sort(out)
+	return out
+}
+
+type localPurges struct{ purgeSets }
+
+func (p *localPurges) Purge(_ context.Context, titles ...wiki.Title) { p.add(titles) }
+
+type externalPurges struct{ purgeSets }
+
+func (p *externalPurges) PurgeExternal(_ context.Context, titles ...wiki.Title) error {
+	p.add(titles)
+	return nil
+}
+
+// drain runs every due job, and the jobs they queue, until none is left.
+func drain(t *testing.T, db *sqlite.DB, e *engine.Engine, now time.Time) {
+	t.Helper()
+	for range 20 {
+		leased, err := db.LeaseJobs(ctx, "test", 1000, time.Minute, now.Add(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(leased) == 0 {
+			return
+		}
+		for _, j := range leased {
+			if err := e.JobHandlers()[j.Kind](ctx, j); err != nil {
+				t.Fatalf("%s job: %v", j.Kind, err)
+			}
+			if err := db.CompleteJob(ctx, j.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Fatal("the jobs kept queueing jobs")
+}
+
+// Every purge of the local edge has an external twin, queued as a cdnpurge
+// job: caches in front must drop what the local edge drops.
+func TestEveryLocalPurgeReachesExternalCaches(t *testing.T) {
+	t.Parallel()
+	db := sqlite.MustOpen(t)
+	local, external := &localPurges{}, &externalPurges{}
+	now := time.Now()
+	clock := func() time.Time { return now }
+	e := engine.New(engine.Options{Store: db, Renderer: render.New(), Purger: local, CDN: external,
+		Now: clock, KeepChanges: time.Hour})
+	ed := engine.Editor{UserName: "U"}
+	steps := []struct {
+		name string
+		do   func() error
+	}{
+		{"a linking page is created", func() error {
+			_, err := e.Save(ctx, engine.Edit{Title: "Linker", Text: "A link to [[Target]] and [[Moved]].", Editor: ed})
+			return err
+		}},
+		{"the linked page is created", func() error {
+			_, err := e.Save(ctx, engine.Edit{Title: "Target", Text: "Words.", Editor: ed})
+			return err
+		}},
+		{"a page is edited into a category", func() error {
+			_, err := e.Save(ctx, engine.Edit{Title: "Target", Text: "Words. [[Category:Things]]", BaseRevID: latest(t, db, "Target"), Editor: ed})
+			return err
+		}},
+		{"a page is moved", func() error {
+			_, err := e.Move(ctx, "Target", "Moved", "", false, ed)
+			return err
+		}},
+		{"a page is deleted", func() error { return e.Delete(ctx, "Moved", "", ed) }},
+		{"a page is undeleted", func() error {
+			_, err := e.Undelete(ctx, "Moved", "", ed)
+			return err
+		}},
+		{"a page is reverted", func() error {
+			_, err := e.Revert(ctx, "Moved", firstRev(t, db, "Moved"), ed)
+			return err
+		}},
+		{"a page is purged (action=purge)", func() error { e.Purge(ctx, "Linker"); return nil }},
+		{"old recent changes are trimmed", func() error {
+			now = now.Add(2 * time.Hour)
+			return db.EnqueueJobs(ctx, []wiki.JobSpec{engine.HousekeepingJob()})
+		}},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		drain(t, db, e, now)
+		l, x := local.take(), external.take()
+		if len(l) == 0 {
+			t.Errorf("%s: nothing purged locally", s.name)
+		}
+		for _, title := range l {
+			if title != "" && !slices.Contains(x, title) {
+				t.Errorf("%s: %q purged locally %v, not externally %v", s.name, title, l, x)
+			}
+		}
+		if slices.Contains(l, "") && len(x) == 0 {
+			t.Errorf("%s: the listings purged locally, nothing externally", s.name)
+		}
+	}
+}
+
+func latest(t *testing.T, db *sqlite.DB, title wiki.Title) int64 {
+	t.Helper()
+	p, err := db.FindPage(ctx, title)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.LatestID
+}
+
+func firstRev(t *testing.T, db *sqlite.DB, title wiki.Title) int64 {
+	t.Helper()
+	p, err := db.FindPage(ctx, title)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs, err := db.History(ctx, wiki.HistoryQuery{PageID: p.ID, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return revs[len(revs)-1].ID
+}
