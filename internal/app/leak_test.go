@@ -271,6 +271,7 @@ const (
 	kindRead reqKind = iota // a page view: public for anonymous, private for a session
 	kindForm                // a form: no-store
 	kindPost                // a POST result (preview): no-store
+	kindOdd                 // a non-canonical target: a 301, a 400 or an answer, never stored
 )
 
 // check applies the per-response rules. who is the principal the response
@@ -324,6 +325,10 @@ func (w *leakWorld) check(cell string, method string, kind reqKind, who *princip
 	// Cache-Control.
 	cc := res.header.Get("Cache-Control")
 	okRead := kind == kindRead && (res.status == http.StatusOK || res.status == http.StatusNotModified)
+	if kind == kindOdd && (res.status == http.StatusMovedPermanently || res.status == http.StatusBadRequest || res.status == http.StatusOK) &&
+		res.header.Get("X-Cache") != "" {
+		fail("a non-canonical target was answered by the edge cache (X-Cache %q)", res.header.Get("X-Cache"))
+	}
 	switch {
 	case okRead && !who.loggedIn():
 		if !strings.HasPrefix(cc, "public") {
@@ -641,6 +646,82 @@ func TestCacheLeakKeepAlive(t *testing.T) {
 	}
 	w.sweep("after the keep-alive connection")
 	t.Logf("keep-alive: %d interleaved responses on one connection", n)
+}
+
+// TestCacheLeakBehindProxy extends the matrix with a proxy in front and the
+// non-canonical spellings of the article's URL: every principal × cookie
+// variant × forwarding header (none, X-Forwarded-For, Forwarded, Via, a
+// forged chain) × URL form × method, with loopback not trusted and trusted.
+// Forwarding headers never change who a request is from or what is stored;
+// a non-canonical target is redirected or refused with no-store, or (absolute
+// form) answered with no-store, and never fills or reads the edge; after each
+// batch the anonymous article still shows nobody and is byte-identical to
+// its first read.
+func TestCacheLeakBehindProxy(t *testing.T) {
+	t.Parallel()
+	forwarding := []string{"", "X-Forwarded-For: 203.0.113.9", "X-Forwarded-For: 127.0.0.1, 198.51.100.7",
+		"Forwarded: for=203.0.113.9;proto=https", "Via: 1.1 varnish (Varnish/7.1)", "X-Forwarded-Proto: https"}
+	forms := []string{
+		"/wiki/Main_Page", "/wiki/Main_Page?diff", "/wiki/Main_Page?action=history&action=", "/wiki/Main_Page?oldid=1&oldid=2",
+		"/wiki/main_page", "/wiki/Main_Page?utm_source=x", "/wiki/Main_Page?redirect=no&redirect=", "/wiki/Main%5FPage",
+		"http://wiki/wiki/Main_Page",
+	}
+	for _, trusted := range []bool{false, true} {
+		name := map[bool]string{false: "no trusted proxy", true: "loopback trusted"}[trusted]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w := newLeakWorld(t, func(c *config.Config) {
+				if trusted {
+					c.TrustedProxies = []string{"127.0.0.1", "::1"}
+				}
+			})
+			baseline := w.raw("GET", "/wiki/Main_Page", "", nil)
+			n := 0
+			for _, order := range permutations(len(w.all))[:3] {
+				for _, form := range forms {
+					kind := kindOdd
+					if form == "/wiki/Main_Page" {
+						kind = kindRead
+					}
+					for _, fwd := range forwarding {
+						w.a.Edge.PurgeAll()
+						for _, i := range append(order, order[0]) {
+							p := w.all[i]
+							for _, cv := range []int{ckNone, ckJunk, ckForged} {
+								cookies, who := w.cookieLines(p, cv, false)
+								var hdr []string
+								for _, c := range cookies {
+									hdr = append(hdr, "Cookie: "+c)
+								}
+								if fwd != "" {
+									hdr = append(hdr, fwd)
+								}
+								for _, m := range []string{"GET", "HEAD"} {
+									cell := fmt.Sprintf("%s: %s × %s × %q × %s %s", name, p.label, cookieVariantNames[cv], fwd, m, form)
+									// Sent as is (an absolute-form target included).
+									f := rawGet(t, strings.TrimPrefix(w.base, "http://"), m, form, hdr...)
+									res := rawResponse{f.status, f.header, f.body}
+									n++
+									w.check(cell, m, kind, who, res)
+									if kind == kindOdd && res.header.Get("Cache-Control") != "no-store" {
+										t.Errorf("%s: %d with Cache-Control %q, want no-store", cell, res.status, res.header.Get("Cache-Control"))
+									}
+								}
+							}
+						}
+						if got := w.raw("GET", "/wiki/Main_Page", "", nil); got.status != 200 || got.body != baseline.body {
+							t.Fatalf("%s: after %q with %q, the anonymous article changed (%d)", name, form, fwd, got.status)
+						}
+						w.sweep(fmt.Sprintf("%s after %q with %q", name, form, fwd))
+						if t.Failed() {
+							t.FailNow()
+						}
+					}
+				}
+			}
+			t.Logf("%s: %d responses checked", name, n)
+		})
+	}
 }
 
 // TestRestrictedReading: with read_group=user nothing is public, nothing is
