@@ -8,6 +8,8 @@ import (
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 // maxMacro bounds how far the parser looks for "}}".
@@ -117,13 +119,20 @@ func renderMacro(w util.BufWriter, s macroSpec, block bool) {
 		text = "page count"
 	case MacroAllPages:
 		if s.HasPrefix && s.Prefix != "" {
+			// The prefix is written as the server's canonical URLs have it
+			// (a title key), so that neither the link nor the script's
+			// request costs a redirect.
+			key := strings.ReplaceAll(s.Prefix, " ", "_")
+			if t, err := wiki.ParseTitle(s.Prefix); err == nil {
+				key = t.Key()
+			}
 			// The policy allows data-prefix on <div> only.
 			if tag == "div" {
 				_, _ = w.WriteString(` data-prefix="`)
-				canonEscapeString(w, s.Prefix)
+				canonEscapeString(w, key)
 				_ = w.WriteByte('"')
 			}
-			href = "/wiki/Special:AllPages?prefix=" + url.QueryEscape(s.Prefix)
+			href = "/wiki/Special:AllPages?prefix=" + url.QueryEscape(key)
 			text = "Pages starting with " + s.Prefix
 		}
 	}

@@ -131,7 +131,7 @@ var (
 	routeCategory = &pageRoute{spec: pageSpec("page", redirectParam, fromParam), handle: (*Server).view, splice: true}
 	routeOldid    = &pageRoute{spec: pageSpec("page:oldid", oldidParam), handle: (*Server).viewOld}
 	routeDiff     = &pageRoute{spec: pageSpec("page:diff", diffParam, oldidParam), handle: (*Server).diffPage}
-	routeEdit     = &pageRoute{spec: pageSpec("page:edit", oldidParam), handle: (*Server).editForm}
+	routeEdit     = &pageRoute{spec: pageSpec("page:edit", oldidParam, httpx.Param{Name: "redlink", Kind: httpx.Enum, Values: []string{"1"}}), handle: (*Server).editForm}
 	routeHistory  = &pageRoute{spec: pageSpec("page:history", offsetParam,
 		httpx.Param{Name: "limit", Kind: httpx.Limit, Max: 500, Default: "50"}), handle: (*Server).history}
 	routeRaw  = &pageRoute{spec: pageSpec("page:raw", oldidParam), handle: (*Server).raw}

@@ -37,12 +37,19 @@
       el.replaceChildren(list(data.pages));
     }
   };
+  // formEncode writes a query value as the server's canonical URLs do (as
+  // a browser submits a form), so that the request is not redirected.
+  function formEncode(s) {
+    return encodeURIComponent(s).replace(/[!'()~]/g, function (c) {
+      return "%" + c.charCodeAt(0).toString(16).toUpperCase();
+    }).replace(/%20/g, "+");
+  }
   document.querySelectorAll(".wikid-macro[data-macro]").forEach(function (el) {
     var name = el.getAttribute("data-macro");
     if (!fill[name]) { return; }
     var url = "/w/macro/" + name;
     var prefix = el.getAttribute("data-prefix");
-    if (prefix) { url += "?prefix=" + encodeURIComponent(prefix); }
+    if (prefix) { url += "?prefix=" + formEncode(prefix); }
     fetch(url, { credentials: "omit" })
       .then(function (r) { if (!r.ok) { throw new Error(r.status); } return r.json(); })
       .then(function (data) { fill[name](el, data); })
