@@ -252,7 +252,7 @@ func setUp(ctx context.Context, e *env, root string, o options) error {
 	path := "/wiki/" + strings.ReplaceAll(articleTitle, " ", "_")
 	e.wikidURL = base + path
 	nocache, nbase, err := startWikid("wikid-nocache", e.bin, filepath.Join(e.tmp, "data-nocache"), e.tmp,
-		map[string]any{"no_render_cache": true, "cache_max_bytes": 64 << 20})
+		map[string]any{"no_render_cache": true, "no_edge_cache": true})
 	if err != nil {
 		return err
 	}
@@ -389,9 +389,6 @@ func checkTargets(ctx context.Context, e *env, c *http.Client) error {
 			want = e.gz
 		}
 		for _, t := range allTargets(e, gz) {
-			if t.id == "e" {
-				t.url += "?r=check" + strconv.FormatBool(gz)
-			}
 			r, err := get(c, t)
 			if err != nil {
 				return fmt.Errorf("check %s: %w", t.name, err)
@@ -448,13 +445,6 @@ func wrkRounds(ctx context.Context, e *env, o options, gz bool) (wrkRound, error
 	w := wrkRound{gz: gz, targets: allTargets(e, gz), runs: map[string][]wrkResult{}}
 	for round := range o.rounds {
 		for _, t := range w.targets {
-			if t.id == "e" {
-				script, err := uniqueQueryScript(e.tmp, int(btoi(gz))*1000+round)
-				if err != nil {
-					return w, err
-				}
-				t.script = script
-			}
 			res, err := runWrk(ctx, t.url, t.headers, t.script, o.duration)
 			if err != nil {
 				return w, err
@@ -467,12 +457,6 @@ func wrkRounds(ctx context.Context, e *env, o options, gz bool) (wrkRound, error
 	return w, nil
 }
 
-func btoi(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
-}
 
 // median of the runs' values.
 func median(rs []wrkResult, f func(wrkResult) float64) float64 {
@@ -512,12 +496,11 @@ func renderProbe(ctx context.Context, e *env, n int) (renderResult, error) {
 	t := missTarget(e, false)
 	var client, server []time.Duration
 	var example string
-	for i := range n {
+	for range n {
 		if ctx.Err() != nil {
 			return renderResult{}, ctx.Err()
 		}
 		tt := t
-		tt.url += fmt.Sprintf("?r=probe-%d-%d", time.Now().UnixNano(), i)
 		start := time.Now()
 		r, err := get(c, tt)
 		took := time.Since(start)

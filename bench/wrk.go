@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -89,17 +87,3 @@ func parseWrk(out string) (wrkResult, error) {
 	return r, nil
 }
 
-// uniqueQueryScript writes a wrk Lua script that appends ?r=<prefix><n> to
-// every request, so that every request is a different cache key. The prefix
-// differs per run, so a later run never hits an entry an earlier one stored.
-func uniqueQueryScript(dir string, run int) (string, error) {
-	path := filepath.Join(dir, fmt.Sprintf("miss-%d.lua", run))
-	lua := fmt.Sprintf(`-- every request a new URL: an edge-cache miss
-local n = 0
-request = function()
-  n = n + 1
-  return wrk.format(nil, wrk.path .. "?r=%d-%d-" .. n)
-end
-`, time.Now().UnixNano(), run)
-	return path, os.WriteFile(path, []byte(lua), 0o644)
-}

@@ -90,7 +90,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		Purger: engine.PurgeFunc(a.purge), CDN: a.cdnPurger(),
 		JobsQueued: a.wakeJobs, KeepChanges: time.Duration(cfg.RCMaxAge), // jobs.go
 	})
-	a.Web, err = web.New(web.Options{Config: cfg, Engine: a.Engine, Views: views, Logger: log, Secret: secret, Edge: a.Edge})
+	webEdge := a.Edge
+	if cfg.NoEdgeCache {
+		webEdge = nil // the front server still owns the (empty) cache
+	}
+	a.Web, err = web.New(web.Options{Config: cfg, Engine: a.Engine, Views: views, Logger: log, Secret: secret, Edge: webEdge})
 	if err != nil {
 		a.Close()
 		return nil, err

@@ -36,6 +36,7 @@ type Config struct {
 	SMaxAge           int           `json:"s_maxage"`         // seconds shared caches may keep anonymous pages
 	ListTTL           Duration      `json:"list_ttl"`         // edge lifetime of RecentChanges/AllPages
 	NoRenderCache     bool          `json:"no_render_cache"`  // benchmark only: render every view from markup
+	NoEdgeCache       bool          `json:"no_edge_cache"`    // benchmark only: answer every request from the handlers
 	SecureCookies     string        `json:"secure_cookies"`   // auto (when the request came over TLS), always, never
 	AccessLog         bool          `json:"access_log"`       // log every request (buffered, off the request path)
 	TrustProxy        bool          `json:"trust_proxy"`      // deprecated alias: loopback is a trusted proxy
