@@ -700,7 +700,7 @@ func TestCacheLeakBehindProxy(t *testing.T) {
 									cell := fmt.Sprintf("%s: %s × %s × %q × %s %s", name, p.label, cookieVariantNames[cv], fwd, m, form)
 									// Sent as is (an absolute-form target included).
 									f := rawGet(t, strings.TrimPrefix(w.base, "http://"), m, form, hdr...)
-									res := rawResponse{f.status, f.header, f.body}
+									res := rawResponse(f)
 									n++
 									w.check(cell, m, kind, who, res)
 									if kind == kindOdd && res.header.Get("Cache-Control") != "no-store" {

@@ -135,14 +135,12 @@ func (v *Views) funcs() template.FuncMap {
 		"snippet":  Snippet,
 		// Links with names in them, written in the canonical form the
 		// server expects (html/template would escape in lower case).
-		"userURL":     func(name string) string { return wiki.Title("User:" + name).URL() },
-		"contribsURL": ContribsURL,
-		"searchURL":   func(q string) string { return "/wiki/Special:Search?q=" + httpx.QueryEscape(q) },
-		"loginURL":    func(t wiki.Title) string { return "/wiki/Special:UserLogin?returnto=" + httpx.QueryEscape(t.Key()) },
-		"whatLinksHereURL": func(t wiki.Title) string {
-			return "/wiki/Special:WhatLinksHere/" + wiki.EscapeKey(t.Key())
-		},
-		"tabs": tabsHTML,
+		"userURL":          func(name string) string { return wiki.Title("User:" + name).URL() },
+		"contribsURL":      ContribsURL,
+		"searchURL":        func(q string) string { return "/wiki/Special:Search?q=" + httpx.QueryEscape(q) },
+		"loginURL":         func(t wiki.Title) string { return "/wiki/Special:UserLogin?returnto=" + httpx.QueryEscape(t.Key()) },
+		"whatLinksHereURL": WhatLinksHereURL,
+		"tabs":             tabsHTML,
 		// mark emits an HTML comment (html/template drops literal ones):
 		// the markers around per-user parts that the splice path finds.
 		"mark": func(name string) template.HTML { return template.HTML("<!--" + name + "-->") },
@@ -152,6 +150,11 @@ func (v *Views) funcs() template.FuncMap {
 // ContribsURL is the canonical link to a user's contributions.
 func ContribsURL(name string) string {
 	return "/wiki/Special:Contributions/" + wiki.EscapeKey(strings.ReplaceAll(name, " ", "_"))
+}
+
+// WhatLinksHereURL is the canonical link to the pages that link to t.
+func WhatLinksHereURL(t wiki.Title) string {
+	return "/wiki/Special:WhatLinksHere/" + wiki.EscapeKey(t.Key())
 }
 
 // Snippet escapes a search snippet and turns its match marks into <mark>.

@@ -3,13 +3,10 @@ package web
 import (
 	"errors"
 	"net/http"
-	"unicode/utf8"
 
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/wiki"
 )
-
-func utfValid(s string) bool { return utf8.ValidString(s) }
 
 type formField struct {
 	Name, Label, Type, Value string

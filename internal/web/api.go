@@ -380,7 +380,8 @@ func (s *Server) apiWrite(r *http.Request) (apiEditBody, error) {
 	return body, nil
 }
 
-func (s *Server) apiSave(w http.ResponseWriter, r *http.Request, t wiki.Title, body apiEditBody, base int64, status int) error {
+// apiSave saves the edit; a creation answers 201 with Location, a change 200.
+func (s *Server) apiSave(w http.ResponseWriter, r *http.Request, t wiki.Title, body apiEditBody, base int64) error {
 	uid, uname := s.editor(r)
 	out, err := s.eng.Save(r.Context(), engine.Edit{Title: t, Text: *body.Source, Summary: body.Comment, BaseRevID: base,
 		Editor: engine.Editor{UserID: uid, UserName: uname}})
@@ -396,9 +397,8 @@ func (s *Server) apiSave(w http.ResponseWriter, r *http.Request, t wiki.Title, b
 		}
 		rev = full
 	}
-	if !out.Created {
-		status = http.StatusOK
-	} else {
+	status := http.StatusOK
+	if out.Created {
 		// The new resource, as MediaWiki's REST API answers a creation.
 		w.Header().Set("Location", restPageURL(out.Page.Title, ""))
 		status = http.StatusCreated
@@ -422,7 +422,7 @@ func (s *Server) apiPutPage(w http.ResponseWriter, r *http.Request) error {
 	} else if p, err := s.store.FindPage(r.Context(), t); err == nil && !p.Deleted {
 		return wiki.Errorf(wiki.KindConflict, "the page %q exists; to change it, send \"latest\": {\"id\": %d} with the revision you edited", t, p.LatestID)
 	}
-	return s.apiSave(w, r, t, body, base, http.StatusCreated)
+	return s.apiSave(w, r, t, body, base)
 }
 
 func (s *Server) apiCreatePage(w http.ResponseWriter, r *http.Request) error {
@@ -437,7 +437,7 @@ func (s *Server) apiCreatePage(w http.ResponseWriter, r *http.Request) error {
 	if p, err := s.store.FindPage(r.Context(), t); err == nil && !p.Deleted {
 		return wiki.Errorf(wiki.KindConflict, "the page %q already exists; change it with PUT /w/rest.php/v1/page/%s", t, t.Key())
 	}
-	return s.apiSave(w, r, t, body, 0, http.StatusCreated)
+	return s.apiSave(w, r, t, body, 0)
 }
 
 func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {

@@ -30,15 +30,7 @@ func (s *Server) macro(w http.ResponseWriter, r *http.Request) {
 	if name == "allpages" {
 		spec = macroAllPagesSpec
 	}
-	q, err := httpx.Parse(r, spec, "/w/macro/"+url.PathEscape(name))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.serve(w, r, q, routeOpts{}, func(w http.ResponseWriter, r *http.Request) error {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			return methodNotAllowed(w, "GET, HEAD")
-		}
+	s.serveRead(w, r, spec, "/w/macro/"+url.PathEscape(name), routeOpts{}, func(w http.ResponseWriter, r *http.Request) error {
 		if err := s.requireRead(r); err != nil {
 			return err
 		}

@@ -19,15 +19,7 @@ import (
 var rootSpec = &httpx.Spec{Name: "root"}
 
 func (s *Server) root(w http.ResponseWriter, r *http.Request) {
-	q, err := httpx.Parse(r, rootSpec, "/")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.serve(w, r, q, routeOpts{}, func(w http.ResponseWriter, r *http.Request) error {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			return methodNotAllowed(w, "GET, HEAD")
-		}
+	s.serveRead(w, r, rootSpec, "/", routeOpts{}, func(w http.ResponseWriter, r *http.Request) error {
 		httpx.Redirect(w, r, s.mainPage.URL(), http.StatusFound, httpx.Public, 300)
 		return nil
 	})
@@ -606,17 +598,6 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t wiki.Title) e
 	p.Data = d
 	s.writeBodyPage(w, r, p, "history", cachePublic, page.Touched)
 	return nil
-}
-
-func clampLimit(v string, def, max int) int {
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		return def
-	}
-	if n > max {
-		return max
-	}
-	return n
 }
 
 type diffData struct {

@@ -105,16 +105,6 @@ func (s *Server) routes() http.Handler {
 // handlerFunc is a handler that returns its error instead of writing it.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// handle turns errors into pages: the status from the error's kind, a
-// message the user can act on, and a log line for internal errors.
-func (s *Server) handle(h handlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
-			s.writeError(w, r, err)
-		}
-	}
-}
-
 // routeOpts says how serve treats a route's requests.
 type routeOpts struct {
 	// noRedirect answers a non-canonical target uncached instead of
@@ -169,6 +159,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, q *httpx.Request,
 	run(w, r)
 }
 
+// serveRead parses r by spec (path is its canonical path) and serves it
+// with h, for routes that answer only GET and HEAD.
+func (s *Server) serveRead(w http.ResponseWriter, r *http.Request, spec *httpx.Spec, path string, o routeOpts, h handlerFunc) {
+	q, err := httpx.Parse(r, spec, path)
+	if err != nil {
+		httpx.SetRoute(r, spec.Name)
+		s.writeError(w, r, err)
+		return
+	}
+	s.serve(w, r, q, o, func(w http.ResponseWriter, r *http.Request) error {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return methodNotAllowed(w, "GET, HEAD")
+		}
+		return h(w, r)
+	})
+}
+
 // edgeEligible reports whether r may be answered from a shared stored
 // response at all: not with credentials other than the session cookie, not a
 // range, not an upgrade.
@@ -178,15 +185,7 @@ func edgeEligible(r *http.Request) bool {
 
 // healthz answers load balancers.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	q, err := httpx.Parse(r, healthSpec, "/healthz")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.serve(w, r, q, routeOpts{noRedirect: true}, func(w http.ResponseWriter, r *http.Request) error {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			return methodNotAllowed(w, "GET, HEAD")
-		}
+	s.serveRead(w, r, healthSpec, "/healthz", routeOpts{noRedirect: true}, func(w http.ResponseWriter, r *http.Request) error {
 		httpx.Write(w, r, &httpx.Response{Type: "text/plain; charset=utf-8", Body: []byte("ok\n"), Cache: httpx.NoStore})
 		return nil
 	})
@@ -341,15 +340,7 @@ func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, wiki.Errorf(wiki.KindNotFound, "there is no asset %q; asset names change with their content, so reload the page that linked it", sanitizeLine(name)))
 		return
 	}
-	q, err := httpx.Parse(r, assetSpec, "/static/"+url.PathEscape(name))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.serve(w, r, q, routeOpts{}, func(w http.ResponseWriter, r *http.Request) error {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			return methodNotAllowed(w, "GET, HEAD")
-		}
+	s.serveRead(w, r, assetSpec, "/static/"+url.PathEscape(name), routeOpts{}, func(w http.ResponseWriter, r *http.Request) error {
 		httpx.Write(w, r, &httpx.Response{Type: a.ContentType, Body: a.Body, Cache: httpx.Immutable, ETag: a.ETag,
 			Tags: []string{purge.StaticTag}})
 		return nil

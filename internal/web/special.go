@@ -11,6 +11,7 @@ import (
 
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/httpx"
+	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -88,8 +89,7 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 				s.writeError(w, r, wiki.Errorf(wiki.KindInvalid, "give a user name: Special:Contributions/NAME (%s)", wiki.Message(err)))
 				return
 			}
-			arg = norm
-			path += "/" + wiki.EscapeKey(strings.ReplaceAll(norm, " ", "_"))
+			arg, path = norm, view.ContribsURL(norm)
 		}
 	case "WhatLinksHere":
 		if arg == "" {
@@ -101,8 +101,7 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 				s.writeError(w, r, wiki.Errorf(wiki.KindInvalid, "give a page: Special:WhatLinksHere/Title (%s)", wiki.Message(err)))
 				return
 			}
-			arg = string(lt)
-			path += "/" + wiki.EscapeKey(lt.Key())
+			arg, path = string(lt), view.WhatLinksHereURL(lt)
 		}
 	case "AllPages":
 		if arg != "" && raw.First("prefix") == "" {
@@ -369,7 +368,7 @@ func (s *Server) contributions(w http.ResponseWriter, r *http.Request, norm stri
 		return wiki.Errorf(wiki.KindInvalid, "give a user name: Special:Contributions/NAME")
 	}
 	return s.changesPage(w, r, changesData{Heading: "Contributions of " + norm},
-		wiki.ChangeQuery{UserName: norm}, "/wiki/Special:Contributions/"+wiki.EscapeKey(strings.ReplaceAll(norm, " ", "_")))
+		wiki.ChangeQuery{UserName: norm}, view.ContribsURL(norm))
 }
 
 type titlesData struct {
@@ -432,7 +431,7 @@ func (s *Server) whatLinksHere(w http.ResponseWriter, r *http.Request, arg strin
 	t := wiki.Title(arg) // normalized by special
 	d := titlesData{Heading: "Pages that link to “" + string(t) + "”", Empty: "No pages link to " + string(t) + "."}
 	return s.listTitles(w, r, d, func(q wiki.ListQuery) ([]wiki.Page, error) { return s.store.Backlinks(r.Context(), t, q) },
-		wiki.ListQuery{}, "/wiki/Special:WhatLinksHere/"+wiki.EscapeKey(t.Key()))
+		wiki.ListQuery{}, view.WhatLinksHereURL(t))
 }
 
 func (s *Server) specialPages(w http.ResponseWriter, r *http.Request, _ string) error {
