@@ -500,6 +500,12 @@ func searchTitles(t *testing.T, s wiki.Store, q string) []wiki.SearchHit {
 	if err != nil {
 		t.Fatalf("search %q: %v", q, err)
 	}
+	for _, h := range hits {
+		p, err := s.FindPage(ctx, h.Title)
+		if err != nil || p.ID != h.PageID {
+			t.Fatalf("search %q: hit %q has page id %d, the page's is %d (%v)", q, h.Title, h.PageID, p.ID, err)
+		}
+	}
 	return hits
 }
 
