@@ -45,7 +45,8 @@ type App struct {
 
 	srv *http.Server
 	ln  net.Listener
-	ops opsServer // the ops_addr listener (ops.go)
+	ops opsServer                    // the ops_addr listener (ops.go)
+	fs  atomic.Pointer[front.Server] // while Serve runs (ConnStats)
 
 	jobs atomic.Pointer[jobs.Runner] // job workers (jobs.go)
 }
@@ -177,16 +178,19 @@ func (a *App) Serve(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn),
 	}
 	// The front server answers anonymous edge hits itself and hands every
-	// other connection to a.srv (internal/front).
-	fs := front.New(front.Options{Cache: a.Edge, HTTP: a.srv, Personal: a.Web.Personal, OnHit: func(h front.Hit) {
+	// other connection to a.srv (internal/front). It caps the client
+	// connections of both (max_conns; 0 derives the cap from the
+	// descriptor limit) and sets a.srv.ConnState to count net/http's.
+	fs := front.New(front.Options{Cache: a.Edge, HTTP: a.srv, Personal: a.Web.Personal, MaxConns: a.Config.MaxConns, OnHit: func(h front.Hit) {
 		if a.Metrics != nil {
 			a.Metrics.FastHit(h.Method, h.Target, h.RemoteAddr, h.Personal, h.Status, h.Bytes, h.Duration)
 		}
 	}})
+	a.fs.Store(fs)
 	errc := make(chan error, 1)
 	go func() { errc <- fs.Serve(a.ln) }()
 	a.serveOps() // ops.go
-	a.Log.Info("wikid serving", "addr", "http://"+a.Addr(), "data", a.Config.DataDir)
+	a.Log.Info("wikid serving", "addr", "http://"+a.Addr(), "data", a.Config.DataDir, "max_conns", fs.ConnStats().Max)
 	select {
 	case err := <-errc:
 		return err
@@ -205,6 +209,15 @@ func (a *App) Serve(ctx context.Context) error {
 		err = nil
 	}
 	return err
+}
+
+// ConnStats reports the front server's client connections and what its
+// cap did to them; zero before Serve.
+func (a *App) ConnStats() front.ConnStats {
+	if fs := a.fs.Load(); fs != nil {
+		return fs.ConnStats()
+	}
+	return front.ConnStats{}
 }
 
 // Close stops the access log and closes the store.

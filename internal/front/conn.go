@@ -9,18 +9,35 @@ import (
 	"time"
 )
 
-// Connection states, for Shutdown.
+// Connection states, for Shutdown and the connection cap (limit.go). A
+// fast-path connection starts in stateNew, goes through stateHead while a
+// head arrives in pieces, is stateActive from a complete head until its
+// response is written, then stateIdle. Every change away from stateNew,
+// stateHead and stateIdle is a CompareAndSwap, so a connection closed by
+// Shutdown or the cap (which set stateClosed) never starts answering.
 const (
-	stateActive int32 = iota // reading or answering a request
-	stateIdle                // waiting for the first byte of a request
-	stateClosed              // closed by Shutdown or Close
+	stateActive int32 = iota // answering a request: its head is complete
+	stateIdle                // keep-alive: waiting for the first byte of the next request
+	stateClosed              // closed by Shutdown, Close or the connection cap
+	stateNew                 // accepted, no request yet: its first head is due
+	stateHead                // reading a request head that came in part
 )
+
+// slot is what the connection cap knows of one client connection,
+// fast-path or handed off.
+type slot struct {
+	state atomic.Int32
+	// since is when the head being read became due (Unix nanoseconds):
+	// the accept for a connection's first request, the first byte for a
+	// later one. Meaningful in stateNew and stateHead.
+	since atomic.Int64
+}
 
 // conn is one fast-path connection.
 type conn struct {
-	s     *Server
-	rwc   net.Conn
-	state atomic.Int32
+	slot
+	s   *Server
+	rwc net.Conn
 
 	buf  []byte // read buffer; buf[r:w] is unread
 	r, w int
@@ -68,12 +85,12 @@ func (c *conn) serve() {
 		case headClose:
 			return
 		case headHandoff:
-			handedOff = c.handoff()
+			handedOff = c.handoff(false)
 			return
 		}
 		head := c.buf[c.r : c.r+n]
 		if !parse(head, &c.req) {
-			handedOff = c.handoff()
+			handedOff = c.handoff(true)
 			return
 		}
 		var ok, closeAfter bool
@@ -83,7 +100,7 @@ func (c *conn) serve() {
 			ok, closeAfter = c.serveHit(&c.req)
 		}
 		if !ok {
-			handedOff = c.handoff()
+			handedOff = c.handoff(true)
 			return
 		}
 		c.served++
@@ -115,7 +132,13 @@ func (c *conn) next() (int, headResult) {
 				return 0, headHandoff // bare LF: net/http's business
 			}
 			if i-1 == lineStart {
-				return i + 1, headOK // empty line: end of head
+				// Empty line: end of head. A head that was due (a new
+				// connection's first, or one that came in part) is being
+				// answered now: the connection cap may no longer close it.
+				if st := c.state.Load(); st != stateActive && (st == stateClosed || !c.state.CompareAndSwap(st, stateActive)) {
+					return 0, headClose
+				}
+				return i + 1, headOK
 			}
 			lineStart, scan = i+1, i+1
 		}
@@ -127,25 +150,39 @@ func (c *conn) next() (int, headResult) {
 			c.r = 0
 		}
 		if c.r == c.w {
-			// Between requests: idle. (A new connection's first request
-			// is under the header deadline set in serve.)
+			// Between requests: idle. (A new connection stays stateNew:
+			// its first request is under the header deadline set in serve.)
 			c.r, c.w = 0, 0
-			if s.idleTimeout > 0 && c.served > 0 {
-				now := time.Now()
-				if left := c.readDL.Sub(now); left < s.idleTimeout/2 || left > s.idleTimeout {
-					c.readDL = now.Add(s.idleTimeout)
-					c.rwc.SetReadDeadline(c.readDL)
+			if c.served > 0 {
+				if s.idleTimeout > 0 {
+					now := time.Now()
+					if left := c.readDL.Sub(now); left < s.idleTimeout/2 || left > s.idleTimeout {
+						c.readDL = now.Add(s.idleTimeout)
+						c.rwc.SetReadDeadline(c.readDL)
+					}
+				}
+				if !c.state.CompareAndSwap(stateActive, stateIdle) {
+					return 0, headClose // closed by Close
 				}
 			}
-			c.state.Store(stateIdle)
 			if s.shutting.Load() {
 				return 0, headClose
 			}
 		} else if !partial {
-			// A request has started: it must be complete within the header timeout.
+			// A request has started: it must be complete within the header
+			// timeout, counted from now (or from the accept, for a new
+			// connection's first request) and not moved by later bytes.
 			partial = true
+			now := time.Now()
+			st := c.state.Load()
+			if st == stateActive {
+				c.since.Store(now.UnixNano())
+			}
+			if st == stateClosed || !c.state.CompareAndSwap(st, stateHead) {
+				return 0, headClose
+			}
 			if s.headerTimeout > 0 {
-				if dl := time.Now().Add(s.headerTimeout); c.readDL.IsZero() || dl.Before(c.readDL) {
+				if dl := now.Add(s.headerTimeout); c.readDL.IsZero() || dl.Before(c.readDL) {
 					c.readDL = dl
 					c.rwc.SetReadDeadline(dl)
 				}
@@ -166,16 +203,30 @@ func (c *conn) next() (int, headResult) {
 }
 
 // handoff passes the connection, with the unread bytes, to net/http.
-func (c *conn) handoff() bool {
-	if c.state.Load() == stateClosed {
+// complete says the bytes hold a whole request head; otherwise net/http
+// reads the rest of it, and the head stays due when it was (the
+// connection cap ranks it by that, and net/http's header deadline is
+// held to the one the front had set). It reports false if the connection
+// was closed meanwhile.
+func (c *conn) handoff(complete bool) bool {
+	rc := &replayConn{Conn: c.rwc, s: c.s}
+	if !complete {
+		if st := c.state.Load(); st == stateNew || st == stateHead {
+			rc.since.Store(c.since.Load())
+			rc.headDL = c.readDL
+		} else {
+			rc.since.Store(time.Now().UnixNano())
+		}
+		rc.state.Store(stateHead)
+	}
+	if !c.s.handOver(c, rc) {
 		return false
 	}
 	c.rwc.SetDeadline(time.Time{})
-	rest := bytes.Clone(c.buf[c.r:c.w])
+	rc.buf = bytes.Clone(c.buf[c.r:c.w])
 	c.buf = nil
-	c.s.untrack(c)
-	if !c.s.handoff.give(&replayConn{Conn: c.rwc, buf: rest}) {
-		c.rwc.Close()
+	if !c.s.handoff.give(rc) {
+		rc.Close()
 	}
 	return true
 }

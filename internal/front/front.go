@@ -41,9 +41,21 @@
 // WriteTimeout apply to the fast path too. Deadlines are refreshed lazily:
 // an idle or write deadline is moved only when less than half of its timeout
 // is left, so a busy keep-alive connection does not reset timers on every
-// request; a partial request head gets the header deadline at once.
+// request; a partial request head gets the header deadline at once, and
+// bytes that trickle in later do not move it. A head handed to net/http
+// before it is complete keeps that deadline.
 // Shutdown closes the listener, closes idle fast-path connections, waits
 // for in-flight fast-path responses, then shuts the net/http server down.
+//
+// # Connection cap
+//
+// The front counts every client connection, those it serves and those it
+// has handed to net/http (through the net/http server's ConnState hook),
+// and holds them to Options.MaxConns. At the cap, a new connection makes
+// room: idle keep-alive connections are closed first, then those whose
+// request head has been due the longest (slowloris), never one whose
+// request is being answered; if none can go, the new connection is closed
+// at once. ConnStats counts these events. See limit.go.
 package front
 
 import (
@@ -77,6 +89,11 @@ type Options struct {
 	// from memory (a logged-in view spliced from a cached page). Without it,
 	// or when it declines, such requests go to net/http.
 	Personal func(*Personal) bool
+	// MaxConns caps the open client connections, fast-path and handed off
+	// alike. 0 derives it from the process's file-descriptor limit
+	// (DefaultMaxConns). New installs HTTP.ConnState (calling any hook
+	// already set) to follow the connections net/http serves.
+	MaxConns int
 }
 
 // Personal is a request with a session cookie, and the answer Options.Personal
@@ -148,9 +165,14 @@ type Server struct {
 
 	handoff *handoffListener
 
+	maxConns   int
+	closeSlots chan struct{} // one per evicted connection being closed (limit.go)
+
 	mu       sync.Mutex
 	ln       net.Listener
-	conns    map[*conn]struct{}
+	conns    map[*conn]struct{}       // fast-path connections
+	handed   map[*replayConn]struct{} // connections net/http serves
+	evict    evictState               // the connection cap's scratch and counters (limit.go)
 	shutting atomic.Bool
 
 	date atomic.Pointer[dateLine]
@@ -161,9 +183,18 @@ func New(o Options) *Server {
 	if o.BufferSize <= 0 {
 		o.BufferSize = 8 << 10
 	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns()
+	}
 	s := &Server{
 		cache: o.Cache, http: o.HTTP, onHit: o.OnHit, personal: o.Personal, bufSize: o.BufferSize,
-		conns: make(map[*conn]struct{}),
+		maxConns: o.MaxConns, closeSlots: make(chan struct{}, maxClosing),
+		conns: make(map[*conn]struct{}), handed: make(map[*replayConn]struct{}),
+	}
+	if prev := o.HTTP.ConnState; prev != nil {
+		o.HTTP.ConnState = func(c net.Conn, st http.ConnState) { s.connState(c, st); prev(c, st) }
+	} else {
+		o.HTTP.ConnState = s.connState
 	}
 	s.headerTimeout = o.HTTP.ReadHeaderTimeout
 	if s.headerTimeout <= 0 {
@@ -216,22 +247,12 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		delay = 0
 		c := &conn{s: s, rwc: rwc}
-		if !s.track(c) {
+		if !s.admit(c, time.Now()) {
 			rwc.Close()
 			continue
 		}
 		go c.serve()
 	}
-}
-
-func (s *Server) track(c *conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.shutting.Load() {
-		return false
-	}
-	s.conns[c] = struct{}{}
-	return true
 }
 
 func (s *Server) untrack(c *conn) {
@@ -285,13 +306,13 @@ func (s *Server) Close() error {
 	return s.http.Close()
 }
 
-// closeIdle closes fast-path connections waiting for a request and reports
-// whether none are left.
+// closeIdle closes fast-path connections waiting for a request (new or
+// keep-alive) and reports whether none are left.
 func (s *Server) closeIdle() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.conns {
-		if c.state.CompareAndSwap(stateIdle, stateClosed) {
+		if c.state.CompareAndSwap(stateIdle, stateClosed) || c.state.CompareAndSwap(stateNew, stateClosed) {
 			c.rwc.Close()
 		}
 	}
@@ -366,10 +387,38 @@ func (l *handoffListener) give(c net.Conn) bool {
 }
 
 // replayConn is a handed-off connection: reads return the bytes the front
-// had already read, then continue on the socket.
+// had already read, then continue on the socket. Its slot follows
+// net/http's ConnState (Server.connState); closing it, by net/http or by a
+// handler that hijacked it, ends its place under the connection cap.
 type replayConn struct {
 	net.Conn
+	slot
+	s   *Server
 	buf []byte
+	// headDL, if set, is the header deadline the front had started for an
+	// incomplete head: the first read deadline net/http sets (the one for
+	// that head) is held to it. Only net/http's connection goroutine reads
+	// it, before it starts any other goroutine for the connection.
+	headDL time.Time
+}
+
+// Close closes the connection and takes it off the connection count.
+func (c *replayConn) Close() error {
+	err := c.Conn.Close()
+	c.s.dropHandedOff(c)
+	return err
+}
+
+// SetReadDeadline holds the first deadline to headDL, so that a head that
+// crossed the hand-off does not get a second header timeout.
+func (c *replayConn) SetReadDeadline(t time.Time) error {
+	if !c.headDL.IsZero() {
+		if t.IsZero() || t.After(c.headDL) {
+			t = c.headDL
+		}
+		c.headDL = time.Time{}
+	}
+	return c.Conn.SetReadDeadline(t)
 }
 
 func (c *replayConn) Read(p []byte) (int, error) {

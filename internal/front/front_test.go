@@ -35,7 +35,7 @@ type fixture struct {
 
 var pageBody = strings.Repeat("<p>Hello, wiki. This is a cached page body.</p>\n", 200)
 
-func newFixture(t *testing.T, mod func(*http.Server)) *fixture {
+func newFixture(t *testing.T, mod func(*http.Server), opts ...func(*Options)) *fixture {
 	t.Helper()
 	f := &fixture{t: t, cache: edge.New(edge.Config{}), done: make(chan error, 1)}
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -87,12 +87,16 @@ func newFixture(t *testing.T, mod func(*http.Server)) *fixture {
 	if mod != nil {
 		mod(f.http)
 	}
-	f.srv = New(Options{Cache: f.cache, HTTP: f.http, OnHit: func(h Hit) {
+	o := Options{Cache: f.cache, HTTP: f.http, OnHit: func(h Hit) {
 		f.hits.Add(1)
 		if h.Method == "" || h.Target == "" || h.Status == 0 {
 			t.Errorf("incomplete Hit %+v", h)
 		}
-	}})
+	}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	f.srv = New(o)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
