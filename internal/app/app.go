@@ -85,6 +85,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		a.Access = metrics.NewAccessLog(log, 8192)
 	}
 	a.Metrics = metrics.New(a.Edge, a.Access) // before the engine: the CDN purger registers on it
+	a.Metrics.RegisterConns(func() metrics.ConnCounts {
+		st := a.ConnStats()
+		return metrics.ConnCounts{Open: st.Open, Max: st.Max, Refused: st.Refused, IdleEvicted: st.IdleEvicted, SlowHeadEvicted: st.SlowHeadEvicted}
+	})
 	a.Engine = engine.New(engine.Options{
 		Store: store.Timed{Store: db}, Renderer: render.New(), Logger: log,
 		MaxTextBytes: int(cfg.MaxBodyBytes), NoRenderCache: cfg.NoRenderCache,

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +56,7 @@ func TestSlowClientsCannotExhaustConnections(t *testing.T) {
 	a, _ := apptest.Serve(t, func(cfg *config.Config) {
 		cfg.AccessLog = false
 		cfg.MaxConns = maxConns
+		cfg.OpsAddr = "127.0.0.1:0"
 	})
 	addr := a.Addr()
 
@@ -158,6 +160,17 @@ func TestSlowClientsCannotExhaustConnections(t *testing.T) {
 	}
 	if during.SlowHeadEvicted == 0 {
 		t.Error("no slow head was evicted: the flood never pressed on the cap")
+	}
+	// The operator sees it in /metrics.
+	if res, err := http.Get("http://" + a.OpsAddr() + "/metrics"); err != nil {
+		t.Error(err)
+	} else {
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		m := regexp.MustCompile(`(?m)^wikid_conns_evicted_total\{state="slow_head"\} (\d+)`).FindSubmatch(b)
+		if m == nil || string(m[1]) == "0" || !bytes.Contains(b, []byte(fmt.Sprintf("wikid_conns_max %d", maxConns))) {
+			t.Errorf("/metrics does not show the evictions and the cap:\n%s", grepLines(string(b), "wikid_conns"))
+		}
 	}
 	if n := maxOpen.Load(); n > maxConns {
 		t.Errorf("the server counted %d open connections, over the cap of %d", n, maxConns)

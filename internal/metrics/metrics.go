@@ -225,3 +225,38 @@ func (a *AccessLog) Close() {
 	close(a.ch)
 	<-a.done
 }
+
+// ConnCounts are the client-connection figures the front server keeps.
+type ConnCounts struct {
+	Open, Max                             int
+	Refused, IdleEvicted, SlowHeadEvicted uint64
+}
+
+var (
+	descConnsOpen    = prometheus.NewDesc("wikid_conns_open", "Client connections open now (fast path and net/http).", nil, nil)
+	descConnsMax     = prometheus.NewDesc("wikid_conns_max", "The cap on open client connections (max_conns).", nil, nil)
+	descConnsClosed  = prometheus.NewDesc("wikid_conns_evicted_total", "Connections closed to make room under the cap, by what they were doing.", []string{"state"}, nil)
+	descConnsRefused = prometheus.NewDesc("wikid_conns_refused_total", "New connections closed at once: the cap was reached and every connection was being answered.", nil, nil)
+)
+
+type connCollector func() ConnCounts
+
+func (c connCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descConnsOpen, descConnsMax, descConnsClosed, descConnsRefused} {
+		ch <- d
+	}
+}
+
+func (c connCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c()
+	ch <- prometheus.MustNewConstMetric(descConnsOpen, prometheus.GaugeValue, float64(st.Open))
+	ch <- prometheus.MustNewConstMetric(descConnsMax, prometheus.GaugeValue, float64(st.Max))
+	ch <- prometheus.MustNewConstMetric(descConnsClosed, prometheus.CounterValue, float64(st.IdleEvicted), "idle")
+	ch <- prometheus.MustNewConstMetric(descConnsClosed, prometheus.CounterValue, float64(st.SlowHeadEvicted), "slow_head")
+	ch <- prometheus.MustNewConstMetric(descConnsRefused, prometheus.CounterValue, float64(st.Refused))
+}
+
+// RegisterConns exposes the connection figures that stats reports.
+func (m *Metrics) RegisterConns(stats func() ConnCounts) {
+	m.Registry.MustRegister(connCollector(stats))
+}
