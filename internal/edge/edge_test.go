@@ -775,3 +775,43 @@ func TestMarkFindsTheRecorderThroughWrappers(t *testing.T) {
 type wrapper struct{ http.ResponseWriter }
 
 func (w *wrapper) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// TestFillThatRacedAPurgeIsNotShareable: a response rendered before a purge
+// of what it shows, and finished after it, answers its own request but is
+// neither stored nor marked shareable (a cache in front would otherwise keep
+// the old page after the purge that was meant to reach it), and the requests
+// that waited for it render their own.
+func TestFillThatRacedAPurgeIsNotShareable(t *testing.T) {
+	c := newCache(t, Config{})
+	p := newPage()
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() {
+			close(started)
+			<-release
+		})
+		p.ServeHTTP(w, r)
+	})
+	first := make(chan *httptest.ResponseRecorder)
+	go func() { first <- get(t, c, slow, "GET", "/p") }()
+	<-started
+	waiter := make(chan *httptest.ResponseRecorder)
+	go func() { waiter <- get(t, c, slow, "GET", "/p") }()
+	time.Sleep(20 * time.Millisecond) // let the waiter join the flight
+	c.Purge("Main Page")
+	close(release)
+	w1, w2 := <-first, <-waiter
+	if cc := w1.Header().Get("Cache-Control"); w1.Code != 200 || cc != "private, no-cache" {
+		t.Errorf("the raced fill's own answer: %d, Cache-Control %q, want private, no-cache", w1.Code, cc)
+	}
+	if cc := w2.Header().Get("Cache-Control"); w2.Code != 200 || cc != "public, s-maxage=60" {
+		t.Errorf("the waiter (its own render, after the purge): %d, Cache-Control %q", w2.Code, cc)
+	}
+	if n := p.renders.Load(); n != 2 {
+		t.Errorf("%d renders, want 2 (the raced fill and the waiter's own)", n)
+	}
+	if st := c.Stats(); st.Stores != 0 {
+		t.Errorf("%d responses stored; the raced fill must not be", st.Stores)
+	}
+}
