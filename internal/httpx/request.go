@@ -67,9 +67,11 @@ func (s *Spec) Canonical(q Query) (Params, error) {
 		if err != nil {
 			return nil, err
 		}
-		if v == "" || v == s.Params[i].Default {
+		if v == "" {
 			continue
 		}
+		// Repeats are compared before defaults are dropped: "view" and
+		// "history" for action contradict each other.
 		if j := slices.IndexFunc(out, func(x Pair) bool { return x.Name == p.Name }); j >= 0 {
 			if out[j].Value != v {
 				return nil, wiki.Errorf(wiki.KindInvalid, "the parameter %q is given twice with different values (%.40q and %.40q); give it once", p.Name, out[j].Value, v)
@@ -78,6 +80,10 @@ func (s *Spec) Canonical(q Query) (Params, error) {
 		}
 		out = append(out, Pair{p.Name, v})
 	}
+	out = slices.DeleteFunc(out, func(x Pair) bool {
+		i := slices.IndexFunc(s.Params, func(p Param) bool { return p.Name == x.Name })
+		return x.Value == s.Params[i].Default
+	})
 	slices.SortFunc(out, func(a, b Pair) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }

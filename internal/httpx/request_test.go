@@ -1,0 +1,123 @@
+package httpx
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+var testSpec = &Spec{Name: "test", Params: []Param{
+	{Name: "action", Kind: Enum, Values: []string{"view", "history", "edit"}, Default: "view"},
+	{Name: "oldid", Kind: ID, What: "a revision number"},
+	{Name: "diff", Kind: ID, Values: []string{"prev", "cur"}},
+	{Name: "limit", Kind: Limit, Max: 500, Default: "50"},
+	{Name: "offset", Kind: Offset, Max: 10000},
+	{Name: "from", Kind: TitleKey},
+	{Name: "q", Alias: "search", Kind: Text, Max: 20},
+	{Name: "go", Kind: Flag},
+}}
+
+func TestCanonicalForms(t *testing.T) {
+	for _, tc := range []struct {
+		query, want string // want "" with wantErr: an error
+		wantErr       string
+	}{
+		{"", "", ""},
+		{"action=history", "action=history", ""},
+		{"action=history&action=", "action=history", ""},
+		{"action=&action=history", "action=history", ""},
+		{"action=history&action=history", "action=history", ""},
+		{"action=view", "", ""},
+		{"action=view&action=history", "", "given twice"},
+		{"action=history&action=edit", "", "given twice"},
+		{"action=nonsense", "", "unknown value"},
+		{"%61ction=hist%6Fry", "action=history", ""},
+		{"limit=10&action=history", "action=history&limit=10", ""},
+		{"limit=50", "", ""},
+		{"limit=99999", "limit=500", ""},
+		{"limit=0", "", ""},
+		{"limit=x", "", "must be"},
+		{"oldid=007", "oldid=7", ""},
+		{"oldid=-1", "", "must be a revision number"},
+		{"oldid=1&oldid=2", "", "given twice"},
+		{"diff=prev&oldid=3", "diff=prev&oldid=3", ""},
+		{"diff=next", "", "must be"},
+		{"offset=0", "", ""},
+		{"offset=20000", "offset=10000", ""},
+		{"from=main%20page", "from=Main_page", ""},
+		{"from=a%3Cb", "", "not a valid title"},
+		{"search=foo+bar", "q=foo+bar", ""},
+		{"q=+foo+", "q=foo", ""},
+		{"q=a*b%7E", "q=a*b%7E", ""},
+		{"q=a%00b", "", "control character"},
+		{"q=" + strings.Repeat("x", 21), "", "longer than"},
+		{"go=Go", "go=1", ""},
+		{"utm_source=x&action=history", "action=history", ""},
+		{"&&action=history&", "action=history", ""},
+		{"diff", "", ""},
+		{"q=%zz", "", "malformed"},
+		{"q=%FF", "", "UTF-8"},
+	} {
+		q, err := ParseQuery(tc.query)
+		var got Params
+		if err == nil {
+			got, err = testSpec.Canonical(q)
+		}
+		switch {
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%q: err %v, want one saying %q", tc.query, err, tc.wantErr)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.query, err)
+		case got.Encode() != tc.want:
+			t.Errorf("%q → %q, want %q", tc.query, got.Encode(), tc.want)
+		}
+		if err == nil {
+			// Idempotent: the canonical form parses to itself.
+			again, err := ParseQuery(got.Encode())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, err := testSpec.Canonical(again); err != nil || p.Encode() != got.Encode() {
+				t.Errorf("%q: canonical %q is not a fixpoint (%q, %v)", tc.query, got.Encode(), p.Encode(), err)
+			}
+		}
+	}
+}
+
+func TestParseMarksWhatTheEdgeMayServe(t *testing.T) {
+	for _, tc := range []struct {
+		target        string
+		asSent, moved bool
+	}{
+		{"/wiki/X", true, false},
+		{"/wiki/X?action=history", true, false},
+		{"/wiki/X?", false, true},
+		{"/wiki/X?diff", false, true},
+		{"/wiki/X?limit=10&action=history", false, true},
+		{"/wiki/%58", false, true},
+		{"http://host/wiki/X", false, false},
+		{"http://host/wiki/X?diff", false, true},
+	} {
+		r := httptest.NewRequest("GET", tc.target, nil)
+		path := "/wiki/X"
+		q, err := Parse(r, testSpec, path)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.target, err)
+		}
+		if q.AsSent != tc.asSent || q.Moved != tc.moved {
+			t.Errorf("%s: AsSent %v Moved %v, want %v %v (key %q)", tc.target, q.AsSent, q.Moved, tc.asSent, tc.moved, q.Key())
+		}
+	}
+}
+
+func TestLinksAreCanonical(t *testing.T) {
+	got := testSpec.Link("/wiki/X", "offset", "5", "limit", "50", "action", "history", "unknown", "x")
+	if got != "/wiki/X?action=history&offset=5" {
+		t.Errorf("Link = %q", got)
+	}
+	if got := QueryEscape("a b*c~é/"); got != "a+b*c%7E%C3%A9%2F" {
+		t.Errorf("QueryEscape = %q", got)
+	}
+}

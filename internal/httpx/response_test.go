@@ -1,0 +1,110 @@
+package httpx
+
+import (
+	"compress/gzip"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wikid/wikid/internal/edge"
+)
+
+var page = []byte(strings.Repeat("<p>A page long enough to be worth compressing.</p>\n", 40))
+
+// write runs Write for a request built by the arguments and returns what it
+// sent.
+func write(t *testing.T, method, target string, shared bool, resp Response, header ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	r := httptest.NewRequest(method, target, nil)
+	for _, h := range header {
+		k, v, _ := strings.Cut(h, ": ")
+		r.Header.Set(k, v)
+	}
+	q, err := Parse(r, &Spec{Name: "t"}, "/wiki/X")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Shared = shared
+	w := httptest.NewRecorder()
+	Write(w, With(r, q), &resp)
+	return w
+}
+
+func TestWriteStatesCacheability(t *testing.T) {
+	pub := Response{Type: "text/html; charset=utf-8", Body: page, Cache: Public, SMaxAge: 300, Tags: []string{"X"}}
+	for _, tc := range []struct {
+		name           string
+		method, target string
+		shared         bool
+		resp           Response
+		want           string
+	}{
+		{"an anonymous read", "GET", "/wiki/X", true, pub, "public, max-age=0, s-maxage=300"},
+		{"a logged-in read of a public page", "GET", "/wiki/X", false, pub, "private, no-cache"},
+		{"a non-canonical target", "GET", "/wiki/X?diff", true, pub, "no-store"},
+		{"a POST", "POST", "/wiki/X", true, pub, "no-store"},
+		{"a form", "GET", "/wiki/X", true, Response{Body: page}, "no-store"},
+		{"an asset", "GET", "/wiki/X", false, Response{Body: page, Cache: Immutable}, "public, max-age=31536000, immutable"},
+	} {
+		w := write(t, tc.method, tc.target, tc.shared, tc.resp)
+		if cc := w.Header().Get("Cache-Control"); cc != tc.want {
+			t.Errorf("%s: Cache-Control %q, want %q", tc.name, cc, tc.want)
+		}
+		if sk := w.Header().Get("Surrogate-Key"); (sk != "") != (tc.want == "public, max-age=0, s-maxage=300") {
+			t.Errorf("%s: Surrogate-Key %q: only shared responses name their tags", tc.name, sk)
+		}
+		if w.Header().Get("X-Content-Type-Options") != "nosniff" || w.Header().Get("Content-Security-Policy") == "" {
+			t.Errorf("%s: no security headers", tc.name)
+		}
+	}
+}
+
+func TestWriteNegotiatesAndValidatesEachCoding(t *testing.T) {
+	mod := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	resp := Response{Type: "text/html; charset=utf-8", Body: page, Cache: Private, Modified: mod}
+	plain := write(t, "GET", "/wiki/X", false, resp)
+	gz := write(t, "GET", "/wiki/X", false, resp, "Accept-Encoding: gzip")
+	if plain.Header().Get("Content-Encoding") != "" || gz.Header().Get("Content-Encoding") != "gzip" {
+		t.Fatalf("codings: %q and %q", plain.Header().Get("Content-Encoding"), gz.Header().Get("Content-Encoding"))
+	}
+	etag, gzTag := plain.Header().Get("ETag"), gz.Header().Get("ETag")
+	if gzTag != edge.VariantETag(etag, edge.Gzip) || etag == gzTag {
+		t.Errorf("ETags %s and %s: each coding needs its own", etag, gzTag)
+	}
+	gzBody := gz.Body.String()
+	zr, err := gzip.NewReader(strings.NewReader(gzBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(zr); string(b) != string(page) {
+		t.Error("the gzip body does not decode to the page")
+	}
+	if string(edge.GzipBytes(page)) != gzBody {
+		t.Error("the gzip bytes differ from the edge's gzip variant of the same page (they share a validator)")
+	}
+	for _, tc := range []struct {
+		hdr  []string
+		want int
+	}{
+		{[]string{"If-None-Match: " + etag}, 304},
+		{[]string{"If-None-Match: " + gzTag, "Accept-Encoding: gzip"}, 304},
+		{[]string{"If-None-Match: " + etag, "Accept-Encoding: gzip"}, 200},
+		{[]string{"If-Modified-Since: " + mod.Format(http.TimeFormat)}, 304},
+		{[]string{"If-Modified-Since: " + mod.Add(-time.Second).Format(http.TimeFormat)}, 200},
+	} {
+		w := write(t, "GET", "/wiki/X", false, resp, tc.hdr...)
+		if w.Code != tc.want {
+			t.Errorf("%v: %d, want %d", tc.hdr, w.Code, tc.want)
+		}
+		if w.Code == 304 && (w.Body.Len() != 0 || w.Header().Get("Content-Type") != "") {
+			t.Errorf("%v: a 304 with a body or a Content-Type", tc.hdr)
+		}
+	}
+	head := write(t, "HEAD", "/wiki/X", false, resp, "Accept-Encoding: gzip")
+	if head.Body.Len() != 0 || head.Header().Get("Content-Length") != gz.Header().Get("Content-Length") {
+		t.Errorf("HEAD: %d body bytes, Content-Length %s (GET: %s)", head.Body.Len(), head.Header().Get("Content-Length"), gz.Header().Get("Content-Length"))
+	}
+}
