@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,8 +17,10 @@ import (
 
 	"github.com/wikid/wikid/internal/app"
 	"github.com/wikid/wikid/internal/app/apptest"
+	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/web"
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 // The differential test of the cache boundary: every request is sent to the
@@ -295,3 +298,51 @@ func (*keepAlive) Error(args ...any)         { panic(fmt.Sprint(args...)) }
 func (*keepAlive) Log(...any)                {}
 func (*keepAlive) Logf(string, ...any)       {}
 func (*keepAlive) Name() string              { return "differential" }
+
+// TestSplicedViewsEqualTheHandlers: a logged-in view assembled from the
+// cached anonymous page (through the front server and net/http) is the
+// page the handlers would render for that user: for an article, a redirect
+// followed to its target, and a category page that has members but no text.
+func TestSplicedViewsEqualTheHandlers(t *testing.T) {
+	w := diffWorldFor(t)
+	ctx := context.Background()
+	ed := engine.Editor{UserName: "127.0.0.1"}
+	for title, text := range map[string]string{
+		"Splice redirect": "#REDIRECT [[Poison target]]\n",
+		"Splice member":   "A page in a category without text. [[Category:Splice members]]\n",
+	} {
+		if _, err := w.a.Engine.Save(ctx, engine.Edit{Title: wiki.MustTitle(title), Text: text, Editor: ed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cookie := loginCookie(t, w.a, "http://"+w.addr, "Splicer")
+	for _, path := range []string{"/wiki/Poison_target", "/wiki/Splice_redirect", "/wiki/Category:Splice_members", "/wiki/Main_Page"} {
+		want := rawGet(t, w.bare, "GET", path, "Cookie: "+cookie)
+		rawGet(t, w.addr, "GET", path) // the anonymous entry
+		for i, enc := range []string{"", "Accept-Encoding: gzip", "", "Accept-Encoding: gzip"} {
+			got := rawGet(t, w.addr, "GET", path, "Cookie: "+cookie, enc)
+			if i >= 2 && got.header.Get("X-Cache") != "SPLICE" {
+				t.Errorf("%s (%s): X-Cache %q, want SPLICE", path, enc, got.header.Get("X-Cache"))
+			}
+			if got.status != want.status || decoded(t, got) != decoded(t, want) {
+				t.Errorf("%s (%s): the spliced view (%d) differs from the handler's (%d):\n%s", path, enc, got.status, want.status,
+					firstDiff(decoded(t, got), decoded(t, want)))
+			}
+			for _, k := range []string{"Content-Type", "Cache-Control", "Vary"} {
+				if got.header.Get(k) != want.header.Get(k) {
+					t.Errorf("%s (%s): %s %q, the handler's %q", path, enc, k, got.header.Get(k), want.header.Get(k))
+				}
+			}
+		}
+	}
+}
+
+// firstDiff shows where two texts part.
+func firstDiff(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	lo := max(0, i-80)
+	return fmt.Sprintf("…%s\n   vs\n…%s", a[lo:min(len(a), i+80)], b[lo:min(len(b), i+80)])
+}

@@ -188,7 +188,7 @@ func (c *Cache) fill(w http.ResponseWriter, r *http.Request, key string, h uint6
 		if ttl <= 0 {
 			ttl = c.defaultTTL
 		}
-		e = buildEntry(key, h, rec.status, rec.header, bytesClone(rec.buf.Bytes()), rec.dir.Tags, now, now+int64(ttl))
+		e = buildEntry(key, h, rec.status, rec.header, bytesClone(rec.buf.Bytes()), rec.dir.Tags, rec.dir.Note, now, now+int64(ttl))
 	}
 	// Publish before answering our own client, which may be slow to read.
 	raced := c.publish(key, s, f, e)

@@ -54,6 +54,9 @@ func (v *Variant) ETag() string { return v.etag }
 // representation, or "".
 func (v *Variant) BaseETag() string { return v.e.etag }
 
+// Note returns the Directive.Note the handler stored with the entry.
+func (v *Variant) Note() string { return v.e.note }
+
 // LastModified returns the entry's Last-Modified header value, or "".
 func (v *Variant) LastModified() string { return v.e.lastModStr }
 
@@ -72,6 +75,7 @@ type entry struct {
 	key        string
 	hash       uint64
 	tags       []string
+	note       string
 	status     int
 	variants   [numEncodings]*Variant
 	etag       string
@@ -200,8 +204,8 @@ func compressible(contentType string) bool {
 // buildEntry turns a recorded response into an entry with all its variants.
 // It compresses the body once per encoding; this is the expensive part of a
 // miss after the render itself.
-func buildEntry(key string, hash uint64, status int, h http.Header, body []byte, tags []string, stored, expires int64) *entry {
-	e := &entry{key: key, hash: hash, status: status, stored: stored, expires: expires}
+func buildEntry(key string, hash uint64, status int, h http.Header, body []byte, tags []string, note string, stored, expires int64) *entry {
+	e := &entry{key: key, hash: hash, status: status, note: note, stored: stored, expires: expires}
 	e.tags = append([]string(nil), tags...)
 	if len(h["Content-Type"]) == 0 && len(body) > 0 {
 		h["Content-Type"] = []string{http.DetectContentType(body)}
@@ -233,7 +237,7 @@ func buildEntry(key string, hash uint64, status int, h http.Header, body []byte,
 			bodies[Brotli] = z
 		}
 	}
-	e.size = entryOverhead + int64(len(key))
+	e.size = entryOverhead + int64(len(key)+len(note))
 	for _, t := range tags {
 		e.size += int64(len(t)) + 16
 	}

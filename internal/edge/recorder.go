@@ -16,6 +16,9 @@ type Directive struct {
 	// Pages are purged on edit and may live long; lists such as RecentChanges
 	// should use a few seconds.
 	TTL time.Duration
+	// Note is kept with the entry for the caller (Variant.Note); the edge
+	// does not read it.
+	Note string
 }
 
 // Mark asks the edge cache to store the response being written to w. Call it

@@ -50,6 +50,9 @@ type Response struct {
 	// Tags name what a Public response shows (purge.Tags): a purge of any of
 	// them drops it from the edge and from caches in front.
 	Tags []string
+	// EdgeNote is kept with the edge cache's entry of a Public response
+	// (edge.Variant.Note), for code that reuses the entry.
+	EdgeNote string
 	// Header holds the response's other fields (Location, Allow,
 	// Retry-After, Content-Disposition); they override the defaults.
 	Header http.Header
@@ -116,7 +119,7 @@ func Write(w http.ResponseWriter, r *http.Request, resp *Response) {
 		if len(resp.Tags) > 0 {
 			h.Set("Surrogate-Key", purge.SurrogateKeys(resp.Tags))
 		}
-		stored = edge.Mark(w, edge.Directive{Tags: resp.Tags, TTL: resp.EdgeTTL})
+		stored = edge.Mark(w, edge.Directive{Tags: resp.Tags, TTL: resp.EdgeTTL, Note: resp.EdgeNote})
 	}
 
 	body := resp.Body

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,7 +39,43 @@ var (
 	markTabsClose = []byte("<!--/wikid:tabs-->")
 )
 
-type tagSet struct{ tags []string }
+// tagSet is what a handler records about its response for the edge: the
+// tags of what it shows, and, for an article view, the splice note (the
+// title and existence the page tabs are drawn for).
+type tagSet struct {
+	tags   []string
+	splice string
+}
+
+// setSpliceNote records, for an article view, what a logged-in view spliced
+// from this response must draw its tabs for: the page shown (a followed
+// redirect's target) and whether it exists (a category page with members
+// but no text does not).
+func setSpliceNote(r *http.Request, t wiki.Title, exists bool) {
+	if ts, ok := r.Context().Value(tagsKey).(*tagSet); ok {
+		e := "0"
+		if exists {
+			e = "1"
+		}
+		ts.splice = e + string(t)
+	}
+}
+
+// spliceNote reads a note set by setSpliceNote; ok is false when the
+// response recorded none (it is not spliced).
+func spliceNote(note string) (t wiki.Title, exists, ok bool) {
+	if len(note) < 2 || (note[0] != '0' && note[0] != '1') {
+		return "", false, false
+	}
+	return wiki.Title(note[1:]), note[0] == '1', true
+}
+
+func spliceNoteOf(r *http.Request) string {
+	if ts, ok := r.Context().Value(tagsKey).(*tagSet); ok {
+		return ts.splice
+	}
+	return ""
+}
 
 const tagsKey ctxKey = 3
 
@@ -82,8 +117,12 @@ func (s *Server) serveSpliced(w http.ResponseWriter, r *http.Request, key string
 		}
 	}
 	viewer := viewerOf(r)
-	gz := edge.ParseAcceptEncoding(r.Header.Get("Accept-Encoding"))&edge.AcceptGzip != 0
-	sp, ok := s.splice(viewer, t, key, v, gz, r.Header.Get("If-None-Match"), r.Header.Get("If-Modified-Since"))
+	var acc edge.Accepted
+	for _, ae := range r.Header["Accept-Encoding"] {
+		acc |= edge.ParseAcceptEncoding(ae)
+	}
+	gz := acc&edge.AcceptGzip != 0
+	sp, ok := s.splice(viewer, key, v, gz, r.Header.Get("If-None-Match"), r.Header.Get("If-Modified-Since"))
 	if !ok {
 		return false
 	}
@@ -145,24 +184,6 @@ var splicedWire = func() []byte {
 	return b.Bytes()
 }()
 
-// splicedTitle returns the title of a plain article URL, if target is one
-// in canonical form.
-func splicedTitle(target string) (wiki.Title, bool) {
-	name, ok := strings.CutPrefix(target, "/wiki/")
-	if !ok {
-		return "", false
-	}
-	raw, err := url.PathUnescape(name)
-	if err != nil {
-		return "", false
-	}
-	t, err := wiki.ParseTitle(raw)
-	if err != nil || t.IsSpecial() || target != t.URL() {
-		return "", false
-	}
-	return t, true
-}
-
 // spliced is a logged-in view assembled from a cached anonymous page.
 type spliced struct {
 	status        int // 200, or 304 when the request's validators matched
@@ -181,8 +202,13 @@ type spliced struct {
 // content coding (gz). Last-Modified is the page's, or the session's start
 // when later, so that a copy a browser kept from before this login (the
 // anonymous page, another account's view) never validates.
-func (s *Server) splice(viewer Viewer, t wiki.Title, key string, v *edge.Variant, gz bool, inm, ims string) (spliced, bool) {
+func (s *Server) splice(viewer Viewer, key string, v *edge.Variant, gz bool, inm, ims string) (spliced, bool) {
 	if v.Status != http.StatusOK || v.Encoding != edge.Identity {
+		return spliced{}, false
+	}
+	// The tabs are drawn as the handler drew them for this page.
+	t, exists, ok := spliceNote(v.Note())
+	if !ok {
 		return spliced{}, false
 	}
 	body := v.Body
@@ -194,7 +220,7 @@ func (s *Server) splice(viewer Viewer, t wiki.Title, key string, v *edge.Variant
 	user := s.userBar(viewer)
 	base := v.BaseETag()
 	shared := s.gz.entry(key, base)
-	tabs := shared.tabsFor(viewer.Group().Rank(), func() []byte { return s.tabsHTML(viewer, t, true) })
+	tabs := shared.tabsFor(viewer.Group().Rank(), func() []byte { return s.tabsHTML(viewer, t, exists) })
 	etag := httpx.ETagOf([]byte(base), user, tabs.html)
 	if gz {
 		etag = edge.VariantETag(etag, edge.Gzip)
@@ -240,17 +266,17 @@ func (s *Server) Personal(p *front.Personal) bool {
 	if strings.IndexByte(path, '?') >= 0 {
 		return false
 	}
-	t, ok := splicedTitle(path)
-	if !ok {
+	if !strings.HasPrefix(path, "/wiki/") {
 		return false
 	}
 	// Entries are stored only under the canonical targets that produced
-	// them, so the target as sent is the key.
+	// them, so the target as sent is the key; only article views carry a
+	// splice note.
 	v, ok := s.edge.Lookup(path, 0)
 	if !ok {
 		return false
 	}
-	sp, ok := s.splice(viewer, t, path, v, p.Accepted&edge.AcceptGzip != 0, p.IfNoneMatch, p.IfModifiedSince)
+	sp, ok := s.splice(viewer, path, v, p.Accepted&edge.AcceptGzip != 0, p.IfNoneMatch, p.IfModifiedSince)
 	if !ok {
 		return false
 	}

@@ -322,6 +322,7 @@ func (s *Server) view(w http.ResponseWriter, r *http.Request, t wiki.Title) erro
 	}
 	p := s.page(r, string(d.Title))
 	p.Tabs = s.titleTabs(r, d.Title, "view", true)
+	setSpliceNote(r, d.Title, true)
 	p.ReturnTo = returnToQuery(d.Title)
 	p.Data = d
 	s.writeBodyPage(w, r, p, "view", cachePublic, v.Revision.Time)
@@ -383,6 +384,7 @@ func (s *Server) missing(w http.ResponseWriter, r *http.Request, t wiki.Title, d
 		if len(d.Members) > 0 {
 			p := s.page(r, string(t))
 			p.Tabs = s.titleTabs(r, t, "view", false)
+			setSpliceNote(r, t, false)
 			p.Data = d
 			s.writeBodyPage(w, r, p, "view", cachePublic, time.Time{})
 			return nil

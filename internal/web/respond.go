@@ -113,6 +113,7 @@ func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, status int, c
 	switch mode {
 	case cachePublic:
 		resp.Cache, resp.SMaxAge, resp.Tags = httpx.Public, s.cfg.SMaxAge, tagsOf(r)
+		resp.EdgeNote = spliceNoteOf(r)
 	case cacheShort:
 		ttl := time.Duration(s.cfg.ListTTL)
 		resp.Cache, resp.SMaxAge, resp.EdgeTTL = httpx.Public, int(ttl.Seconds()), ttl

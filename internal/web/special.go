@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,7 +84,11 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 		if arg == "" {
 			arg = raw.First("target")
 		}
-		if arg != "" {
+		if a, err := netip.ParseAddr(arg); err == nil {
+			// An anonymous editor, named by address (IPv6 has colons,
+			// which user names may not).
+			arg, path = a.Unmap().String(), view.ContribsURL(a.Unmap().String())
+		} else if arg != "" {
 			norm, err := auth.NormalizeUserName(arg)
 			if err != nil {
 				s.writeError(w, r, wiki.Errorf(wiki.KindInvalid, "give a user name: Special:Contributions/NAME (%s)", wiki.Message(err)))

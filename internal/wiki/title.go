@@ -81,7 +81,13 @@ func ParseTitle(s string) (Title, error) {
 	if strings.Contains(name, "~~~") {
 		return "", Errorf(KindInvalid, "the title %q may not contain three tildes (~~~)", s)
 	}
-	name = upperFirst(name)
+	if strings.Contains(name, "//") {
+		return "", Errorf(KindInvalid, "the title %q contains two slashes in a row; a subpage needs a name between them", s)
+	}
+	// Upper-casing the first letter can leave a sequence that is not in NFC
+	// (a dotless i before a combining dot becomes I and the dot): normalize
+	// again, so that a title's own key parses to the same title.
+	name = normalizeNFC(upperFirst(name))
 	t := name
 	if ns != "" {
 		t = ns + ":" + name

@@ -228,7 +228,7 @@ func TestTitlesOfTheTable(t *testing.T) {
 func FuzzParseTitle(f *testing.F) {
 	for _, s := range []string{"Main Page", "main_page", "  a  b  ", "user:alice", "User : alice", "Help:User:x",
 		"대문", "\u1112\u1161\u11ab", "e\u0301cole", "ſpecial:x", "A%41", "100%", "Foo/../Bar", "~~~", "A|b",
-		"\x00", "\xff", "\u00a0x\u3000", "Category:한국어_문서", strings.Repeat("한", 86)} {
+		"\x00", "\xff", "\u00a0x\u3000", "Category:한국어_문서", strings.Repeat("한", 86), "\u0131\u0307", "i\u0307x", "A//B", "A/"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
