@@ -210,11 +210,29 @@ func TestNoRequestChangesWhatOthersRead(t *testing.T) {
 			t.Errorf("got %d, Cache-Control %q:\n%.300s", res.status, res.header.Get("Cache-Control"), res.body)
 		}
 	})
-	t.Run("an absolute-form target is answered but not stored", func(t *testing.T) {
-		for i := 0; i < 2; i++ {
-			res := rawGet(t, addr, "GET", "http://wiki.test"+page+"?action=history")
-			if res.status != http.StatusOK || res.header.Get("Cache-Control") != "no-store" || res.header.Get("X-Cache") != "" {
-				t.Errorf("got %d, Cache-Control %q, X-Cache %q", res.status, res.header.Get("Cache-Control"), res.header.Get("X-Cache"))
+	t.Run("an absolute-form target is answered from the entry of its key, never stored under it", func(t *testing.T) {
+		abs := "http://wiki.test" + page + "?action=history"
+		a.Edge.PurgeAll()
+		res := rawGet(t, addr, "GET", abs)
+		if res.status != http.StatusOK || res.header.Get("Cache-Control") != "no-store" || res.header.Get("X-Cache") != "" {
+			t.Errorf("on an empty cache: %d, Cache-Control %q, X-Cache %q", res.status, res.header.Get("Cache-Control"), res.header.Get("X-Cache"))
+		}
+		if n := a.Edge.Stats().Entries; n != 0 {
+			t.Errorf("the absolute-form request stored %d entries", n)
+		}
+		canon := rawGet(t, addr, "GET", page+"?action=history")
+		res = rawGet(t, addr, "GET", abs)
+		if res.status != http.StatusOK || res.header.Get("Cache-Control") != "no-store" || res.header.Get("X-Cache") != "HIT" || res.body != canon.body {
+			t.Errorf("after the canonical fill: %d, Cache-Control %q, X-Cache %q, same body %v", res.status,
+				res.header.Get("Cache-Control"), res.header.Get("X-Cache"), res.body == canon.body)
+		}
+	})
+	t.Run("a Range request is answered whole from the cache", func(t *testing.T) {
+		rawGet(t, addr, "GET", page)
+		for _, method := range []string{"GET", "HEAD"} {
+			res := rawGet(t, addr, method, page, "Range: bytes=0-10")
+			if res.status != http.StatusOK || res.header.Get("X-Cache") != "HIT" || (method == "GET" && decoded(t, res) != want) {
+				t.Errorf("%s with Range: %d, X-Cache %q", method, res.status, res.header.Get("X-Cache"))
 			}
 		}
 	})

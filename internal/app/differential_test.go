@@ -304,7 +304,8 @@ func (*keepAlive) Name() string              { return "differential" }
 // page the handlers would render for that user: for an article, a redirect
 // followed to its target, and a category page that has members but no text.
 func TestSplicedViewsEqualTheHandlers(t *testing.T) {
-	w := diffWorldFor(t)
+	t.Parallel()
+	w := newDiffWorld(t) // its own: it adds pages, which the shared world's RecentChanges would show
 	ctx := context.Background()
 	ed := engine.Editor{UserName: "127.0.0.1"}
 	for title, text := range map[string]string{

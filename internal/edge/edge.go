@@ -156,6 +156,25 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, key string, next h
 	c.fill(w, r, key, h, s, f, next)
 }
 
+// ServeStored answers r from the entry stored under key, if there is a fresh
+// one, with Cache-Control replaced by cacheControl; it stores nothing. It is
+// for a request whose handler would read exactly key but whose target was
+// spelled otherwise (an absolute-form target): it may reuse the entry, but
+// no cache may keep the answer under its spelling.
+func (c *Cache) ServeStored(w http.ResponseWriter, r *http.Request, key string, cacheControl []string) bool {
+	s := c.shardOf(c.hash(key))
+	s.mu.RLock()
+	e := s.m[key]
+	s.mu.RUnlock()
+	if e == nil || c.now().UnixNano() >= e.expires {
+		return false
+	}
+	e.touch()
+	s.hits.Add(1)
+	c.serveEntry(w, r, e, kindHit, nil, cacheControl)
+	return true
+}
+
 // flight is one fill in progress; requests for the same key wait on done.
 type flight struct {
 	done  chan struct{}

@@ -102,23 +102,30 @@ func Write(w http.ResponseWriter, r *http.Request, resp *Response) {
 		status = http.StatusOK
 	}
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
-	cache := resp.Cache
+	// kind is what the answer is (it keeps its validators and Vary); cache
+	// is who may store it: nobody, when the target was spelled otherwise
+	// than its key (the same answer, served under another name).
+	kind := resp.Cache
 	q := From(r)
 	switch {
-	case !get || (q != nil && !q.AsSent):
+	case !get:
+		kind = NoStore
+	case kind == Public && (q == nil || !q.Shared):
+		kind = Private
+	}
+	cache := kind
+	if q != nil && !q.AsSent {
 		cache = NoStore
-	case cache == Public && (q == nil || !q.Shared):
-		cache = Private
 	}
 	h.Set("Cache-Control", cacheControl(cache, resp))
+	if kind == Public && len(resp.Tags) > 0 {
+		h.Set("Surrogate-Key", purge.SurrogateKeys(resp.Tags))
+	}
 
 	// Into the edge: identity bytes, tagged; the edge answers this request
 	// and later ones (304, HEAD and encodings included).
 	stored := false
 	if cache == Public || cache == Immutable {
-		if len(resp.Tags) > 0 {
-			h.Set("Surrogate-Key", purge.SurrogateKeys(resp.Tags))
-		}
 		stored = edge.Mark(w, edge.Directive{Tags: resp.Tags, TTL: resp.EdgeTTL, Note: resp.EdgeNote})
 	}
 
@@ -128,10 +135,10 @@ func Write(w http.ResponseWriter, r *http.Request, resp *Response) {
 		acceptsGzip(r.Header) && len(h["Content-Encoding"]) == 0 {
 		enc = edge.Gzip
 	}
-	validated := status == http.StatusOK && cache != NoStore
+	validated := status == http.StatusOK && kind != NoStore
 	switch {
 	case validated:
-		h.Set("Vary", varyOf(cache))
+		h.Set("Vary", varyOf(kind))
 		etag := resp.ETag
 		if etag == "" {
 			etag = ETagOf(body)
@@ -144,14 +151,14 @@ func Write(w http.ResponseWriter, r *http.Request, resp *Response) {
 		if !resp.Modified.IsZero() {
 			h.Set("Last-Modified", resp.Modified.UTC().Format(http.TimeFormat))
 		}
-		if !stored && get && edge.NotModified(r.Header.Get("If-None-Match"), r.Header.Get("If-Modified-Since"), h.Get("ETag"), resp.Modified) {
+		if !stored && edge.NotModified(r.Header.Get("If-None-Match"), r.Header.Get("If-Modified-Since"), h.Get("ETag"), resp.Modified) {
 			h.Del("Content-Type")
-			h.Set("Server-Timing", serverTiming(r, cache, stored))
+			h.Set("Server-Timing", serverTiming(r, kind, stored))
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-	case cache != NoStore:
-		h.Set("Vary", varyOf(cache))
+	case kind != NoStore:
+		h.Set("Vary", varyOf(kind))
 	case enc != edge.Identity:
 		h.Set("Vary", "Accept-Encoding")
 	}
@@ -160,7 +167,7 @@ func Write(w http.ResponseWriter, r *http.Request, resp *Response) {
 		h.Set("Content-Encoding", "gzip")
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Server-Timing", serverTiming(r, cache, stored))
+	h.Set("Server-Timing", serverTiming(r, kind, stored))
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		w.Write(body)

@@ -50,34 +50,31 @@ func (s *Server) indexPHP(w http.ResponseWriter, r *http.Request) {
 			rest = append(rest, p)
 		}
 	}
-	to := t.URL()
-	if !t.IsSpecial() {
+	// The parameters the target route reads, in its canonical form: what
+	// the redirect carries is bounded by the route's own limits.
+	var spec *httpx.Spec
+	if t.IsSpecial() {
+		name, _, _ := strings.Cut(t.Name(), "/")
+		rt := specialRoutes[strings.ToLower(strings.ReplaceAll(name, " ", ""))]
+		if rt == nil {
+			s.writeError(w, r, wiki.Errorf(wiki.KindNotFound, "there is no special page %q; see Special:SpecialPages for the list", t.Name()))
+			return
+		}
+		spec = rt.spec
+	} else {
 		rt, err := s.pageRouteGet(t, rest)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		params, err := rt.spec.Canonical(rest)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		to = httpx.URL(to, params)
-	} else if len(rest) > 0 {
-		to += "?" + encodePairs(rest)
+		spec = rt.spec
 	}
-	httpx.Redirect(w, r, to, http.StatusMovedPermanently, httpx.NoStore, 0)
-}
-
-func encodePairs(q httpx.Query) string {
-	var b strings.Builder
-	for i, p := range q {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(httpx.QueryEscape(p.Name) + "=" + httpx.QueryEscape(p.Value))
+	params, err := spec.Canonical(rest)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
-	return b.String()
+	httpx.Redirect(w, r, httpx.URL(t.URL(), params), http.StatusMovedPermanently, httpx.NoStore, 0)
 }
 
 func methodNotAllowed(w http.ResponseWriter, allow string) error {

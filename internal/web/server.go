@@ -147,17 +147,28 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, q *httpx.Request,
 			onError(w, r, err)
 		}
 	})
-	if get && q.AsSent && s.edge != nil && edgeEligible(r) {
+	// Credentials other than the session cookie never share a response.
+	// (A Range header does not matter: every response is sent whole, which
+	// HTTP allows, so it costs no render.)
+	if get && s.edge != nil && len(r.Header["Authorization"]) == 0 {
 		switch {
-		case q.Shared:
+		case q.Shared && q.AsSent:
 			s.edge.Serve(w, r, q.Key(), run)
 			return
-		case o.splice != "" && v.LoggedIn && !v.Token && s.canRead(Viewer{}) && s.serveSpliced(w, r, q.Key(), o.splice, run):
+		case q.Shared && s.edge.ServeStored(w, r, q.Key(), noStore):
+			// Another spelling of a canonical target that a redirect
+			// cannot fix (absolute form, or a route that does not
+			// redirect): the handler would read exactly q, so the stored
+			// answer is its answer; it is not stored under this spelling.
+			return
+		case q.AsSent && o.splice != "" && v.LoggedIn && !v.Token && s.canRead(Viewer{}) && s.serveSpliced(w, r, q.Key(), o.splice, run):
 			return
 		}
 	}
 	run(w, r)
 }
+
+var noStore = []string{"no-store"}
 
 // serveRead parses r by spec (path is its canonical path) and serves it
 // with h, for routes that answer only GET and HEAD.
@@ -176,12 +187,6 @@ func (s *Server) serveRead(w http.ResponseWriter, r *http.Request, spec *httpx.S
 	})
 }
 
-// edgeEligible reports whether r may be answered from a shared stored
-// response at all: not with credentials other than the session cookie, not a
-// range, not an upgrade.
-func edgeEligible(r *http.Request) bool {
-	return len(r.Header["Authorization"]) == 0 && len(r.Header["Range"]) == 0 && len(r.Header["Upgrade"]) == 0
-}
 
 // healthz answers load balancers.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
