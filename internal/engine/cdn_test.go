@@ -167,3 +167,53 @@ func firstRev(t *testing.T, db *sqlite.DB, title wiki.Title) int64 {
 	}
 	return revs[len(revs)-1].ID
 }
+
+// With no cache in front, changes queue no cdnpurge jobs at all; with one,
+// repeated purges of a title while its job waits queue one job.
+func TestCDNPurgeJobsOnlyWhenNeededAndOncePerTitle(t *testing.T) {
+	t.Parallel()
+	count := func(db *sqlite.DB) int {
+		t.Helper()
+		st, err := db.JobStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Counts[wiki.JobQueued]
+	}
+	ed := engine.Editor{UserName: "U"}
+
+	db := sqlite.MustOpen(t)
+	e := engine.New(engine.Options{Store: db, Renderer: render.New()})
+	if _, err := e.Save(ctx, engine.Edit{Title: "Page", Text: "Words.", Editor: ed}); err != nil {
+		t.Fatal(err)
+	}
+	before := count(db)
+	for range 5 {
+		e.Purge(ctx, "Page")
+	}
+	if n := count(db); n != before {
+		t.Errorf("without a cache in front, 5 purges queued %d jobs", n-before)
+	}
+	jobs, err := db.ListJobs(ctx, wiki.JobQueued, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if j.Kind == wiki.JobCDNPurge {
+			t.Errorf("without a cache in front, a %s job was queued: %s", j.Kind, j.Payload)
+		}
+	}
+
+	db2 := sqlite.MustOpen(t)
+	e2 := engine.New(engine.Options{Store: db2, Renderer: render.New(), CDN: &externalPurges{}})
+	if _, err := e2.Save(ctx, engine.Edit{Title: "Page", Text: "Words.", Editor: ed}); err != nil {
+		t.Fatal(err)
+	}
+	before = count(db2)
+	for range 5 {
+		e2.Purge(ctx, "Page")
+	}
+	if n := count(db2) - before; n > 1 {
+		t.Errorf("5 purges of one title queued %d jobs, want at most 1 (the edit's own purge job may absorb them)", n)
+	}
+}

@@ -51,6 +51,7 @@ type Engine struct {
 	renderer *render.Renderer
 	purger   Purger
 	cdn      ExternalPurger
+	hasCDN   bool // a cache in front is configured: changes queue cdnpurge jobs
 	onQueued func()
 	log      *slog.Logger
 	maxText  int
@@ -120,6 +121,7 @@ func New(o Options) *Engine {
 	if o.Renderer == nil {
 		o.Renderer = render.New()
 	}
+	hasCDN := o.CDN != nil
 	if o.CDN == nil {
 		o.CDN = NoExternalPurge{}
 	}
@@ -132,7 +134,7 @@ func New(o Options) *Engine {
 			return uint32(len(v.r.HTML) + len(v.r.TOC) + 128)
 		},
 	})
-	return &Engine{store: o.Store, renderer: o.Renderer, purger: o.Purger, cdn: o.CDN, onQueued: o.JobsQueued,
+	return &Engine{store: o.Store, renderer: o.Renderer, purger: o.Purger, cdn: o.CDN, hasCDN: hasCDN, onQueued: o.JobsQueued,
 		log: o.Logger, maxText: o.MaxTextBytes, now: o.Now, mem: mem, noCache: o.NoRenderCache,
 		keepChanges: o.KeepChanges, keepDoneJobs: o.KeepDoneJobs}
 }
@@ -384,7 +386,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 			Title: ed.Title, Text: text, Summary: ed.Summary, Minor: ed.Minor,
 			UserID: ed.Editor.UserID, UserName: ed.Editor.UserName,
 			BaseRevID: base, Links: links, Time: e.now(),
-			Jobs: changeJobs(ed.Title, base == 0, false, cats...),
+			Jobs: e.changeJobs(ed.Title, base == 0, false, cats...),
 		})
 		if errors.Is(err, wiki.ErrConflict) || errors.Is(err, wiki.ErrExists) {
 			continue // lost a race with another save: merge against the new latest
@@ -407,7 +409,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 // link colour of pages linking to it when its existence changed, its link
 // rows when they must be re-derived from text, and the external purge of t
 // and the other titles whose responses changed (its categories).
-func changeJobs(t wiki.Title, existenceChanged, relink bool, also ...wiki.Title) []wiki.JobSpec {
+func (e *Engine) changeJobs(t wiki.Title, existenceChanged, relink bool, also ...wiki.Title) []wiki.JobSpec {
 	jobs := []wiki.JobSpec{IndexJob(t)}
 	if relink {
 		jobs = append(jobs, LinksJob(t))
@@ -415,7 +417,7 @@ func changeJobs(t wiki.Title, existenceChanged, relink bool, also ...wiki.Title)
 	if existenceChanged {
 		jobs = append(jobs, BacklinksJob(t))
 	}
-	return append(jobs, cdnPurgeJob(append([]wiki.Title{t}, also...)...))
+	return append(jobs, e.cdnJobs(append([]wiki.Title{t}, also...)...)...)
 }
 
 // afterChange runs after a change committed, before the response: it wakes
@@ -423,9 +425,11 @@ func changeJobs(t wiki.Title, existenceChanged, relink bool, also ...wiki.Title)
 // responses (and those of also), so that the writer reads its own write.
 // Everything else the change made stale is the jobs' business.
 func (e *Engine) afterChange(ctx context.Context, pageID int64, t wiki.Title, also ...wiki.Title) {
-	e.jobsQueued()
+	// The local purge comes first: the jobs woken next purge the caches in
+	// front, which refill from this node, and must find the new state.
 	e.invalidate(pageID)
 	e.purger.Purge(ctx, append([]wiki.Title{t}, also...)...)
+	e.jobsQueued()
 }
 
 func (e *Engine) invalidate(pageIDs ...int64) {
@@ -485,8 +489,8 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	redirect := "#REDIRECT [[" + to.String() + "]]\n"
 	// To now exists; From stops existing unless a redirect stays. Both
 	// titles' search entries follow (the moved page's, the redirect's).
-	jobs := changeJobs(to, true, false, from)
-	jobs = append(jobs, changeJobs(from, !leaveRedirect, false)...)
+	jobs := e.changeJobs(to, true, false, from)
+	jobs = append(jobs, e.changeJobs(from, !leaveRedirect, false)...)
 	p, err := e.store.MovePage(ctx, wiki.MoveRequest{
 		From: from, To: to, Reason: summary, UserID: ed.UserID, UserName: ed.UserName,
 		LeaveRedirect: leaveRedirect, RedirectText: redirect, RedirectLinks: e.renderer.Links(redirect),
@@ -507,7 +511,7 @@ func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Edi
 	}
 	// The store drops the search entry in the transaction; the jobs only
 	// recolour the links to t and purge external caches.
-	jobs := []wiki.JobSpec{BacklinksJob(t), cdnPurgeJob(t)}
+	jobs := append([]wiki.JobSpec{BacklinksJob(t)}, e.cdnJobs(t)...)
 	if err := e.store.DeletePage(ctx, t, ed.UserID, ed.UserName, oneLine(reason, 500), e.now(), jobs...); err != nil {
 		return err
 	}
@@ -519,7 +523,7 @@ func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Edi
 func (e *Engine) Undelete(ctx context.Context, t wiki.Title, reason string, ed Editor) (wiki.Page, error) {
 	// The restored latest revision may not be the one the kept link rows
 	// came from (a page recreated, then its old history restored): relink.
-	jobs := changeJobs(t, true, true)
+	jobs := e.changeJobs(t, true, true)
 	p, err := e.store.UndeletePage(ctx, t, ed.UserID, ed.UserName, oneLine(reason, 500), e.now(), jobs...)
 	if err != nil {
 		return wiki.Page{}, err
@@ -572,7 +576,11 @@ func (e *Engine) Purge(ctx context.Context, titles ...wiki.Title) {
 // purgeExternal queues the purge of titles (and the listings) at external
 // caches, for a purge that no change's transaction queued.
 func (e *Engine) purgeExternal(ctx context.Context, titles ...wiki.Title) {
-	if err := e.store.EnqueueJobs(ctx, []wiki.JobSpec{cdnPurgeJob(titles...)}); err != nil {
+	jobs := e.cdnJobs(titles...)
+	if len(jobs) == 0 {
+		return
+	}
+	if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
 		e.log.Error("engine: queue external purge", "titles", titles, "err", err)
 		return
 	}

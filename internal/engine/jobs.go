@@ -56,9 +56,20 @@ func titleJob(kind string, t wiki.Title) wiki.JobSpec {
 	return wiki.JobSpec{Kind: kind, Payload: b, Key: kind + ":" + string(t)}
 }
 
-func cdnPurgeJob(titles ...wiki.Title) wiki.JobSpec {
+// cdnJobs are the purges of titles (and the listings) at the caches in
+// front: none when there are none. A purge of one title is deduplicated
+// while queued (a repeated purge, or an edit flood, queues one job; it runs
+// after the last change that merged into it, so it purges the newest state).
+func (e *Engine) cdnJobs(titles ...wiki.Title) []wiki.JobSpec {
+	if !e.hasCDN {
+		return nil
+	}
 	b, _ := json.Marshal(titlesPayload{Titles: titles})
-	return wiki.JobSpec{Kind: wiki.JobCDNPurge, Payload: b}
+	j := wiki.JobSpec{Kind: wiki.JobCDNPurge, Payload: b}
+	if len(titles) == 1 {
+		j.Key = wiki.JobCDNPurge + ":" + string(titles[0])
+	}
+	return []wiki.JobSpec{j}
 }
 
 // IndexJob, LinksJob and BacklinksJob build the jobs a change enqueues;
@@ -177,10 +188,12 @@ func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
 		}
 		e.invalidate(ids...)
 		e.purger.Purge(ctx, titles...)
-		if err := e.store.EnqueueJobs(ctx, []wiki.JobSpec{cdnPurgeJob(titles...)}); err != nil {
-			return err
+		if jobs := e.cdnJobs(titles...); len(jobs) > 0 {
+			if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
+				return err
+			}
+			e.jobsQueued()
 		}
-		e.jobsQueued()
 		if len(pages) < q.Limit {
 			return nil
 		}

@@ -86,7 +86,7 @@ func TestJobsAreIdempotent(t *testing.T) {
 	db := sqlite.MustOpen(t)
 	p := &purges{}
 	woken := 0
-	e := engine.New(engine.Options{Store: db, Renderer: render.New(), Purger: p, JobsQueued: func() { woken++ }})
+	e := engine.New(engine.Options{Store: db, Renderer: render.New(), Purger: p, CDN: engine.NoExternalPurge{}, JobsQueued: func() { woken++ }})
 	ed := engine.Editor{UserName: "U"}
 	if _, err := e.Save(ctx, engine.Edit{Title: "Linker", Text: "Some words, a link to [[Target]].", Editor: ed}); err != nil {
 		t.Fatal(err)

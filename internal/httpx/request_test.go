@@ -20,7 +20,7 @@ var testSpec = &Spec{Name: "test", Params: []Param{
 func TestCanonicalForms(t *testing.T) {
 	for _, tc := range []struct {
 		query, want string // want "" with wantErr: an error
-		wantErr       string
+		wantErr     string
 	}{
 		{"", "", ""},
 		{"action=history", "action=history", ""},

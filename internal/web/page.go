@@ -249,8 +249,21 @@ func (s *Server) purgeForm(w http.ResponseWriter, r *http.Request, t wiki.Title)
 }
 
 // purge drops the page's renders and cached copies (MediaWiki's
-// action=purge).
+// action=purge). Each purge costs a render, a purge of every cache (in
+// front too) and breaks the coalescing of concurrent fills, so it takes a
+// login and a limited rate per user (MediaWiki's default: 30 a minute).
 func (s *Server) purge(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
+	v := viewerOf(r)
+	if !v.LoggedIn {
+		return wiki.Errorf(wiki.KindUnauthorized, "log in to purge a page; a page shows its latest version without a purge")
+	}
+	if wait, ok := s.purges.allow(v.User.Name); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+		return wiki.Errorf(wiki.KindTooMany, "you purged many pages in the last minute; wait %d seconds and try again", int(wait.Seconds())+1)
+	}
+	if _, err := s.livePage(r, t); err != nil {
+		return err
+	}
 	s.eng.Purge(r.Context(), t)
 	redirect(w, r, t.URL(), http.StatusSeeOther)
 	return nil

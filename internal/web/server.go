@@ -40,6 +40,7 @@ type Server struct {
 	sessions *sessionCache
 	gz       *gzCache          // deflated static parts of spliced pages
 	throttle *session.Throttle // failed logins per (address, account) and address (special.go)
+	purges   *rateLimit        // action=purge per user
 	proxies  httpx.Proxies     // who may name the client (session.go)
 	// proxyWarned is set once the warning about forwarding headers from an
 	// unconfigured proxy on this host was logged (session.go).
@@ -78,7 +79,8 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{cfg: o.Config, eng: o.Engine, store: o.Engine.Store(), views: o.Views, log: o.Logger,
 		secret: o.Secret, now: o.Now, mainPage: mp, edge: o.Edge, sessions: newSessionCache(o.Now), gz: newGzCache(),
-		throttle: session.NewThrottle(session.DefaultPolicy(), o.Now), proxies: httpx.NewProxies(trusted, o.Config.ClientIPHeader)}
+		throttle: session.NewThrottle(session.DefaultPolicy(), o.Now), proxies: httpx.NewProxies(trusted, o.Config.ClientIPHeader),
+		purges: newRateLimit(30, time.Minute, o.Now)}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -186,7 +188,6 @@ func (s *Server) serveRead(w http.ResponseWriter, r *http.Request, spec *httpx.S
 		return h(w, r)
 	})
 }
-
 
 // healthz answers load balancers.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,60 @@
+package web
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+)
+
+// rateLimit allows each key n events per window (a fixed window per key),
+// in bounded memory: a shard that fills up forgets its keys.
+type rateLimit struct {
+	n      int
+	window time.Duration
+	now    func() time.Time
+	seed   maphash.Seed
+	shards [16]rateShard
+}
+
+type rateShard struct {
+	mu sync.Mutex
+	m  map[string]rateWindow
+}
+
+type rateWindow struct {
+	start time.Time
+	count int
+}
+
+const rateShardKeys = 4096
+
+func newRateLimit(n int, window time.Duration, now func() time.Time) *rateLimit {
+	l := &rateLimit{n: n, window: window, now: now, seed: maphash.MakeSeed()}
+	for i := range l.shards {
+		l.shards[i].m = map[string]rateWindow{}
+	}
+	return l
+}
+
+// allow counts an event for key, or returns how long to wait when key has
+// used its n events in the current window (then nothing is counted).
+func (l *rateLimit) allow(key string) (time.Duration, bool) {
+	sh := &l.shards[maphash.String(l.seed, key)%uint64(len(l.shards))]
+	now := l.now()
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	w, ok := sh.m[key]
+	if !ok || now.Sub(w.start) >= l.window {
+		if !ok && len(sh.m) >= rateShardKeys {
+			clear(sh.m)
+		}
+		sh.m[key] = rateWindow{start: now, count: 1}
+		return 0, true
+	}
+	if w.count >= l.n {
+		return w.start.Add(l.window).Sub(now), false
+	}
+	w.count++
+	sh.m[key] = w
+	return 0, true
+}
