@@ -86,4 +86,3 @@ func parseWrk(out string) (wrkResult, error) {
 	r.errors = strings.Join(errs, "; ")
 	return r, nil
 }
-
