@@ -457,7 +457,6 @@ func wrkRounds(ctx context.Context, e *env, o options, gz bool) (wrkRound, error
 	return w, nil
 }
 
-
 // median of the runs' values.
 func median(rs []wrkResult, f func(wrkResult) float64) float64 {
 	v := make([]float64, len(rs))
