@@ -249,15 +249,17 @@ func (s *Server) purgeForm(w http.ResponseWriter, r *http.Request, t wiki.Title)
 }
 
 // purge drops the page's renders and cached copies (MediaWiki's
-// action=purge). Each purge costs a render, a purge of every cache (in
-// front too) and breaks the coalescing of concurrent fills, so it takes a
-// login and a limited rate per user (MediaWiki's default: 30 a minute).
+// action=purge: a POST from the confirmation form). Each purge costs a
+// render and a purge of every cache, in front too, so purges are limited per
+// user, and per client address for anonymous readers (MediaWiki's defaults:
+// 30 a minute).
 func (s *Server) purge(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 	v := viewerOf(r)
+	who := "u\x00" + v.User.Name
 	if !v.LoggedIn {
-		return wiki.Errorf(wiki.KindUnauthorized, "log in to purge a page; a page shows its latest version without a purge")
+		who = "a\x00" + s.client(r).String()
 	}
-	if wait, ok := s.purges.allow(v.User.Name); !ok {
+	if wait, ok := s.purges.allow(who); !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
 		return wiki.Errorf(wiki.KindTooMany, "you purged many pages in the last minute; wait %d seconds and try again", int(wait.Seconds())+1)
 	}
