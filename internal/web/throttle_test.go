@@ -230,6 +230,19 @@ func TestTrustProxyAlias(t *testing.T) {
 	}
 }
 
+// client_ip_header: Forwarded is safe only when every trusted proxy writes
+// Forwarded itself; Wikid says so at start.
+func TestForwardedHeaderWarning(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t, behindLoopbackProxy, func(c *config.Config) { c.ClientIPHeader = "Forwarded" })
+	if !strings.Contains(w.Logs.String(), "every proxy in trusted_proxies must set or overwrite Forwarded") {
+		t.Errorf("no warning about Forwarded at start:\n%s", w.Logs.String())
+	}
+	if d := apptest.New(t, behindLoopbackProxy); strings.Contains(d.Logs.String(), "client_ip_header is Forwarded") {
+		t.Error("the Forwarded warning with client_ip_header X-Forwarded-For")
+	}
+}
+
 // The anonymous editor's name and the session cookie's Secure flag come
 // from the trusted proxy, and never from an untrusted client's headers.
 func TestClientFromTrustedProxyOnly(t *testing.T) {
