@@ -299,10 +299,28 @@ func (s *Server) warnUnconfiguredProxy(r *http.Request) {
 // token) and answers everyone else 403. The client's address never counts:
 // behind a proxy on the same host every client would look local. Every
 // answer is no-store, so no cache keeps an operator endpoint's response.
+//
+// The session cookie is SameSite=Lax, so a browser sends it with a
+// top-level navigation from another site: a link elsewhere could start a
+// CPU profile or a trace in an administrator's name. A request the browser
+// marks as started by another site (Sec-Fetch-Site cross-site, or
+// same-site: a sibling subdomain) is refused when the session cookie is
+// what authenticates it; a bearer token is never sent by a browser on its
+// own.
 func (s *Server) AdminOnly(next http.Handler) http.Handler {
 	return s.withViewer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httpx.SetRoute(r, "ops")
-		if viewerOf(r).IsAdmin() {
+		v := viewerOf(r)
+		if v.IsAdmin() && !v.Token {
+			switch site := r.Header.Get("Sec-Fetch-Site"); site {
+			case "cross-site", "same-site":
+				s.writeError(w, r, wiki.Errorf(wiki.KindForbidden, "this endpoint does not answer requests started by another site "+
+					"(Sec-Fetch-Site: %s); open its address directly in the browser, send an administrator's API token "+
+					"(Authorization: Bearer TOKEN), or use the ops_addr listener", site))
+				return
+			}
+		}
+		if v.IsAdmin() {
 			w.Header().Set("Cache-Control", "no-store")
 			next.ServeHTTP(w, r)
 			return
