@@ -14,12 +14,23 @@ import (
 
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/httpx"
+	"github.com/wikid/wikid/internal/session"
 	"github.com/wikid/wikid/internal/timing"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
-// SessionCookie is the one cookie Wikid sets, and only at login.
+// SessionCookie holds the session token. It and DeviceCookie are the only
+// cookies Wikid sets, and only in the answer to a login (or an account
+// creation): no page a cache may keep ever sets a cookie.
 const SessionCookie = "wikid_session"
+
+// DeviceCookie says that this browser logged in to an account before
+// (session.Devices): login attempts carrying it are throttled apart from
+// the client's address. It outlives logouts; only login forms read it.
+const DeviceCookie = "wikid_device"
+
+// deviceCookieAge is how long a device cookie lasts: a year.
+const deviceCookieAge = 365 * 24 * time.Hour
 
 // Viewer is who is making the request.
 type Viewer struct {
@@ -143,6 +154,29 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u wiki.Use
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie(r), Expires: sess.Expires, MaxAge: int(ttl.Seconds())})
 	return nil
+}
+
+// setDeviceCookie gives the browser a new device cookie for account, after
+// a successful login. Logging out leaves it in place.
+func (s *Server) setDeviceCookie(w http.ResponseWriter, r *http.Request, account string) {
+	http.SetCookie(w, &http.Cookie{Name: DeviceCookie, Value: s.devices.Issue(account), Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie(r), Expires: s.now().Add(deviceCookieAge),
+		MaxAge: int(deviceCookieAge.Seconds())})
+}
+
+// deviceCookie returns the device r carries for account: the first of its
+// device cookies (a browser may hold a few, by path or domain) that this
+// server issued for account, or the zero Device.
+func (s *Server) deviceCookie(r *http.Request, account string) session.Device {
+	for i, c := range r.CookiesNamed(DeviceCookie) {
+		if i == 4 {
+			break
+		}
+		if d := s.devices.Check(c.Value, account); d.Valid() {
+			return d
+		}
+	}
+	return session.Device{}
 }
 
 func (s *Server) clearSessionCookie(w http.ResponseWriter, r *http.Request) {

@@ -51,7 +51,8 @@ func newLoginWiki(t *testing.T, opts ...func(*config.Config)) *loginWiki {
 }
 
 // login posts the login form with the given extra header lines ("Name:
-// value") and forgets the session it may get.
+// value") and forgets the session and the device cookie it may get (a
+// test that wants the device cookie sends it as a header: device).
 func (w *loginWiki) login(t *testing.T, name, password string, header ...string) *apptest.Response {
 	t.Helper()
 	r := w.c.NewRequest(http.MethodPost, "/wiki/Special:UserLogin", strings.NewReader(url.Values{
@@ -62,7 +63,8 @@ func (w *loginWiki) login(t *testing.T, name, password string, header ...string)
 		r.Header.Add(k, strings.TrimSpace(v))
 	}
 	res := w.c.Do(r)
-	w.c.Jar.SetCookies(&url.URL{Scheme: "http", Host: strings.TrimPrefix(w.URL, "http://")}, []*http.Cookie{{Name: "wikid_session", MaxAge: -1}})
+	w.c.Jar.SetCookies(&url.URL{Scheme: "http", Host: strings.TrimPrefix(w.URL, "http://")},
+		[]*http.Cookie{{Name: "wikid_session", MaxAge: -1}, {Name: "wikid_device", MaxAge: -1}})
 	return res
 }
 
