@@ -70,9 +70,20 @@ sub vcl_recv {
 		return (synth(404, "Not Found"));
 	}
 
-	# Wikid reads one cookie, wikid_session; any other cookie (analytics,
-	# preferences) must not split the cache or force a pass. The assets
-	# under /static/ are the same for everyone, session or not.
+	# Who the client is comes from X-Forwarded-For, to which Varnish has
+	# appended client.ip; Varnish adds nothing to Forwarded or X-Real-IP, so
+	# whatever arrives in them was written by the client. (PURGE, above,
+	# reads them first: there they mean another proxy forwarded it.)
+	unset req.http.Forwarded;
+	unset req.http.X-Real-IP;
+
+	# Wikid reads two cookies. wikid_session makes a personal view;
+	# wikid_device (a browser that logged in before) matters only to the
+	# login form's POST. A GET or HEAD keeps wikid_session alone, so that a
+	# reader with only wikid_device, analytics or preference cookies is
+	# an anonymous reader: no cookie reaches Wikid, the cache is neither
+	# split nor bypassed. Other methods are passed anyway and keep both.
+	# The assets under /static/ are the same for everyone, session or not.
 	std.collect(req.http.Cookie, "; ");
 	if (req.url ~ "^/static/") {
 		unset req.http.Cookie;
@@ -80,7 +91,11 @@ sub vcl_recv {
 	if (req.http.Cookie) {
 		set req.http.Cookie = ";" + req.http.Cookie;
 		set req.http.Cookie = regsuball(req.http.Cookie, "; +", ";");
-		set req.http.Cookie = regsuball(req.http.Cookie, ";(wikid_session=)", "; \1");
+		if (req.method == "GET" || req.method == "HEAD") {
+			set req.http.Cookie = regsuball(req.http.Cookie, ";(wikid_session=)", "; \1");
+		} else {
+			set req.http.Cookie = regsuball(req.http.Cookie, ";(wikid_session=|wikid_device=)", "; \1");
+		}
 		set req.http.Cookie = regsuball(req.http.Cookie, ";[^ ][^;]*", "");
 		set req.http.Cookie = regsuball(req.http.Cookie, "^[; ]+|[; ]+$", "");
 		if (req.http.Cookie == "") {

@@ -64,6 +64,15 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		log.Warn("trust_proxy is deprecated: it trusts every loopback peer's X-Forwarded-For; " +
 			"set trusted_proxies to your proxies' addresses instead (e.g. [\"127.0.0.1\", \"::1\"]) and remove trust_proxy")
 	}
+	if cfg.ClientIPHeader == "Forwarded" {
+		// Wikid reads the rightmost hops of Forwarded, trusting each trusted
+		// proxy to have written its own; a proxy that passes the client's
+		// Forwarded through and adds nothing (Varnish does) lets the client
+		// choose its address.
+		log.Warn("client_ip_header is Forwarded: every proxy in trusted_proxies must set or overwrite Forwarded (or append its own element), " +
+			"else clients choose their own address; Varnish passes the client's Forwarded through and appends to X-Forwarded-For only, " +
+			"so behind Varnish keep client_ip_header X-Forwarded-For")
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("app: create data directory %s: %w", cfg.DataDir, err)
 	}

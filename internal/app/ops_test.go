@@ -121,6 +121,48 @@ func TestOpsEndpointsOnMainListener(t *testing.T) {
 	}
 }
 
+// TestOpsEndpointsRefuseCrossSite: an administrator's session cookie rides
+// top-level navigations from other sites (SameSite=Lax), so a link elsewhere
+// must not start a profile or a trace: requests the browser marks as
+// cross-site or same-site are refused when the cookie authenticates them.
+// A bearer token, which no browser sends on its own, is not affected.
+func TestOpsEndpointsRefuseCrossSite(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	admin, apw := w.CreateUser(t, "Siteadmin", wiki.GroupAdmin)
+	adminCookie := "Cookie: wikid_session=" + w.Login(t, "Siteadmin", apw).SessionCookie()
+	token := "wkd_" + auth.NewSecret(32)
+	if err := w.App.Store.CreateToken(context.Background(), wiki.Token{ID: auth.HashToken(token), UserID: admin.ID, Name: "ops", Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	paths := append([]string{"/debug/pprof/trace?seconds=1", "/debug/pprof/profile?seconds=1"}, opsPaths...)
+	for _, site := range []string{"cross-site", "same-site"} {
+		for _, path := range paths {
+			res, body := get(t, w.URL+path, adminCookie, "Sec-Fetch-Site: "+site)
+			if res.StatusCode != http.StatusForbidden || res.Header.Get("Cache-Control") != "no-store" {
+				t.Errorf("an administrator's cookie, Sec-Fetch-Site %s, GET %s: %d, Cache-Control %q, want 403 no-store",
+					site, path, res.StatusCode, res.Header.Get("Cache-Control"))
+			}
+			if !strings.Contains(body, "requests started by another site") || strings.Contains(body, "goroutine") {
+				t.Errorf("Sec-Fetch-Site %s, GET %s: the 403 does not say why, or leaks data:\n%s", site, path, body)
+			}
+		}
+	}
+	for who, header := range map[string][]string{
+		"an administrator's cookie, same-origin":       {adminCookie, "Sec-Fetch-Site: same-origin"},
+		"an administrator's cookie, typed in (none)":   {adminCookie, "Sec-Fetch-Site: none"},
+		"an administrator's cookie, no Sec-Fetch-Site": {adminCookie},
+		"an administrator's token, cross-site":         {"Authorization: Bearer " + token, "Sec-Fetch-Site: cross-site"},
+		"an administrator's token, same-site":          {"Authorization: Bearer " + token, "Sec-Fetch-Site: same-site"},
+	} {
+		for _, path := range opsPaths {
+			if res, _ := get(t, w.URL+path, header...); !served(res, path) || res.Header.Get("Cache-Control") != "no-store" {
+				t.Errorf("%s, GET %s: %d, Cache-Control %q, want it served, no-store", who, path, res.StatusCode, res.Header.Get("Cache-Control"))
+			}
+		}
+	}
+}
+
 // TestOpsListener: ops_addr serves /metrics and /debug/pprof/ to whoever
 // reaches it, no-store, and stops with the app.
 func TestOpsListener(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -565,5 +567,215 @@ func TestVarnishCachesPagesOlderThanSMaxAgeInWikid(t *testing.T) {
 		t.Errorf("second read through Varnish: %s, want HIT; the first (%s) came with Cache-Control %q and Age %s: "+
 			"wikid's Age counts its own cache's time, and Varnish took the page for expired",
 			second.cache(), first.cache(), first.header.Get("Cache-Control"), first.header.Get("Age"))
+	}
+}
+
+// proxyClient is a browser at ip: it reaches Varnish through its PROXY
+// listener, which then takes ip for client.ip. Cookies are the test's to
+// send; redirects are not followed.
+func (s *varnishStack) proxyClient(ip string) *http.Client {
+	return proxyClient(s.proxy, ip)
+}
+
+func proxyClient(proxy, ip string) *http.Client {
+	_, port, _ := net.SplitHostPort(proxy)
+	return &http.Client{
+		Transport: &http.Transport{DisableCompression: true, DisableKeepAlives: true,
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				conn, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, proxy)
+				if err != nil {
+					return nil, err
+				}
+				if _, err := fmt.Fprintf(conn, "PROXY TCP4 %s 127.0.0.1 40000 %s\r\n", ip, port); err != nil {
+					conn.Close()
+					return nil, err
+				}
+				return conn, nil
+			}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Timeout:       10 * time.Second,
+	}
+}
+
+var (
+	csrfField    = regexp.MustCompile(`name="csrf" value="([^"]*)"`)
+	baserevField = regexp.MustCompile(`name="baserev" value="(\d+)"`)
+)
+
+// form GETs path through c and returns its csrf and baserev fields ("" when absent).
+func (s *varnishStack) form(t *testing.T, c *http.Client, path string) (csrf, baserev string) {
+	t.Helper()
+	a := s.do(t, c, "GET", s.url+path, nil)
+	m := csrfField.FindStringSubmatch(a.body)
+	if m == nil {
+		t.Fatalf("GET %s through Varnish: %d %s, no csrf field", path, a.status, a.cache())
+	}
+	if b := baserevField.FindStringSubmatch(a.body); b != nil {
+		baserev = b[1]
+	}
+	return m[1], baserev
+}
+
+// postForm POSTs form values to path through c with extra header lines.
+func (s *varnishStack) postForm(t *testing.T, c *http.Client, path string, v url.Values, headers ...string) answer {
+	t.Helper()
+	return s.do(t, c, "POST", s.url+path, strings.NewReader(v.Encode()), append(headers, "Content-Type: application/x-www-form-urlencoded")...)
+}
+
+// TestVarnishRequestHeaders: what the shipped VCL lets through to the
+// backend, seen by a backend that records it. A GET or HEAD keeps
+// wikid_session alone (without it, no Cookie at all); other methods keep
+// wikid_session and wikid_device; Forwarded and X-Real-IP never come from
+// the client; X-Forwarded-For ends with the client's address.
+func TestVarnishRequestHeaders(t *testing.T) {
+	bin := varnishdPath(t)
+	var mu sync.Mutex
+	seen := map[string]http.Header{}
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.URL.Path] = r.Header.Clone() // by path: Varnish fetches a HEAD it may store with GET
+		mu.Unlock()
+		w.Header().Set("Cache-Control", "no-store")
+		io.WriteString(w, "ok\n")
+	}))
+	defer backend.Close()
+	addr, proxy := freeAddr(t), freeAddr(t)
+	startVarnish(t, bin, addr, proxy, backend.Listener.Addr().String())
+	client := proxyClient(proxy, "198.51.100.23")
+	vs := &varnishStack{url: "http://" + addr, client: client} // for its request helpers; no wikid behind it
+
+	const sess, dev = "wikid_session=S3ssion", "wikid_device=D3vice"
+	all := "_ga=GA1.2.3; " + sess + "; xwikid_device=no; " + dev + "; wikid_session_old=no; prefs=dark"
+	forged := []string{"Forwarded: for=203.0.113.66;proto=https", "X-Real-IP: 203.0.113.67", "X-Forwarded-For: 203.0.113.68"}
+	for _, tc := range []struct {
+		method, path, cookie, want string
+	}{
+		{"GET", "/wiki/A", all, sess},
+		{"HEAD", "/wiki/B", all, sess},
+		{"GET", "/wiki/C", "_ga=GA1.2.3; " + dev + "; prefs=dark", ""},
+		{"HEAD", "/wiki/D", dev, ""},
+		{"GET", "/static/e.css", all, ""},
+		{"POST", "/wiki/Special:UserLogin", all, sess + "; " + dev},
+		{"POST", "/wiki/Special:UserLogout", "_ga=1; " + dev, dev},
+		{"PUT", "/w/rest.php/v1/page/F", dev + "; " + sess, dev + "; " + sess},
+		{"DELETE", "/w/rest.php/v1/page/G", "prefs=dark", ""},
+	} {
+		headers := append([]string{"Cookie: " + tc.cookie}, forged...)
+		var body io.Reader
+		if tc.method == "POST" || tc.method == "PUT" {
+			body = strings.NewReader("x=1")
+		}
+		a := vs.do(t, nil, tc.method, vs.url+tc.path, body, headers...)
+		if a.status != 200 {
+			t.Errorf("%s %s: %d %s", tc.method, tc.path, a.status, a.cache())
+			continue
+		}
+		mu.Lock()
+		h, ok := seen[tc.path]
+		mu.Unlock()
+		if !ok {
+			t.Errorf("%s %s did not reach the backend", tc.method, tc.path)
+			continue
+		}
+		cookies := h.Values("Cookie")
+		if got := strings.Join(cookies, " | "); got != tc.want || (tc.want == "" && len(cookies) > 0) {
+			t.Errorf("%s %s with Cookie %q: the backend got Cookie %q, want %q", tc.method, tc.path, tc.cookie, got, tc.want)
+		}
+		if f, x := h.Values("Forwarded"), h.Values("X-Real-IP"); len(f) > 0 || len(x) > 0 {
+			t.Errorf("%s %s: the client's Forwarded %q or X-Real-IP %q reached the backend", tc.method, tc.path, f, x)
+		}
+		if xff := h.Values("X-Forwarded-For"); len(xff) == 0 || !strings.HasSuffix(xff[len(xff)-1], ", 198.51.100.23") {
+			t.Errorf("%s %s: X-Forwarded-For %q, want Varnish's client.ip appended", tc.method, tc.path, xff)
+		}
+	}
+}
+
+// TestVarnishClientAddress: behind the shipped VCL a client cannot choose
+// the address Wikid sees, with either client_ip_header.
+func TestVarnishClientAddress(t *testing.T) {
+	forged := []string{"Forwarded: for=203.0.113.66", "X-Real-IP: 203.0.113.67", "X-Forwarded-For: 203.0.113.68"}
+	lastEditor := func(t *testing.T, s *varnishStack) string {
+		t.Helper()
+		cs, err := s.app.Store.RecentChanges(context.Background(), wiki.ChangeQuery{Limit: 1})
+		if err != nil || len(cs) != 1 {
+			t.Fatalf("recent changes: %v %v", cs, err)
+		}
+		return cs[0].UserName
+	}
+	anonEdit := func(t *testing.T, s *varnishStack, c *http.Client, title string) {
+		t.Helper()
+		path := "/wiki/" + wiki.MustTitle(title).Key()
+		csrf, base := s.form(t, c, path+"?action=edit")
+		a := s.postForm(t, c, path+"?action=submit", url.Values{"csrf": {csrf}, "baserev": {base}, "text": {"Anonymous text."}, "summary": {"via Varnish"}}, forged...)
+		if a.status != http.StatusSeeOther {
+			t.Fatalf("anonymous edit through Varnish: %d %s\n%s", a.status, a.cache(), a.body)
+		}
+	}
+	anon := func(c *config.Config) { c.EditGroup = wiki.GroupAnonymous }
+
+	t.Run("with X-Forwarded-For, the address Varnish appends", func(t *testing.T) {
+		s := newVarnishStack(t, anon)
+		anonEdit(t, s, s.proxyClient("198.51.100.23"), "Edited via XFF")
+		if got := lastEditor(t, s); got != "198.51.100.23" {
+			t.Errorf("anonymous editor %q, want 198.51.100.23 (the client Varnish saw)", got)
+		}
+	})
+	t.Run("with Forwarded, never the client's own Forwarded", func(t *testing.T) {
+		s := newVarnishStack(t, anon, func(c *config.Config) { c.ClientIPHeader = "Forwarded" })
+		anonEdit(t, s, s.proxyClient("198.51.100.24"), "Edited via Forwarded")
+		// Varnish writes no Forwarded: the client is Varnish itself (which
+		// is why the README says to keep X-Forwarded-For).
+		if got := lastEditor(t, s); got != "127.0.0.1" {
+			t.Errorf("anonymous editor %q, want 127.0.0.1 (Varnish): the client chose its address", got)
+		}
+	})
+}
+
+// TestVarnishDeviceCookie: through Varnish, the device cookie reaches the
+// login form, so an owner who logged in before is not locked out by an
+// attacker at the same address; and it never splits or bypasses the cache.
+func TestVarnishDeviceCookie(t *testing.T) {
+	s := newVarnishStack(t)
+	const pw = "pw-varnish-owner-secret"
+	hash, _ := auth.HashPassword(pw)
+	if _, err := s.app.Store.CreateUser(context.Background(), wiki.User{Name: "Varnish Owner", PasswordHash: hash, Group: wiki.GroupUser, Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	c := s.proxyClient("203.0.113.50") // the owner's address, and the attacker's
+	csrf, _ := s.form(t, c, "/wiki/Special:UserLogin")
+	login := func(name, password string, headers ...string) answer {
+		t.Helper()
+		return s.postForm(t, c, "/wiki/Special:UserLogin", url.Values{"csrf": {csrf}, "username": {name}, "password": {password}}, headers...)
+	}
+	first := login("Varnish Owner", pw)
+	if first.status != http.StatusSeeOther || first.cache() != "PASS" {
+		t.Fatalf("login through Varnish: %d %s", first.status, first.cache())
+	}
+	var device string
+	for _, sc := range first.header.Values("Set-Cookie") {
+		if v, ok := strings.CutPrefix(sc, "wikid_device="); ok {
+			device, _, _ = strings.Cut(v, ";")
+		}
+	}
+	if device == "" {
+		t.Fatalf("no device cookie through Varnish: %q", first.header.Values("Set-Cookie"))
+	}
+	for i := range 25 {
+		login(fmt.Sprint("Somebody ", i), "guess")
+	}
+	if a := login("Varnish Owner", pw); a.status != http.StatusTooManyRequests {
+		t.Errorf("the owner without the device cookie: %d, want 429 (the address is throttled)", a.status)
+	}
+	if a := login("Varnish Owner", pw, "Cookie: _ga=GA1.2.3; wikid_device="+device); a.status != http.StatusSeeOther {
+		t.Errorf("the owner with the device cookie through Varnish: %d, want 303", a.status)
+	}
+
+	// A reader with the device cookie (logged out) is an anonymous reader.
+	s.create(t, s.editor(t, "Device Editor"), "Device Page", "Cached for everyone.")
+	s.viaVarnish(t, "/wiki/Device_Page")
+	for _, ck := range []string{"wikid_device=" + device, "_ga=1; wikid_device=" + device + "; prefs=dark"} {
+		if a := s.viaVarnish(t, "/wiki/Device_Page", "Cookie: "+ck); a.cache() != "HIT" || len(a.header.Values("Set-Cookie")) > 0 {
+			t.Errorf("GET with Cookie %q: X-Varnish-Cache %s, Set-Cookie %q; want a HIT without cookies", ck, a.cache(), a.header.Values("Set-Cookie"))
+		}
 	}
 }

@@ -203,36 +203,79 @@ func forwardedForHops(lines []string) []hop {
 // forwardedHops parses Forwarded (RFC 7239): elements separated by commas,
 // each a list of name=value pairs separated by semicolons, where a value is
 // a token or a quoted string (which may hold commas and semicolons).
+//
+// Each line is parsed on its own, and a line that does not follow that
+// grammar is one hop without an address, so that the walk stops at the
+// proxy that sent it. Its elements cannot be told apart: a client's
+// unterminated quoted string (for="1.2.3.4";x=") would otherwise swallow
+// the element a proxy appended to the same line (, for=198.51.100.7) and
+// leave the client's own element rightmost.
 func forwardedHops(lines []string) []hop {
 	var hops []hop
 	for _, l := range lines {
-		for _, el := range splitQuoted(l, ',') {
-			if strings.TrimSpace(el) == "" {
-				continue
-			}
-			var h hop
-			for _, pair := range splitQuoted(el, ';') {
-				name, value, ok := strings.Cut(pair, "=")
-				if !ok {
-					continue
-				}
-				value = unquote(strings.TrimSpace(value))
-				switch strings.ToLower(strings.TrimSpace(name)) {
-				case "for":
-					h.addr = parseNode(value)
-				case "proto":
-					h.proto = value
-				}
-			}
-			hops = append(hops, h)
+		hs, ok := forwardedLine(l)
+		if !ok {
+			hs = []hop{{}}
 		}
+		hops = append(hops, hs...)
 	}
 	return hops
 }
 
-// splitQuoted splits s at sep outside double-quoted strings.
-func splitQuoted(s string, sep byte) []string {
-	var out []string
+// forwardedLine parses one Forwarded line, or reports that it is malformed:
+// it ends inside a quoted string, or an element has a pair without '=', a
+// name that is not a token, a value that is neither a token nor one whole
+// quoted string, or a name twice. Whitespace around elements and pairs is
+// allowed, and so are ':', '[' and ']' in unquoted values (for=[::1]:80,
+// which RFC 7239 wants quoted), as proxies write them.
+func forwardedLine(l string) ([]hop, bool) {
+	els, ok := splitQuoted(l, ',')
+	if !ok {
+		return nil, false
+	}
+	var hops []hop
+	for _, el := range els {
+		if strings.TrimSpace(el) == "" {
+			continue
+		}
+		var h hop
+		seen := map[string]bool{}
+		pairs, _ := splitQuoted(el, ';') // balanced: the line's quotes were
+		for _, pair := range pairs {
+			pair = strings.Trim(pair, " \t")
+			if pair == "" {
+				continue
+			}
+			name, value, found := strings.Cut(pair, "=")
+			name = strings.ToLower(name)
+			if !found || !isToken(name, false) || seen[name] {
+				return nil, false
+			}
+			seen[name] = true
+			if strings.HasPrefix(value, `"`) {
+				v, ok := unquoteWhole(value)
+				if !ok {
+					return nil, false
+				}
+				value = v
+			} else if !isToken(value, true) {
+				return nil, false
+			}
+			switch name {
+			case "for":
+				h.addr = parseNode(value)
+			case "proto":
+				h.proto = value
+			}
+		}
+		hops = append(hops, h)
+	}
+	return hops, true
+}
+
+// splitQuoted splits s at sep outside double-quoted strings; ok is false
+// when s ends inside one.
+func splitQuoted(s string, sep byte) (parts []string, ok bool) {
 	start, quoted := 0, false
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
@@ -241,29 +284,56 @@ func splitQuoted(s string, sep byte) []string {
 		case c == '"':
 			quoted = !quoted
 		case !quoted && c == sep:
-			out = append(out, s[start:i])
+			parts = append(parts, s[start:i])
 			start = i + 1
 		}
 	}
-	return append(out, s[start:])
+	return append(parts, s[start:]), !quoted
 }
 
-// unquote returns a quoted string's content with its escapes removed, and
-// any other value unchanged.
-func unquote(s string) string {
-	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
-		return s
+// isToken reports whether s is an RFC 9110 token (one or more tchar);
+// address allows ':', '[' and ']' too, for unquoted addresses with ports.
+func isToken(s string, address bool) bool {
+	if s == "" {
+		return false
 	}
-	s = s[1 : len(s)-1]
-	if !strings.Contains(s, `\`) {
-		return s
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		case address && (c == ':' || c == '[' || c == ']'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// unquoteWhole reads s as exactly one quoted string (RFC 9110: qdtext and
+// quoted-pairs between two double quotes, nothing after) and returns its
+// content; ok is false for anything else.
+func unquoteWhole(s string) (string, bool) {
+	if len(s) < 2 || s[0] != '"' {
+		return "", false
 	}
 	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			return b.String(), i == len(s)-1
+		case c == '\\':
 			i++
+			if i == len(s) || s[i] < 0x20 && s[i] != '\t' || s[i] == 0x7f {
+				return "", false
+			}
+			b.WriteByte(s[i])
+		case c < 0x20 && c != '\t' || c == 0x7f:
+			return "", false
+		default:
+			b.WriteByte(c)
 		}
-		b.WriteByte(s[i])
 	}
-	return b.String()
+	return "", false
 }

@@ -115,6 +115,31 @@ func TestClient(t *testing.T) {
 			headers: []header{{"Forwarded", `for=198.51.100.7;host="a,b;c", for=10.0.0.3`}}, want: "198.51.100.7", proxied: true},
 		{name: "Forwarded garbage", forwarded: true, remote: "10.0.0.1:80",
 			headers: []header{{"Forwarded", `for="198.51.100.7, ;;==""`}}, want: "10.0.0.1", proxied: true},
+		{name: "Forwarded whitespace around pairs and escapes in quotes", forwarded: true, remote: "10.0.0.1:80",
+			headers: []header{{"Forwarded", `for=198.51.100.7 ; proto=https;host="a\"b" , for=10.0.0.3`}}, want: "198.51.100.7", proxied: true, scheme: "https"},
+		{name: "Forwarded unquoted IPv6 with a port is read", forwarded: true, remote: "10.0.0.1:80",
+			headers: []header{{"Forwarded", "for=[2001:db8::7]:4711"}}, want: "2001:db8::7", proxied: true},
+
+		// A malformed Forwarded line is one hop without an address: the walk
+		// stops at the proxy that sent it, whatever the client wrote into it.
+		{name: "Forwarded: a client's unterminated quote cannot swallow the element its proxy appended", forwarded: true, remote: "10.0.0.1:80",
+			headers: []header{{"Forwarded", `for="1.2.3.4";x=", for=198.51.100.7`}}, want: "10.0.0.1", proxied: true},
+		{name: "Forwarded: nor can a trailing backslash in a quote", forwarded: true, remote: "10.0.0.1:80",
+			headers: []header{{"Forwarded", `for="1.2.3.4\, for=198.51.100.7`}}, want: "10.0.0.1", proxied: true},
+		{name: "Forwarded: a pair without = makes the line malformed", forwarded: true, remote: "10.0.0.1:80",
+			headers: []header{{"Forwarded", "for=1.2.3.4;x, for=198.51.100.7"}}, want: "10.0.0.1", proxied: true},
+		{name: "Forwarded: text after a quoted value makes the line malformed", forwarded: true, remote: "10.0.0.1:80",
+			headers: []header{{"Forwarded", `for="1.2.3.4"x, for=198.51.100.7`}}, want: "10.0.0.1", proxied: true},
+		{name: "Forwarded: a parameter twice makes the line malformed", forwarded: true, remote: "10.0.0.1:80",
+			headers: []header{{"Forwarded", "for=198.51.100.7;For=1.2.3.4"}}, want: "10.0.0.1", proxied: true},
+		{name: "Forwarded: a name that is no token makes the line malformed", forwarded: true, remote: "10.0.0.1:80",
+			headers: []header{{"Forwarded", `x y=1, for=198.51.100.7`}}, want: "10.0.0.1", proxied: true},
+		{name: "Forwarded: an unquoted value with a space makes the line malformed", forwarded: true, remote: "10.0.0.1:80",
+			headers: []header{{"Forwarded", `for=1.2.3.4 for=198.51.100.7`}}, want: "10.0.0.1", proxied: true},
+		{name: "Forwarded: a client's malformed line left of its proxy's line is never read", forwarded: true, remote: "10.0.0.1:80",
+			headers: []header{{"Forwarded", `for="1.2.3.4`}, {"Forwarded", "for=198.51.100.7"}}, want: "198.51.100.7", proxied: true},
+		{name: "Forwarded: a malformed line behind a trusted proxy stops at that proxy", forwarded: true, remote: "10.0.0.1:80",
+			headers: []header{{"Forwarded", `for="1.2.3.4";x=", for=198.51.100.7`}, {"Forwarded", "for=10.0.0.3"}}, want: "10.0.0.3", proxied: true},
 		{name: "X-Forwarded-For is ignored when proxies set Forwarded", forwarded: true, remote: "10.0.0.1:80",
 			headers: []header{{"X-Forwarded-For", "198.51.100.7"}}, want: "10.0.0.1"},
 		{name: "Forwarded is ignored when proxies set X-Forwarded-For", remote: "10.0.0.1:80",
@@ -206,4 +231,26 @@ func BenchmarkClientThroughTwoProxies(b *testing.B) {
 	for b.Loop() {
 		p.Client(r)
 	}
+}
+
+// FuzzForwardedClientPrefix: whatever a client sends in Forwarded, a proxy
+// that appends its element to the same line (", for=ADDR") makes the client
+// either ADDR or, when the line does not parse, the proxy itself; never an
+// address the client chose.
+func FuzzForwardedClientPrefix(f *testing.F) {
+	for _, seed := range []string{
+		`for="1.2.3.4";x="`, `for="1.2.3.4\`, `for=1.2.3.4`, `for="1.2.3.4"`, `for=1.2.3.4;x`, `"`, `\"`, `for="\"", for="1.2.3.4`,
+		`for=1.2.3.4, for="`, `for=1.2.3.4;host="a,b`, ``, ` `, `,`, `;`, `=`, `for=1.2.3.4 ;`, "for=\"1.2.3.4\t",
+	} {
+		f.Add(seed)
+	}
+	p := httpx.NewProxies(trusted, "Forwarded")
+	f.Fuzz(func(t *testing.T, prefix string) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = "10.0.0.1:80"
+		r.Header["Forwarded"] = []string{prefix + ", for=198.51.100.7"}
+		if c := p.Client(r).String(); c != "198.51.100.7" && c != "10.0.0.1" {
+			t.Errorf("Forwarded %q: client %s, chosen by the client", r.Header["Forwarded"][0], c)
+		}
+	})
 }

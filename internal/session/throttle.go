@@ -5,8 +5,6 @@ import (
 	"net/netip"
 	"sync"
 	"time"
-
-	"golang.org/x/text/cases"
 )
 
 // Login throttling. Failed logins are counted in memory under two keys: the
@@ -23,6 +21,12 @@ import (
 // slip under the limit, and Succeeded takes it back: a success clears its
 // (address, account) key and leaves the address as it was before the
 // attempt, so many users behind one address keep logging in.
+//
+// Counting per address punishes everyone behind that address (a NAT, a
+// carrier-grade NAT) for an attacker among them. A browser that logged in
+// to an account before carries a device token for it (device.go): its
+// attempts at that account are counted under the token alone (BeginDevice),
+// never under the address, and its failures never slow the address down.
 
 // Policy is how failed logins are slowed down.
 type Policy struct {
@@ -33,11 +37,19 @@ type Policy struct {
 	Forget         time.Duration // a key with no failure for this long starts over (more than MaxWait)
 }
 
-// DefaultPolicy: 5 free failures per (address, account) and 20 per address,
-// then waits of 1 s, 2 s, 4 s … up to 15 minutes; a key quiet for an hour
-// is forgotten.
+// DefaultPolicy: 5 free failures per (address, account), per device token
+// and 20 per address, then waits of 1 s, 2 s, 4 s … up to 15 minutes; a key
+// quiet for an hour is forgotten.
 func DefaultPolicy() Policy {
 	return Policy{FreePerAccount: 5, FreePerAddress: 20, FirstWait: time.Second, MaxWait: 15 * time.Minute, Forget: time.Hour}
+}
+
+// RegistrationPolicy is for account creation, counted per address with
+// BeginAddress: 5 accounts at once, then waits of 5 minutes, 10, 20, 40 and
+// then an hour between accounts; an address that created none for a day
+// starts over.
+func RegistrationPolicy() Policy {
+	return Policy{FreePerAddress: 5, FirstWait: 5 * time.Minute, MaxWait: time.Hour, Forget: 24 * time.Hour}
 }
 
 const (
@@ -78,53 +90,125 @@ func NewThrottle(p Policy, now func() time.Time) *Throttle {
 	return t
 }
 
-// Attempt is a login attempt counted by Begin, for Succeeded.
+// Attempt is an attempt counted by Begin, BeginDevice or BeginAddress, for
+// Succeeded or Cancel. It counted under one or both of two keys: the
+// (address, account) or device key, and the address key.
 type Attempt struct {
-	pairKey, addrKey string
-	at               int64
-	addrLast         int64 // the address's last failure before this attempt
+	key, addrKey      string // "" when the attempt did not count under that key
+	at                int64
+	keyLast, addrLast int64 // each key's last failure before this attempt
 }
 
 // Begin counts a login attempt for account from client, or returns how long
 // the client must wait first (then nothing is counted).
 func (t *Throttle) Begin(client netip.Addr, account string) (Attempt, time.Duration) {
-	now := t.now().UnixNano()
 	ak := addressKey(client)
-	pk := pairKey(ak, account)
-	sp, sa := t.lockPair(pk, ak)
-	defer unlockPair(sp, sa)
-	pc, ac := sp.get(pk, t.policy.Forget, now), sa.get(ak, t.policy.Forget, now)
-	wait := max(t.wait(pc, t.policy.FreePerAccount, now), t.wait(ac, t.policy.FreePerAddress, now))
+	return t.begin(pairKey(ak, account), t.policy.FreePerAccount, ak)
+}
+
+// BeginDevice counts a login attempt that carries device token d, valid for
+// the account it names, under d alone (with FreePerAccount free failures),
+// or returns how long to wait first. The client's address is neither
+// consulted nor counted: its owner logs in whatever others at that address
+// did, and its failures slow down only d.
+func (t *Throttle) BeginDevice(d Device) (Attempt, time.Duration) {
+	if d.key == "" {
+		panic("session: BeginDevice with the zero Device")
+	}
+	return t.begin(d.key, t.policy.FreePerAccount, "")
+}
+
+// BeginAddress counts an attempt from client under its address alone (with
+// FreePerAddress free ones), or returns how long to wait first: for actions
+// limited per address whatever their outcome, such as account creation.
+func (t *Throttle) BeginAddress(client netip.Addr) (Attempt, time.Duration) {
+	return t.begin("", 0, addressKey(client))
+}
+
+// begin counts an attempt under key (with free failures) and addrKey
+// (with FreePerAddress), either of which may be "", unless one of them
+// imposes a wait.
+func (t *Throttle) begin(key string, free int, addrKey string) (Attempt, time.Duration) {
+	now := t.now().UnixNano()
+	sk, sa := t.lockPair(orOther(key, addrKey), orOther(addrKey, key))
+	defer unlockPair(sk, sa)
+	var kc, ac counter
+	var wait time.Duration
+	if key != "" {
+		kc = sk.get(key, t.policy.Forget, now)
+		wait = t.wait(kc, free, now)
+	}
+	if addrKey != "" {
+		ac = sa.get(addrKey, t.policy.Forget, now)
+		wait = max(wait, t.wait(ac, t.policy.FreePerAddress, now))
+	}
 	if wait > 0 {
 		return Attempt{}, wait
 	}
-	a := Attempt{pairKey: pk, addrKey: ak, at: now, addrLast: ac.last}
-	sp.put(pk, counter{fails: pc.fails + 1, last: now}, t.policy.Forget, now)
-	sa.put(ak, counter{fails: ac.fails + 1, last: now}, t.policy.Forget, now)
-	return a, 0
+	if key != "" {
+		sk.put(key, counter{fails: kc.fails + 1, last: now}, t.policy.Forget, now)
+	}
+	if addrKey != "" {
+		sa.put(addrKey, counter{fails: ac.fails + 1, last: now}, t.policy.Forget, now)
+	}
+	return Attempt{key: key, addrKey: addrKey, at: now, keyLast: kc.last, addrLast: ac.last}, 0
+}
+
+// orOther is k, or other when k is empty (so that lockPair gets two keys).
+func orOther(k, other string) string {
+	if k == "" {
+		return other
+	}
+	return k
 }
 
 // Succeeded takes back attempt a, whose password was right: its (address,
-// account) key starts over and the address is as it was before a.
+// account) or device key starts over and the address is as it was before a.
 func (t *Throttle) Succeeded(a Attempt) {
-	if a.pairKey == "" {
+	if a.key == "" && a.addrKey == "" {
 		return
 	}
-	sp, sa := t.lockPair(a.pairKey, a.addrKey)
-	defer unlockPair(sp, sa)
-	delete(sp.m, a.pairKey)
-	c, ok := sa.m[a.addrKey]
+	sk, sa := t.lockPair(orOther(a.key, a.addrKey), orOther(a.addrKey, a.key))
+	defer unlockPair(sk, sa)
+	if a.key != "" {
+		delete(sk.m, a.key)
+	}
+	if a.addrKey != "" {
+		sa.undo(a.addrKey, a.at, a.addrLast)
+	}
+}
+
+// Cancel takes back attempt a, which never got as far as checking anything
+// (the server was too busy): every key is as it was before a.
+func (t *Throttle) Cancel(a Attempt) {
+	if a.key == "" && a.addrKey == "" {
+		return
+	}
+	sk, sa := t.lockPair(orOther(a.key, a.addrKey), orOther(a.addrKey, a.key))
+	defer unlockPair(sk, sa)
+	if a.key != "" {
+		sk.undo(a.key, a.at, a.keyLast)
+	}
+	if a.addrKey != "" {
+		sa.undo(a.addrKey, a.at, a.addrLast)
+	}
+}
+
+// undo takes back the failure counted under key at time at; prev was the
+// key's last failure before it, the last again unless a later one came.
+func (sh *throttleShard) undo(key string, at, prev int64) {
+	c, ok := sh.m[key]
 	if !ok {
 		return
 	}
 	c.fails--
-	if c.last == a.at {
-		c.last = a.addrLast
+	if c.last == at {
+		c.last = prev
 	}
 	if c.fails <= 0 {
-		delete(sa.m, a.addrKey)
+		delete(sh.m, key)
 	} else {
-		sa.m[a.addrKey] = c
+		sh.m[key] = c
 	}
 }
 
@@ -213,11 +297,7 @@ func addressKey(a netip.Addr) string {
 // case-folded as the store compares them, and cut short: a name longer than
 // any valid one only ever fails.
 func pairKey(addrKey, account string) string {
-	acct := cases.Fold().String(account)
-	if len(acct) > maxAccountKey {
-		acct = acct[:maxAccountKey]
-	}
-	return "p\x00" + addrKey[2:] + "\x00" + acct
+	return "p\x00" + addrKey[2:] + "\x00" + foldAccount(account)
 }
 
 func (t *Throttle) shardIndex(key string) int {

@@ -1,8 +1,10 @@
 package session
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -282,5 +284,154 @@ func TestThrottleDelay(t *testing.T) {
 		if got := th.delay(fails, 5); got != want {
 			t.Errorf("delay(%d) = %v, want %v", fails, got, want)
 		}
+	}
+}
+
+// A device token's attempts count under the token alone: failures by
+// anyone at the address never slow it, and its own failures slow only it.
+func TestThrottleDevice(t *testing.T) {
+	clk := newClock()
+	p := DefaultPolicy()
+	th := NewThrottle(p, clk.now)
+	ds := NewDevices([]byte("0123456789abcdef0123456789abcdef"))
+	owner := ds.Check(ds.Issue("Admin"), "admin")
+	if !owner.Valid() {
+		t.Fatal("a fresh token for Admin is not valid for admin")
+	}
+	// An attacker at the owner's address fails against Admin and others.
+	for range 100 {
+		th.Begin(addr("203.0.113.66"), "Admin")
+	}
+	for i := range 50 {
+		th.Begin(addr("203.0.113.66"), fmt.Sprint("user", i))
+	}
+	if _, w := th.Begin(addr("203.0.113.66"), "Admin"); w == 0 {
+		t.Fatal("the attacker is not slowed down")
+	}
+	at, w := th.BeginDevice(owner)
+	if w != 0 {
+		t.Fatalf("the owner's device waits %v", w)
+	}
+	th.Succeeded(at)
+
+	// The device's own failures: free ones, then growing waits.
+	want := time.Duration(0)
+	for i := range p.FreePerAccount + 4 {
+		_, w := th.BeginDevice(owner)
+		if w != want {
+			t.Fatalf("device failure %d: wait %v, want %v", i+1, w, want)
+		}
+		if w > 0 {
+			clk.add(w)
+			th.BeginDevice(owner)
+		}
+		if i+1 >= p.FreePerAccount {
+			want = p.FirstWait << (i + 1 - p.FreePerAccount)
+		}
+	}
+	// Another device of the same account, and the address, are untouched.
+	if _, w := th.BeginDevice(ds.Check(ds.Issue("Admin"), "Admin")); w != 0 {
+		t.Errorf("another browser's device waits %v", w)
+	}
+	if _, w := th.Begin(addr("192.0.2.9"), "Admin"); w != 0 {
+		t.Errorf("an address waits %v after device failures", w)
+	}
+}
+
+// Device failures never count against the address they come from.
+func TestThrottleDeviceFailuresSpareTheAddress(t *testing.T) {
+	clk := newClock()
+	p := DefaultPolicy()
+	th := NewThrottle(p, clk.now)
+	ds := NewDevices([]byte("0123456789abcdef0123456789abcdef"))
+	for i := range 3 * p.FreePerAddress {
+		d := ds.Check(ds.Issue(fmt.Sprint("user", i)), fmt.Sprint("user", i))
+		for range p.FreePerAccount {
+			th.BeginDevice(d)
+		}
+	}
+	if _, w := th.Begin(addr("192.0.2.1"), "someone"); w != 0 {
+		t.Errorf("the address waits %v", w)
+	}
+}
+
+func TestDeviceTokens(t *testing.T) {
+	ds := NewDevices([]byte("0123456789abcdef0123456789abcdef"))
+	other := NewDevices([]byte("another secret, also 32 bytes ok"))
+	tok := ds.Issue("Ärger Admin")
+	if !ds.Check(tok, "ärger admin").Valid() || !ds.Check(tok, "ÄRGER ADMIN").Valid() {
+		t.Fatal("a token is not valid for its account in another letter case")
+	}
+	if ds.Issue("Admin") == ds.Issue("Admin") {
+		t.Error("two tokens for one account are equal: browsers would share a throttle key")
+	}
+	n, rest, _ := strings.Cut(tok, ".")
+	_, sig, _ := strings.Cut(rest, ".")
+	admin := base64.RawURLEncoding.EncodeToString([]byte("admin"))
+	for name, bad := range map[string]string{
+		"another account's token":   ds.Issue("Someone"),
+		"another server's token":    other.Issue("Ärger Admin"),
+		"the account part replaced": n + "." + admin + "." + sig,
+		"a changed signature":       tok[:len(tok)-1] + string("0123456789abcdef"[(strings.IndexByte("0123456789abcdef", tok[len(tok)-1])+1)%16]),
+		"no signature":              n + "." + admin + ".",
+		"garbage":                   "garbage",
+		"empty":                     "",
+		"an anonymous CSRF token":   "s8k2j1." + sig,
+		"a token of a huge length":  tok + strings.Repeat("x", 2000),
+	} {
+		if ds.Check(bad, "Ärger Admin").Valid() {
+			t.Errorf("%s is valid", name)
+		}
+	}
+	if ds.Check(tok, "Admin").Valid() {
+		t.Error("a token is valid for another account")
+	}
+}
+
+// Cancel takes back an attempt that checked nothing; BeginAddress counts
+// per address alone.
+func TestThrottleCancelAndAddressOnly(t *testing.T) {
+	clk := newClock()
+	p := DefaultPolicy()
+	th := NewThrottle(p, clk.now)
+	for range 10 * p.FreePerAccount {
+		at, w := th.Begin(addr("192.0.2.1"), "Busy")
+		if w != 0 {
+			t.Fatalf("cancelled attempts made the next one wait %v", w)
+		}
+		th.Cancel(at)
+	}
+	for i := range p.FreePerAccount {
+		if w := fail(t, th, clk, "192.0.2.1", "Busy"); w != 0 {
+			t.Fatalf("failure %d after cancelled ones waited %v", i+1, w)
+		}
+	}
+	th.Cancel(Attempt{})
+
+	rp := RegistrationPolicy()
+	signups := NewThrottle(rp, clk.now)
+	for i := range rp.FreePerAddress {
+		if _, w := signups.BeginAddress(addr("198.51.100.1")); w != 0 {
+			t.Fatalf("account %d waits %v", i+1, w)
+		}
+	}
+	_, w := signups.BeginAddress(addr("198.51.100.1"))
+	if w != rp.FirstWait {
+		t.Fatalf("account %d waits %v, want %v", rp.FreePerAddress+1, w, rp.FirstWait)
+	}
+	if _, w := signups.BeginAddress(addr("198.51.100.2")); w != 0 {
+		t.Errorf("another address waits %v", w)
+	}
+	clk.add(w)
+	at, w := signups.BeginAddress(addr("198.51.100.1"))
+	if w != 0 {
+		t.Fatalf("after the wait: %v", w)
+	}
+	signups.Cancel(at)
+	if _, w := signups.BeginAddress(addr("198.51.100.1")); w != 0 {
+		t.Errorf("a cancelled account creation still counts: %v", w)
+	}
+	if _, w := signups.BeginAddress(addr("198.51.100.1")); w != 2*rp.FirstWait {
+		t.Errorf("the next account waits %v, want %v", w, 2*rp.FirstWait)
 	}
 }

@@ -39,8 +39,11 @@ type Server struct {
 	edge     *edge.Cache // nil: no in-process cache
 	sessions *sessionCache
 	gz       *gzCache          // deflated static parts of spliced pages
-	throttle *session.Throttle // failed logins per (address, account) and address (special.go)
-	purges   *rateLimit        // action=purge per user
+	throttle *session.Throttle // failed logins per (address, account), address and device (special.go)
+	signups  *session.Throttle // account creations per address (special.go)
+	devices  session.Devices   // device cookies: who logged in from this browser before (session.go)
+	hashing  *session.Gate     // bounds the argon2 hashes running at once (hashing.go)
+	purges   *rateLimit        // action=purge per user or address (page.go)
 	proxies  httpx.Proxies     // who may name the client (session.go)
 	// proxyWarned is set once the warning about forwarding headers from an
 	// unconfigured proxy on this host was logged (session.go).
@@ -53,7 +56,7 @@ type Options struct {
 	Engine *engine.Engine
 	Views  *view.Views
 	Logger *slog.Logger
-	Secret []byte // signs anonymous CSRF tokens; stable across restarts
+	Secret []byte // signs anonymous CSRF tokens and device cookies; stable across restarts
 	Now    func() time.Time
 	Edge   *edge.Cache // optional in-process response cache
 }
@@ -79,7 +82,8 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{cfg: o.Config, eng: o.Engine, store: o.Engine.Store(), views: o.Views, log: o.Logger,
 		secret: o.Secret, now: o.Now, mainPage: mp, edge: o.Edge, sessions: newSessionCache(o.Now), gz: newGzCache(),
-		throttle: session.NewThrottle(session.DefaultPolicy(), o.Now), proxies: httpx.NewProxies(trusted, o.Config.ClientIPHeader),
+		throttle: session.NewThrottle(session.DefaultPolicy(), o.Now), signups: session.NewThrottle(session.RegistrationPolicy(), o.Now),
+		devices: session.NewDevices(o.Secret), hashing: session.DefaultGate(), proxies: httpx.NewProxies(trusted, o.Config.ClientIPHeader),
 		purges: newRateLimit(30, time.Minute, o.Now)}
 	s.handler = s.routes()
 	return s, nil

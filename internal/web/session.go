@@ -14,12 +14,23 @@ import (
 
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/httpx"
+	"github.com/wikid/wikid/internal/session"
 	"github.com/wikid/wikid/internal/timing"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
-// SessionCookie is the one cookie Wikid sets, and only at login.
+// SessionCookie holds the session token. It and DeviceCookie are the only
+// cookies Wikid sets, and only in the answer to a login (or an account
+// creation): no page a cache may keep ever sets a cookie.
 const SessionCookie = "wikid_session"
+
+// DeviceCookie says that this browser logged in to an account before
+// (session.Devices): login attempts carrying it are throttled apart from
+// the client's address. It outlives logouts; only login forms read it.
+const DeviceCookie = "wikid_device"
+
+// deviceCookieAge is how long a device cookie lasts: a year.
+const deviceCookieAge = 365 * 24 * time.Hour
 
 // Viewer is who is making the request.
 type Viewer struct {
@@ -143,6 +154,29 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u wiki.Use
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie(r), Expires: sess.Expires, MaxAge: int(ttl.Seconds())})
 	return nil
+}
+
+// setDeviceCookie gives the browser a new device cookie for account, after
+// a successful login. Logging out leaves it in place.
+func (s *Server) setDeviceCookie(w http.ResponseWriter, r *http.Request, account string) {
+	http.SetCookie(w, &http.Cookie{Name: DeviceCookie, Value: s.devices.Issue(account), Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie(r), Expires: s.now().Add(deviceCookieAge),
+		MaxAge: int(deviceCookieAge.Seconds())})
+}
+
+// deviceCookie returns the device r carries for account: the first of its
+// device cookies (a browser may hold a few, by path or domain) that this
+// server issued for account, or the zero Device.
+func (s *Server) deviceCookie(r *http.Request, account string) session.Device {
+	for i, c := range r.CookiesNamed(DeviceCookie) {
+		if i == 4 {
+			break
+		}
+		if d := s.devices.Check(c.Value, account); d.Valid() {
+			return d
+		}
+	}
+	return session.Device{}
 }
 
 func (s *Server) clearSessionCookie(w http.ResponseWriter, r *http.Request) {
@@ -299,10 +333,28 @@ func (s *Server) warnUnconfiguredProxy(r *http.Request) {
 // token) and answers everyone else 403. The client's address never counts:
 // behind a proxy on the same host every client would look local. Every
 // answer is no-store, so no cache keeps an operator endpoint's response.
+//
+// The session cookie is SameSite=Lax, so a browser sends it with a
+// top-level navigation from another site: a link elsewhere could start a
+// CPU profile or a trace in an administrator's name. A request the browser
+// marks as started by another site (Sec-Fetch-Site cross-site, or
+// same-site: a sibling subdomain) is refused when the session cookie is
+// what authenticates it; a bearer token is never sent by a browser on its
+// own.
 func (s *Server) AdminOnly(next http.Handler) http.Handler {
 	return s.withViewer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httpx.SetRoute(r, "ops")
-		if viewerOf(r).IsAdmin() {
+		v := viewerOf(r)
+		if v.IsAdmin() && !v.Token {
+			switch site := r.Header.Get("Sec-Fetch-Site"); site {
+			case "cross-site", "same-site":
+				s.writeError(w, r, wiki.Errorf(wiki.KindForbidden, "this endpoint does not answer requests started by another site "+
+					"(Sec-Fetch-Site: %s); open its address directly in the browser, send an administrator's API token "+
+					"(Authorization: Bearer TOKEN), or use the ops_addr listener", site))
+				return
+			}
+		}
+		if v.IsAdmin() {
 			w.Header().Set("Cache-Control", "no-store")
 			next.ServeHTTP(w, r)
 			return

@@ -44,19 +44,21 @@ func TestCookies(t *testing.T) {
 	var c *apptest.Client
 	var oldCookie string
 
-	t.Run("login sets exactly one HttpOnly SameSite=Lax session cookie", func(t *testing.T) {
+	t.Run("login sets one HttpOnly SameSite=Lax session cookie and a device cookie", func(t *testing.T) {
 		c = w.Client(t)
 		res := c.PostForm("/wiki/Special:UserLogin", url.Values{
 			"csrf": {c.CSRF("/wiki/Special:UserLogin")}, "username": {"carol"}, "password": {pw}, "returnto": {"Help:Syntax"}})
 		mustRedirect(t, res, http.StatusSeeOther, "/wiki/Help:Syntax")
 		cookies := res.Cookies()
-		if len(cookies) != 1 {
+		if len(cookies) != 2 || cookies[0].Name != "wikid_session" || cookies[1].Name != "wikid_device" {
 			t.Fatalf("login set %d cookies: %v", len(cookies), res.Header.Values("Set-Cookie"))
 		}
-		ck := cookies[0]
-		if ck.Name != "wikid_session" || !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode || ck.Path != "/" {
-			t.Errorf("session cookie %q", res.Header.Get("Set-Cookie"))
+		for _, ck := range cookies {
+			if !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode || ck.Path != "/" {
+				t.Errorf("cookie %s: %+v", ck.Name, ck)
+			}
 		}
+		ck := cookies[0]
 		if res.Header.Get("Cache-Control") != "no-store" {
 			t.Errorf("login response Cache-Control %q", res.Header.Get("Cache-Control"))
 		}
@@ -85,8 +87,8 @@ func TestCookies(t *testing.T) {
 		csrf := c.CSRF("/wiki/Special:UserLogin")
 		res := c.PostForm("/wiki/Special:UserLogout", url.Values{"csrf": {csrf}})
 		mustRedirect(t, res, http.StatusSeeOther, "/wiki/Main_Page")
-		if sc := res.Header.Get("Set-Cookie"); !strings.Contains(sc, "wikid_session=;") || !strings.Contains(sc, "Max-Age=0") {
-			t.Errorf("logout Set-Cookie %q", sc)
+		if sc := res.Header.Values("Set-Cookie"); len(sc) != 1 || !strings.Contains(sc[0], "wikid_session=;") || !strings.Contains(sc[0], "Max-Age=0") {
+			t.Errorf("logout Set-Cookie %q, want the session cookie cleared and the device cookie kept", sc)
 		}
 		// Replaying the old cookie (as a thief who copied it would) no longer works.
 		thief := w.Client(t)

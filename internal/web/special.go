@@ -7,11 +7,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/httpx"
+	"github.com/wikid/wikid/internal/session"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -234,13 +234,26 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	// The key is the client's address (from a trusted proxy if any) with the
 	// account, and the address alone: never the account alone, so failures
 	// from elsewhere never lock an account's owner out (internal/session).
+	// A browser with a device cookie for the account is counted under that
+	// cookie alone, so failures by others at its address never lock it out.
 	client := s.client(r)
-	attempt, wait := s.throttle.Begin(client.Addr, account)
+	device := s.deviceCookie(r, account)
+	var attempt session.Attempt
+	var wait time.Duration
+	if device.Valid() {
+		attempt, wait = s.throttle.BeginDevice(device)
+	} else {
+		attempt, wait = s.throttle.Begin(client.Addr, account)
+	}
 	if wait > 0 {
 		secs := int((wait + time.Second - 1) / time.Second)
-		s.log.Warn("login throttled", "user", account, "addr", client.String(), "wait", time.Duration(secs)*time.Second)
+		s.log.Warn("login throttled", "user", account, "addr", client.String(), "device", device.Valid(), "wait", time.Duration(secs)*time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		d.Error = "Too many failed logins from your address. Wait " + waitText(wait) +
+		from := "your address"
+		if device.Valid() {
+			from = "this browser"
+		}
+		d.Error = "Too many failed logins from " + from + ". Wait " + waitText(wait) +
 			" and try again; if you forgot your password, ask an administrator to reset it."
 		return s.loginForm(w, r, d, http.StatusTooManyRequests)
 	}
@@ -249,13 +262,23 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		u, err = s.store.FindUserByName(r.Context(), norm)
 	}
 	if err != nil && !errors.Is(err, wiki.ErrNotFound) && wiki.KindOf(err) == wiki.KindInternal {
+		s.throttle.Cancel(attempt)
 		return err
 	}
 	hash := u.PasswordHash
 	if err != nil {
-		hash = dummyHash() // as slow as a real check: no enumeration by timing
+		hash = "" // a dummy hash: as slow as a real check, no enumeration by timing
 	}
-	if !auth.CheckPassword(hash, password) || err != nil {
+	ok, herr := s.checkPassword(r.Context(), hash, password)
+	if herr != nil {
+		// Nothing was checked: the attempt does not count.
+		s.throttle.Cancel(attempt)
+		s.log.Warn("login refused: password hashing busy", "user", account, "addr", client.String())
+		setBusy(w)
+		d.Error = busyMessage
+		return s.loginForm(w, r, d, http.StatusServiceUnavailable)
+	}
+	if !ok || err != nil {
 		d.Error = "The user name or password is wrong. Check both and try again."
 		return s.loginForm(w, r, d, http.StatusUnauthorized)
 	}
@@ -263,11 +286,16 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err := s.startSession(w, r, u); err != nil {
 		return err
 	}
+	s.setDeviceCookie(w, r, u.Name)
 	s.log.Info("login", "user", u.Name)
 	s.afterLogin(w, r)
 	return nil
 }
 
+// register creates an account. Everything cheap comes first (the form, the
+// name's availability); then the client's address is counted (account
+// creations per address, s.signups), and only then is the password hashed,
+// holding one of s.hashing's slots.
 func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 	if !s.cfg.AllowRegistration {
 		return wiki.Errorf(wiki.KindForbidden, "account creation is turned off on this wiki; ask an administrator for an account")
@@ -278,6 +306,9 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 		d.Error = wiki.Message(err)
 		return s.registerForm(w, r, d, http.StatusBadRequest)
 	}
+	taken := func(norm string) error {
+		return fail(wiki.Errorf(wiki.KindConflict, "the user name %q is already taken; choose another", norm))
+	}
 	norm, err := auth.NormalizeUserName(name)
 	if err != nil {
 		return fail(err)
@@ -285,13 +316,36 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 	if err := auth.ValidatePassword(r.PostFormValue("password"), r.PostFormValue("retype")); err != nil {
 		return fail(err)
 	}
-	hash, err := auth.HashPassword(r.PostFormValue("password"))
+	switch _, err := s.store.FindUserByName(r.Context(), norm); {
+	case err == nil:
+		return taken(norm)
+	case !errors.Is(err, wiki.ErrNotFound):
+		return err
+	}
+	client := s.client(r)
+	attempt, wait := s.signups.BeginAddress(client.Addr)
+	if wait > 0 {
+		secs := int((wait + time.Second - 1) / time.Second)
+		s.log.Warn("account creation throttled", "addr", client.String(), "wait", time.Duration(secs)*time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		d.Error = "Too many accounts were created from your address lately. Wait " + waitText(wait) +
+			" and try again, or ask an administrator to create your account."
+		return s.registerForm(w, r, d, http.StatusTooManyRequests)
+	}
+	hash, err := s.hashPassword(r.Context(), r.PostFormValue("password"))
+	if errors.Is(err, session.ErrBusy) {
+		s.signups.Cancel(attempt) // nothing was created
+		s.log.Warn("account creation refused: password hashing busy", "addr", client.String())
+		setBusy(w)
+		d.Error = busyMessage
+		return s.registerForm(w, r, d, http.StatusServiceUnavailable)
+	}
 	if err != nil {
 		return err
 	}
 	u, err := s.store.CreateUser(r.Context(), wiki.User{Name: norm, PasswordHash: hash, Group: wiki.GroupUser, Created: s.now()})
 	if errors.Is(err, wiki.ErrExists) {
-		return fail(wiki.Errorf(wiki.KindConflict, "the user name %q is already taken; choose another", norm))
+		return taken(norm) // created by another request since the check above
 	}
 	if err != nil {
 		return err
@@ -299,6 +353,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 	if err := s.startSession(w, r, u); err != nil {
 		return err
 	}
+	s.setDeviceCookie(w, r, u.Name)
 	s.log.Info("account created", "user", u.Name)
 	s.afterLogin(w, r)
 	return nil
@@ -522,13 +577,3 @@ func waitText(d time.Duration) string {
 	}
 	return strconv.Itoa(m) + " minutes"
 }
-
-// dummyHash is checked when the account does not exist, so that a wrong
-// name takes as long as a wrong password (no account enumeration by timing).
-var dummyHash = sync.OnceValue(func() string {
-	h, err := auth.HashPassword(auth.NewSecret(16))
-	if err != nil {
-		return ""
-	}
-	return h
-})

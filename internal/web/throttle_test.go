@@ -51,7 +51,8 @@ func newLoginWiki(t *testing.T, opts ...func(*config.Config)) *loginWiki {
 }
 
 // login posts the login form with the given extra header lines ("Name:
-// value") and forgets the session it may get.
+// value") and forgets the session and the device cookie it may get (a
+// test that wants the device cookie sends it as a header: device).
 func (w *loginWiki) login(t *testing.T, name, password string, header ...string) *apptest.Response {
 	t.Helper()
 	r := w.c.NewRequest(http.MethodPost, "/wiki/Special:UserLogin", strings.NewReader(url.Values{
@@ -62,7 +63,8 @@ func (w *loginWiki) login(t *testing.T, name, password string, header ...string)
 		r.Header.Add(k, strings.TrimSpace(v))
 	}
 	res := w.c.Do(r)
-	w.c.Jar.SetCookies(&url.URL{Scheme: "http", Host: strings.TrimPrefix(w.URL, "http://")}, []*http.Cookie{{Name: "wikid_session", MaxAge: -1}})
+	w.c.Jar.SetCookies(&url.URL{Scheme: "http", Host: strings.TrimPrefix(w.URL, "http://")},
+		[]*http.Cookie{{Name: "wikid_session", MaxAge: -1}, {Name: "wikid_device", MaxAge: -1}})
 	return res
 }
 
@@ -227,6 +229,19 @@ func TestTrustProxyAlias(t *testing.T) {
 	}
 	if strings.Contains(w.Logs.String(), "trusted_proxies is empty") {
 		t.Error("the unconfigured-proxy warning was logged with a trusted proxy")
+	}
+}
+
+// client_ip_header: Forwarded is safe only when every trusted proxy writes
+// Forwarded itself; Wikid says so at start.
+func TestForwardedHeaderWarning(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t, behindLoopbackProxy, func(c *config.Config) { c.ClientIPHeader = "Forwarded" })
+	if !strings.Contains(w.Logs.String(), "every proxy in trusted_proxies must set or overwrite Forwarded") {
+		t.Errorf("no warning about Forwarded at start:\n%s", w.Logs.String())
+	}
+	if d := apptest.New(t, behindLoopbackProxy); strings.Contains(d.Logs.String(), "client_ip_header is Forwarded") {
+		t.Error("the Forwarded warning with client_ip_header X-Forwarded-For")
 	}
 }
 
