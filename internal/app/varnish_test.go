@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -88,14 +89,23 @@ func varnishdPath(t *testing.T) string {
 // freeAddr returns a loopback address with a port free a moment ago:
 // wikid needs varnishd's address (cdn_purge) before varnishd, which needs
 // wikid's, can start.
+// freeAddr returns a loopback address that was free a moment ago, for
+// varnishd to bind. The port is chosen below Linux's ephemeral range
+// (32768–60999), so that the outgoing connections of tests running at the
+// same time cannot take it between this check and varnishd's bind.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return addr
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free port between 20000 and 32000")
+	return ""
 }
 
 // backendLine is the line of wikid.vcl an operator edits.
