@@ -1,6 +1,6 @@
 package main
 
-// The drain mode (issue 4, item 5): page views at a fixed rate while a job
+// The drain mode: page views at a fixed rate while a job
 // backlog drains, against the same load while the queue is idle.
 //
 // For each variant: (b) and (c) are each sent at -rate req/s, open loop and
@@ -384,7 +384,7 @@ func (p *profiler) wait() { p.wg.Wait() }
 // column is to the same figure measured idle just before.
 func (d *drainResult) markdown(smoke bool) string {
 	var b strings.Builder
-	b.WriteString("\n## Page views while a job backlog drains (issue 4, item 5)\n\n")
+	b.WriteString("\n## Page views while a job backlog drains\n\n")
 	fmt.Fprintf(&b, "- method: (b) and (c) each at %.0f req/s, open loop, concurrently; idle window, then `wikid jobs bench-backlog N KINDS` against the serving wikid's data directory with the same load running, /metrics polled every 500 ms until no job is queued or running; drains shorter than %s are repeated and pooled\n",
 		d.rate, drainMin(smoke))
 	if d.config != "" {

@@ -1,4 +1,4 @@
-// Command load is Wikid's bounded load script (issue 5, item 6): closed-loop
+// Command load is Wikid's bounded load script: closed-loop
 // workers at the machine's capacity, loopback only, mixing 90% anonymous
 // page views, 8% logged-in page views and 2% edits through the REST API, for
 // a fixed time. It reports throughput and latency per class, errors, 5xx and

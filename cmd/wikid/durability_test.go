@@ -23,7 +23,7 @@ import (
 	"github.com/wikid/wikid/internal/wiki"
 )
 
-// TestDurabilityUnderKills (issue 5, item 4): 20 concurrent writers edit
+// TestDurabilityUnderKills: 20 concurrent writers edit
 // through the REST API while the wikid subprocess is SIGKILLed at random
 // moments and restarted. Afterwards every edit acknowledged with a 2xx is
 // present (history + revision source), each writer's latest text holds every

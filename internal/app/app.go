@@ -118,7 +118,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		return nil, err
 	}
 	a.handler = a.routes()
-	a.startJobs() // jobs.go: job workers start last (issue 4)
+	a.startJobs() // jobs.go: job workers start last
 	return a, nil
 }
 
@@ -235,7 +235,7 @@ func (a *App) ConnStats() front.ConnStats {
 
 // Close stops the access log and closes the store.
 func (a *App) Close() error {
-	a.stopJobs() // jobs.go: drain the job workers before the store closes (issue 4)
+	a.stopJobs() // jobs.go: drain the job workers before the store closes
 	a.closeUnservedOps()
 	if a.Access != nil {
 		a.Access.Close()

@@ -9,7 +9,7 @@ import (
 	"github.com/wikid/wikid/internal/jobs"
 )
 
-// The job workers' place in the app (issue 4). Open builds the runner and,
+// The job workers' place in the app. Open builds the runner and,
 // when cfg.JobWorkers > 0, starts it after everything else is ready; Close
 // stops it (a graceful drain bounded by cfg.ShutdownGrace) after the HTTP
 // server has stopped and before the store closes. `wikid jobs run` opens

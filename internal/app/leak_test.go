@@ -1,6 +1,6 @@
 package app_test
 
-// The cache-leak matrix (issue 5, item 2), run against the whole app with the
+// The cache-leak matrix, run against the whole app with the
 // front server on a real port: every combination of
 //
 //	{anonymous, user A, user B, admin}

@@ -32,7 +32,7 @@ const (
 	headerTimeout   = 2 * time.Second // config ReadHeaderTimeout
 )
 
-// TestBadRequestMatrix (issue 5, item 6): the whole app, front server in
+// TestBadRequestMatrix: the whole app, front server in
 // front, answers malformed, hostile and slow clients on raw TCP connections
 // with a 4xx (or closes the connection where HTTP says so), never a 5xx,
 // never a file from outside the wiki; afterwards it is healthy and its

@@ -96,7 +96,7 @@ func Default() Config {
 		AccessLog:         true,
 		JobWorkers:        1,
 		JobLease:          Duration(2 * time.Minute),
-		JobMaxDuty:        0.5, // issue 4: a draining backlog leaves half a CPU per worker to page views
+		JobMaxDuty:        0.5, // a draining backlog leaves half a CPU per worker to page views
 		ShutdownGrace:     15 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		ReadHeaderTimeout: 10 * time.Second,

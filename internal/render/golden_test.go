@@ -249,7 +249,7 @@ func BenchmarkSanitize(b *testing.B) {
 }
 
 // BenchmarkRenderArticle renders bench/article.md, the article the
-// benchmark harness serves (issue 3: a cache miss renders it in ≤ 2 ms).
+// benchmark harness serves (a cache miss should render it in ≤ 2 ms).
 func BenchmarkRenderArticle(b *testing.B) {
 	src, err := os.ReadFile("../../bench/article.md")
 	if err != nil {

@@ -1,6 +1,6 @@
 package web_test
 
-// Sessions and auth (issue 5, item 3): CSRF on every state-changing request,
+// Sessions and auth: CSRF on every state-changing request,
 // session rotation at login, logout on the server, constant time comparison
 // of secrets and the security headers. Login throttling: throttle_test.go.
 
