@@ -8,6 +8,7 @@ import (
 	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
+	xhtml "golang.org/x/net/html"
 )
 
 // nodeRenderer renders the wiki nodes and replaces goldmark's HTML for the
@@ -155,15 +156,28 @@ func renderImage(w util.BufWriter, source []byte, node ast.Node, entering bool) 
 		src = string(util.URLEscape(n.Destination, true))
 	}
 	if src != "" && !imageSrc.MatchString(src) {
-		// An external image: a link to it, labelled with its alt text.
-		if writeAnchor(w, "", src, ` class="external" rel="`+externalRel+`"`, true) {
-			var alt bytes.Buffer
-			writeAltText(bufWriter{&alt}, source, n)
-			if alt.Len() == 0 {
-				canonEscapeString(w, src)
-			} else {
-				_, _ = w.Write(alt.Bytes())
-			}
+		// An image from elsewhere: a link to it, labelled with its alt
+		// text (or its URL when it has none) and keeping its title. Inside
+		// a link, the label alone: links do not nest.
+		var label bytes.Buffer
+		writeAltText(bufWriter{&label}, source, n)
+		if label.Len() == 0 {
+			canonEscapeString(bufWriter{&label}, src)
+		}
+		if inLink(n) {
+			_, _ = w.Write(label.Bytes())
+			return ast.WalkSkipChildren, nil
+		}
+		attrs := ` class="external" rel="` + externalRel + `"`
+		if n.Title != nil {
+			var title bytes.Buffer
+			_, _ = title.WriteString(` title="`)
+			canonWriter{}.Write(bufWriter{&title}, n.Title)
+			_ = title.WriteByte('"')
+			attrs = title.String() + attrs
+		}
+		if writeAnchor(w, "", src, attrs, true) {
+			_, _ = w.Write(label.Bytes())
 			_, _ = w.WriteString("</a>")
 			return ast.WalkSkipChildren, nil
 		}
@@ -187,6 +201,49 @@ func renderImage(w util.BufWriter, source []byte, node ast.Node, entering bool) 
 	}
 	_ = w.WriteByte('>')
 	return ast.WalkSkipChildren, nil
+}
+
+// onlyAllowedTag reports whether b holds one tag, of an element in
+// authorElements, and maybe text after it: then escapeTags would copy it
+// unchanged, and it can skip the tokenizer (and its 4 KB buffer). Most raw
+// HTML is such a tag inline, as <kbd> or </sub>.
+func onlyAllowedTag(b []byte) bool {
+	if len(b) < 3 || b[0] != '<' || bytes.IndexByte(b[1:], '<') >= 0 {
+		return false
+	}
+	name := b[1:]
+	if name[0] == '/' {
+		name = name[1:]
+	}
+	if len(name) == 0 || !('a' <= name[0]|0x20 && name[0]|0x20 <= 'z') {
+		return false
+	}
+	end := bytes.IndexAny(name, " \t\n\f\r/>")
+	if end < 0 {
+		end = len(name)
+	}
+	name = name[:end]
+	var lower [16]byte
+	if len(name) > len(lower) {
+		return false
+	}
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return authorElements[string(lower[:len(name)])]
+}
+
+// inLink reports whether n is inside a Markdown link.
+func inLink(n ast.Node) bool {
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		if p.Kind() == ast.KindLink {
+			return true
+		}
+	}
+	return false
 }
 
 // writeAltText writes the text of an image's children as goldmark does,
@@ -288,44 +345,58 @@ func renderHTMLBlock(w util.BufWriter, source []byte, node ast.Node, entering bo
 }
 
 // sanitizeRaw writes the author's HTML b through the sanitizer, on its own:
-// whatever b leaves open (a comment, an attribute, a raw text element such
-// as <script> or <textarea>) ends with it, and the sanitizer's output is
-// complete tokens in canonical form. One change comes first: <input> tags
-// are escaped, because the policy keeps inputs for task list check boxes
-// and the author must not get text fields.
+// whatever b leaves open (a comment, an attribute, a tag) ends with it, and
+// the sanitizer's output is complete tokens in canonical form. The tags of
+// elements outside authorElements are turned into text first (escapeTags).
 func sanitizeRaw(w util.BufWriter, b []byte) {
 	var pre bytes.Buffer
 	pre.Grow(len(b) + 16)
-	bw := bufWriter{&pre}
-	for {
-		i := indexFold(b, "<input")
-		if i < 0 {
-			break
-		}
-		canonWriter{}.SecureWrite(bw, b[:i])
-		_, _ = pre.WriteString("&lt;")
-		b = b[i+1:]
-	}
-	canonWriter{}.SecureWrite(bw, b)
+	escapeTags(bufWriter{&pre}, b)
 	_, _ = w.Write(policy.SanitizeBytes(pre.Bytes()))
 }
 
-// indexFold is a case-insensitive bytes.Index for an ASCII lower-case needle.
-func indexFold(b []byte, needle string) int {
-	for i := 0; i+len(needle) <= len(b); i++ {
-		j := 0
-		for ; j < len(needle); j++ {
-			c := b[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != needle[j] {
-				break
-			}
-		}
-		if j == len(needle) {
-			return i
-		}
+// escapeTags writes b with the start and end tags of elements outside
+// authorElements escaped, so that they read as text, as MediaWiki and GFM's
+// tag filter show them: "<center>" or "<script>" and what stands between
+// them stay visible instead of vanishing. Everything else is copied (NUL
+// replaced) for the sanitizer to judge. After an escaped start tag of a raw
+// text element (<script>, <style>, <textarea>, <title>, <xmp>,
+// <plaintext>…) what follows is read as markup again, because that is how a
+// browser reads it once the tag is text.
+func escapeTags(w util.BufWriter, b []byte) {
+	if onlyAllowedTag(b) {
+		canonWriter{}.SecureWrite(w, b)
+		return
 	}
-	return -1
+	tokenizeTags(w, b)
+}
+
+// tokenizeTags is escapeTags without the shortcut.
+func tokenizeTags(w util.BufWriter, b []byte) {
+	z := xhtml.NewTokenizer(bytes.NewReader(b))
+	for off := 0; ; {
+		tt := z.Next()
+		// The tokens' raw texts follow each other through b. They are
+		// taken from b itself: the tokenizer lower-cases tag names in
+		// its buffer, and the author's text is shown as written.
+		raw := b[off : off+len(z.Raw())]
+		off += len(raw)
+		switch tt {
+		case xhtml.ErrorToken:
+			// The end, or a construct cut off by it (a tag or a comment
+			// left open): the sanitizer drops it as a browser would.
+			canonWriter{}.SecureWrite(w, raw)
+			return
+		case xhtml.StartTagToken, xhtml.EndTagToken, xhtml.SelfClosingTagToken:
+			name, _ := z.TagName()
+			if !authorElements[string(name)] {
+				canonEscape(w, raw)
+				if tt == xhtml.StartTagToken {
+					z.NextIsNotRawText()
+				}
+				continue
+			}
+		}
+		canonWriter{}.SecureWrite(w, raw)
+	}
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"regexp"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -20,9 +21,21 @@ type fastLinkify struct{}
 
 func (fastLinkify) Extend(m goldmark.Markdown) {
 	m.Parser().AddOptions(parser.WithInlineParsers(
-		util.Prioritized(&linkifyGate{inner: extension.NewLinkifyParser()}, 999),
+		util.Prioritized(&linkifyGate{inner: extension.NewLinkifyParser(
+			extension.WithLinkifyURLRegexp(linkifyURL),
+			extension.WithLinkifyWWWRegexp(linkifyWWW),
+		)}, 999),
 	))
 }
+
+// linkifyURL and linkifyWWW are goldmark's expressions for links written
+// without angle brackets, with letters outside ASCII allowed in the domain
+// and after it: GFM ends such a link at white space or "<" only, and
+// goldmark's own cut "https://ko.wikipedia.org/wiki/서울" after "/wiki/".
+var (
+	linkifyURL = regexp.MustCompile(`^(?:http|https|ftp)://[-a-zA-Z0-9@:%._\+~#=\x{80}-\x{10FFFF}]{1,256}\.[a-z]+(?::\d+)?(?:[/#?][-a-zA-Z0-9@:%_+.~#$!?&/=\(\);,'">\^{}\[\]` + "`" + `\x{80}-\x{10FFFF}]*)?`)
+	linkifyWWW = regexp.MustCompile(`^www\.[-a-zA-Z0-9@:%._\+~#=\x{80}-\x{10FFFF}]{1,256}\.[a-z]+(?:[/#?][-a-zA-Z0-9@:%_\+.~#!?&/=\(\);,'">\^{}\[\]` + "`" + `\x{80}-\x{10FFFF}]*)?`)
+)
 
 type linkifyGate struct{ inner parser.InlineParser }
 

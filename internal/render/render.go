@@ -24,7 +24,7 @@ import (
 
 // Version changes whenever the HTML output for the same source changes;
 // it is part of render cache keys.
-const Version = 4
+const Version = 5
 
 // Heading is one entry of a page's table of contents.
 type Heading struct {
@@ -64,7 +64,7 @@ func New() *Renderer {
 		goldmark.WithParser(p),
 		goldmark.WithExtensions(
 			table{},
-			extension.Strikethrough,
+			strikethrough{},
 			fastLinkify{},
 			extension.TaskList,
 		),
@@ -204,6 +204,8 @@ func (w *walker) walk(doc ast.Node) {
 			id := w.ids.unique(anchorID(text))
 			n.SetAttributeString("id", []byte(id))
 			w.toc = append(w.toc, Heading{Level: n.Level, Text: text, ID: id})
+		case *ast.Text:
+			trimBeforeBreak(n, w.source)
 		case *ast.Paragraph:
 			switch paragraphKind(n, w.source) {
 			case paraEmpty:

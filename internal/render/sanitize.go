@@ -19,6 +19,34 @@ func Sanitize(html string) string { return policy.Sanitize(html) }
 // IsSafe reports whether html is already sanitized: Sanitize(html) == html.
 func IsSafe(html string) bool { return policy.Sanitize(html) == html }
 
+// plainElements are the elements allowed with no attributes or only the
+// attributes newPolicy lists for them.
+var plainElements = []string{
+	"p", "br", "hr", "div", "span", "nav",
+	"b", "i", "strong", "em", "u", "s", "del", "ins", "mark", "small",
+	"kbd", "code", "pre", "samp", "var", "sub", "sup", "abbr", "cite", "dfn", "q",
+	"blockquote", "ul", "ol", "li", "dl", "dt", "dd",
+	"table", "caption", "thead", "tbody", "tfoot", "tr", "th", "td", "colgroup", "col",
+	"details", "summary", "figure", "figcaption",
+	"h1", "h2", "h3", "h4", "h5", "h6",
+	"ruby", "rt", "rp", "rb", "rtc", "wbr", "time",
+	// Presentational elements MediaWiki keeps, so that pages written for
+	// it show their text as intended rather than the tags.
+	"bdi", "big", "center", "font", "strike", "tt",
+}
+
+// authorElements are the elements an author's raw HTML may use: the
+// policy's elements except <input>, which it allows only for the task
+// list check boxes the renderer writes. The tags of every other element
+// are shown as text (see escapeTags).
+var authorElements = func() map[string]bool {
+	m := map[string]bool{"a": true, "img": true}
+	for _, e := range plainElements {
+		m[e] = true
+	}
+	return m
+}()
+
 func newPolicy() *bluemonday.Policy {
 	p := bluemonday.NewPolicy()
 	p.AllowURLSchemes("http", "https", "mailto")
@@ -26,16 +54,8 @@ func newPolicy() *bluemonday.Policy {
 	p.RequireParseableURLs(true)
 	p.RequireNoFollowOnFullyQualifiedLinks(true)
 
-	p.AllowElements(
-		"p", "br", "hr", "div", "span", "nav",
-		"b", "i", "strong", "em", "u", "s", "del", "ins", "mark", "small",
-		"kbd", "code", "pre", "samp", "var", "sub", "sup", "abbr", "cite", "dfn", "q",
-		"blockquote", "ul", "ol", "li", "dl", "dt", "dd",
-		"table", "caption", "thead", "tbody", "tfoot", "tr", "th", "td", "colgroup", "col",
-		"details", "summary", "figure", "figcaption",
-		"h1", "h2", "h3", "h4", "h5", "h6",
-		"ruby", "rt", "rp", "wbr", "time",
-	)
+	p.AllowElements(plainElements...)
+	p.AllowNoAttrs().OnElements(plainElements...) // else bluemonday drops <big>, <font>… that have none
 
 	p.AllowAttrs("href").OnElements("a")
 	p.AllowAttrs("title").OnElements("a", "img", "abbr", "dfn")

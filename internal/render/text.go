@@ -149,3 +149,30 @@ func firstMacro(p *ast.Paragraph) *macro {
 	}
 	return nil
 }
+
+// trimBeforeBreak removes the spaces and tabs before a line break that
+// ends n: they are not part of the text (CommonMark, "Hard line breaks"
+// and "Soft line breaks"). goldmark trims the last text segment of a line
+// only, and the line is cut into several segments wherever an inline
+// parser was tried, at every space for linkify: "aaa     \n" kept "aaa ".
+// A break written with a backslash keeps what stands before it.
+func trimBeforeBreak(n *ast.Text, source []byte) {
+	if !n.HardLineBreak() && !n.SoftLineBreak() || n.IsRaw() {
+		return
+	}
+	if stop := n.Segment.Stop; stop < len(source) && source[stop] == '\\' {
+		return
+	}
+	var t ast.Node = n
+	for {
+		text, ok := t.(*ast.Text)
+		if !ok || text.IsRaw() || text != n && (text.HardLineBreak() || text.SoftLineBreak()) {
+			return
+		}
+		text.Segment = text.Segment.TrimRightSpace(source)
+		if text.Segment.Len() > 0 {
+			return
+		}
+		t = text.PreviousSibling()
+	}
+}
