@@ -533,15 +533,21 @@ func (e *Engine) Undelete(ctx context.Context, t wiki.Title, reason string, ed E
 }
 
 // normalizeText makes line endings \n and the text end in one newline,
-// as browsers submit \r\n from textareas.
+// as browsers submit \r\n from textareas. Blank lines at the end go, but
+// the last line keeps its spaces and tabs: in a code block they are text.
 func normalizeText(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
-	s = strings.TrimRight(s, "\n\t ")
-	if s == "" {
-		return ""
+	for {
+		s = strings.TrimRight(s, "\n")
+		last := s[strings.LastIndexByte(s, '\n')+1:]
+		if strings.Trim(last, " \t") != "" {
+			return s + "\n"
+		}
+		if s = s[:len(s)-len(last)]; s == "" {
+			return ""
+		}
 	}
-	return s + "\n"
 }
 
 func oneLine(s string, max int) string {

@@ -1,0 +1,22 @@
+package engine
+
+import "testing"
+
+func TestNormalizeText(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"empty", "", ""},
+		{"white space only", " \n\t\n  ", ""},
+		{"one newline at the end", "a", "a\n"},
+		{"CR LF and CR become LF", "a\r\nb\rc\r\n", "a\nb\nc\n"},
+		{"blank lines at the end go", "a\n\n  \n\t\n\n", "a\n"},
+		{"the last line of a code block keeps its spaces", "```\ncode  \n```\n\n    x  \n    y\t", "```\ncode  \n```\n\n    x  \n    y\t\n"},
+		{"the last line keeps its spaces before blank lines", "    code  \n\n \n", "    code  \n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := normalizeText(tt.in); got != tt.want {
+				t.Errorf("normalizeText(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
