@@ -107,12 +107,13 @@ func TestCompareIsBoundedOnAdversarialPairs(t *testing.T) {
 		t.Skip("2 MiB inputs")
 	}
 	// The target is 200 ms on the reference machine (bench -diff measures
-	// it); the test allows for a busy machine and the race detector.
-	limit := 1500 * time.Millisecond
+	// it); the test allows for a busy machine. The race detector makes
+	// everything several times slower: under it the pairs are smaller.
+	limit, size := 1500*time.Millisecond, 2<<20
 	if raceEnabled {
-		limit = 20 * time.Second
+		limit, size = 5*time.Second, 256<<10
 	}
-	for _, p := range difftest.Shapes(2 << 20) {
+	for _, p := range difftest.Shapes(size) {
 		t.Run(p.Name, func(t *testing.T) {
 			var res *Result
 			d, alloc := measure(func() { res = Compare(p.Old, p.New, Options{}); res.HTML() })
@@ -130,7 +131,11 @@ func TestCompareIsBoundedOnAdversarialPairs(t *testing.T) {
 
 func TestCompareFallsBackPastTheBudget(t *testing.T) {
 	shapes := map[string]difftest.Pair{}
-	for _, p := range difftest.Shapes(1 << 20) {
+	size := 1 << 20
+	if raceEnabled {
+		size = 256 << 10
+	}
+	for _, p := range difftest.Shapes(size) {
 		shapes[p.Name] = p
 	}
 	t.Run("shuffled lines give a coarse diff without word highlights", func(t *testing.T) {
@@ -240,7 +245,7 @@ func TestEditsAreMinimalOnLongerRandomInputs(t *testing.T) {
 
 func TestCompareCapsItsOutput(t *testing.T) {
 	t.Run("the table stops at MaxBytes and says so", func(t *testing.T) {
-		p := difftest.Shapes(256 << 10)[1] // every line edited
+		p := difftest.Shape("every-line-edited", 256<<10)
 		o := Options{MaxBytes: 20 << 10}
 		res := Compare(p.Old, p.New, o)
 		if !res.Truncated {
@@ -317,7 +322,7 @@ func TestMergeConflictsRatherThanMergingOnACoarseDiff(t *testing.T) {
 	}
 
 	t.Run("a 1 MiB page with its lines shuffled conflicts quickly", func(t *testing.T) {
-		p := difftest.Shapes(1 << 20)[2] // shuffled
+		p := difftest.Shape("shuffled", 1<<20)
 		lines := strings.SplitAfter(p.Old, "\n")
 		lines[10] = "an edit of theirs\n"
 		var c bool

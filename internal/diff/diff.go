@@ -25,10 +25,12 @@ type Edit struct {
 }
 
 // Budgets, in steps: one step is a diagonal visited or an element matched
-// by Myers' search, or an element of a frontier reset. A step costs a few
-// nanoseconds, so lineBudget is about 40 ms of search on this project's
-// reference machine (2 cores, see bench/); the gap budget is a quarter of
-// that, shared by every gap of the coarse pass.
+// by Myers' search, or an element of a frontier reset. A step costs 5 to
+// 10 ns (on lines from a small alphabet most comparisons mispredict), so
+// lineBudget is 25 to 50 ms of search on the reference machine (2 cores,
+// see bench -diff); the gap budget, a fifth of that, is shared by every gap
+// of the coarse pass. Together with the linear steps around them they keep
+// the worst pair at the size limit under 100 ms.
 const (
 	lineBudget = 5 << 20
 	gapBudget  = 1 << 20

@@ -181,3 +181,14 @@ func cjkText(r *rand.Rand, size, perLine int) string {
 	}
 	return b.String()
 }
+
+// Shape returns the pair of Shapes(size) called name; it panics on an
+// unknown name (a mistake in a test).
+func Shape(name string, size int) Pair {
+	for _, p := range Shapes(size) {
+		if p.Name == name {
+			return p
+		}
+	}
+	panic("difftest: no shape called " + name)
+}
