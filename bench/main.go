@@ -49,6 +49,13 @@ func main() {
 	if o.smoke {
 		o.duration, o.rounds, o.rateDuration, o.straceN, o.pages = time.Second, 1, 2*time.Second, 300, 120
 	}
+	if diffFlags.only { // diff.go: no servers, no tools
+		if err := diffOnly(o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o); err != nil {
@@ -149,6 +156,13 @@ func run(ctx context.Context, o options) error {
 	}
 
 	text := r.markdown()
+	if !diffFlags.skip { // diff.go: the worst-case comparison, in this process
+		d, err := runDiff(o)
+		if err != nil {
+			return err
+		}
+		text += d.markdown(o.smoke)
+	}
 	if !drainFlags.skip { // drain.go: page views while a job backlog drains
 		d, err := runDrain(ctx, e, o)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
 )
 
 // checkEdits fails the test unless edits are ordered, separated by at least one
@@ -114,73 +113,33 @@ func TestEditsAreMinimalOnRandomInputs(t *testing.T) {
 
 func TestFallbacksStayCorrect(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	ids := map[string]int32{}
 	for range 500 {
 		a := randomLines(r, r.IntN(40), "abcdefghijklmnop")
 		b := randomLines(r, r.IntN(40), "abcdefghijklmnop")
+		ids := map[string]int32{}
 		ai, bi := intern(ids, a), intern(ids, b)
-		t.Run("anchors with a budget for the gaps", func(t *testing.T) {
-			work := budget
-			checkEdits(t, a, b, anchored(ai, bi, 0, 0, &work, nil))
-		})
-		t.Run("anchors with no budget left", func(t *testing.T) {
-			work := 0
-			checkEdits(t, a, b, anchored(ai, bi, 0, 0, &work, nil))
-		})
-		t.Run("no budget and no anchoring", func(t *testing.T) {
-			work := 0
-			checkEdits(t, a, b, diffRange(ai, bi, 0, 0, &work, false, nil))
-		})
+		for _, tc := range []struct {
+			name        string
+			budget, gap int
+		}{
+			{"no budget: anchors, gaps with a budget", 0, gapBudget},
+			{"no budget at all: anchors, gaps replaced", 0, 0},
+			{"a budget for part of the search", 40, 0},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				edits, _ := diffIDs(ai, bi, len(ids), tc.budget, tc.gap)
+				checkEdits(t, a, b, edits)
+			})
+		}
 	}
 }
 
-func TestLargeInputsStayFast(t *testing.T) {
-	if testing.Short() {
-		t.Skip("large inputs")
+// splitLines is splitText as strings.
+func splitLines(s string) []string {
+	t := splitText(s)
+	out := make([]string, t.lines())
+	for i := range out {
+		out[i] = t.line(i)
 	}
-	r := rand.New(rand.NewPCG(5, 6))
-	line := func() string {
-		return strings.Repeat(string(rune('a'+r.IntN(26))), 10) + " " + string(rune('a'+r.IntN(26))) + "\n"
-	}
-	var sa, sb strings.Builder
-	for sa.Len() < 2<<20 {
-		sa.WriteString(line())
-		sb.WriteString(strings.ToUpper(line()))
-	}
-	a, b := sa.String(), sb.String()
-
-	edited := []byte(a)
-	for k := range 20 {
-		edited[len(edited)/20*k+5] = '#'
-	}
-	tests := []struct {
-		name  string
-		a, b  string
-		limit time.Duration
-	}{
-		{"a 2 MB page with a few changes", a, string(edited), 2 * time.Second},
-		{"two completely different 2 MB pages", a, b, 5 * time.Second},
-		{"a 2 MB page against an empty one", a, "", 2 * time.Second},
-		{"a 2 MB page with lines shuffled", a, shuffle(r, a), 5 * time.Second},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			start := time.Now()
-			al, bl := splitLines(tt.a), splitLines(tt.b)
-			checkEdits(t, al, bl, Edits(al, bl))
-			h := Lines(tt.a, tt.b)
-			if len(h) == 0 {
-				t.Fatal("no hunks")
-			}
-			if d := time.Since(start); d > tt.limit {
-				t.Errorf("took %v, want under %v", d, tt.limit)
-			}
-		})
-	}
-}
-
-func shuffle(r *rand.Rand, s string) string {
-	lines := strings.SplitAfter(s, "\n")
-	r.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
-	return strings.Join(lines, "")
+	return out
 }

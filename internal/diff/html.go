@@ -9,7 +9,8 @@ import (
 // HTML renders hunks as a four-column table (old line number, old text, new
 // line number, new text) in MediaWiki's class vocabulary. Whole deleted and
 // added lines are wrapped in <del> and <ins>; changed words inside a changed
-// line in <del class="diffchange"> and <ins class="diffchange">. All text is
+// line in <del class="diffchange"> and <ins class="diffchange">. Text left out
+// of a long line is marked with an ellipsis that says how much. All text is
 // escaped. No hunks render as an empty string.
 func HTML(hunks []Hunk) string {
 	if len(hunks) == 0 {
@@ -39,17 +40,25 @@ func writeRow(w *strings.Builder, r Row) {
 	switch r.Kind {
 	case Unchanged:
 		number(w, r.OldLine)
-		w.WriteString(`<td class="diff-context">` + html.EscapeString(r.Old) + `</td>`)
+		w.WriteString(`<td class="diff-context">`)
+		writeText(w, r.Old, r.OldOmitted)
+		w.WriteString(`</td>`)
 		number(w, r.NewLine)
-		w.WriteString(`<td class="diff-context">` + html.EscapeString(r.New) + `</td>`)
+		w.WriteString(`<td class="diff-context">`)
+		writeText(w, r.New, r.NewOmitted)
+		w.WriteString(`</td>`)
 	case Deleted:
 		number(w, r.OldLine)
-		w.WriteString(`<td class="diff-deletedline"><del>` + html.EscapeString(r.Old) + `</del></td>`)
+		w.WriteString(`<td class="diff-deletedline"><del>`)
+		writeText(w, r.Old, r.OldOmitted)
+		w.WriteString(`</del></td>`)
 		w.WriteString(`<td class="diff-empty" colspan="2"></td>`)
 	case Added:
 		w.WriteString(`<td class="diff-empty" colspan="2"></td>`)
 		number(w, r.NewLine)
-		w.WriteString(`<td class="diff-addedline"><ins>` + html.EscapeString(r.New) + `</ins></td>`)
+		w.WriteString(`<td class="diff-addedline"><ins>`)
+		writeText(w, r.New, r.NewOmitted)
+		w.WriteString(`</ins></td>`)
 	case Changed:
 		number(w, r.OldLine)
 		w.WriteString(`<td class="diff-deletedline">`)
@@ -67,11 +76,26 @@ func number(w *strings.Builder, n int) {
 	w.WriteString(`<td class="diff-number">` + strconv.Itoa(n) + `</td>`)
 }
 
+func writeText(w *strings.Builder, s string, omitted int) {
+	w.WriteString(html.EscapeString(s))
+	writeOmitted(w, omitted)
+}
+
+// writeOmitted marks where n bytes of a line are not shown.
+func writeOmitted(w *strings.Builder, n int) {
+	if n > 0 {
+		w.WriteString(`<span class="diff-omitted" title="` + strconv.Itoa(n) + ` bytes not shown">…</span>`)
+	}
+}
+
 func writeSegments(w *strings.Builder, segs []Segment, tag string) {
 	for _, s := range segs {
-		if s.Changed {
+		switch {
+		case s.Omitted > 0:
+			writeOmitted(w, s.Omitted)
+		case s.Changed:
 			w.WriteString("<" + tag + ` class="diffchange">` + html.EscapeString(s.Text) + "</" + tag + ">")
-		} else {
+		default:
 			w.WriteString(html.EscapeString(s.Text))
 		}
 	}

@@ -44,32 +44,32 @@ func TestWordHighlights(t *testing.T) {
 		{
 			"one replaced word is the only highlight",
 			"The quick brown fox", "The quick red fox",
-			[]Segment{{"The quick ", false}, {"brown", true}, {" fox", false}},
-			[]Segment{{"The quick ", false}, {"red", true}, {" fox", false}},
+			[]Segment{{Text: "The quick ", Changed: false}, {Text: "brown", Changed: true}, {Text: " fox", Changed: false}},
+			[]Segment{{Text: "The quick ", Changed: false}, {Text: "red", Changed: true}, {Text: " fox", Changed: false}},
 		},
 		{
 			"an inserted phrase is highlighted as one run",
 			"A wiki page.", "A very nice wiki page.",
-			[]Segment{{"A wiki page.", false}},
-			[]Segment{{"A ", false}, {"very nice ", true}, {"wiki page.", false}},
+			[]Segment{{Text: "A wiki page.", Changed: false}},
+			[]Segment{{Text: "A ", Changed: false}, {Text: "very nice ", Changed: true}, {Text: "wiki page.", Changed: false}},
 		},
 		{
 			"changed punctuation is highlighted alone",
 			"Hello, world.", "Hello, world!",
-			[]Segment{{"Hello, world", false}, {".", true}},
-			[]Segment{{"Hello, world", false}, {"!", true}},
+			[]Segment{{Text: "Hello, world", Changed: false}, {Text: ".", Changed: true}},
+			[]Segment{{Text: "Hello, world", Changed: false}, {Text: "!", Changed: true}},
 		},
 		{
 			"one changed Chinese character is highlighted alone",
 			"维基百科是自由的", "维基百科是开放的",
-			[]Segment{{"维基百科是", false}, {"自由", true}, {"的", false}},
-			[]Segment{{"维基百科是", false}, {"开放", true}, {"的", false}},
+			[]Segment{{Text: "维基百科是", Changed: false}, {Text: "自由", Changed: true}, {Text: "的", Changed: false}},
+			[]Segment{{Text: "维基百科是", Changed: false}, {Text: "开放", Changed: true}, {Text: "的", Changed: false}},
 		},
 		{
 			"a changed Korean particle is highlighted alone",
 			"위키는 문서를 편집한다", "위키는 문서가 편집한다",
-			[]Segment{{"위키는 문서", false}, {"를", true}, {" 편집한다", false}},
-			[]Segment{{"위키는 문서", false}, {"가", true}, {" 편집한다", false}},
+			[]Segment{{Text: "위키는 문서", Changed: false}, {Text: "를", Changed: true}, {Text: " 편집한다", Changed: false}},
+			[]Segment{{Text: "위키는 문서", Changed: false}, {Text: "가", Changed: true}, {Text: " 편집한다", Changed: false}},
 		},
 	}
 	for _, tt := range tests {
@@ -99,7 +99,7 @@ func TestLines(t *testing.T) {
 			t.Fatalf("got %+v", h)
 		}
 	})
-	t.Run("a changed line gets three lines of context and word highlights", func(t *testing.T) {
+	t.Run("a changed line gets two lines of context and word highlights", func(t *testing.T) {
 		a := "1\n2\n3\n4\n5\nold words here\n7\n8\n9\n10\n11\n"
 		b := "1\n2\n3\n4\n5\nnew words here\n7\n8\n9\n10\n11\n"
 		h := Lines(a, b)
@@ -107,22 +107,22 @@ func TestLines(t *testing.T) {
 			t.Fatalf("got %d hunks, want 1", len(h))
 		}
 		got := h[0]
-		if got.OldStart != 3 || got.NewStart != 3 || got.OldLines != 7 || got.NewLines != 7 {
-			t.Errorf("hunk header = %d,%d %d,%d; want 3,7 3,7", got.OldStart, got.OldLines, got.NewStart, got.NewLines)
+		if got.OldStart != 4 || got.NewStart != 4 || got.OldLines != 5 || got.NewLines != 5 {
+			t.Errorf("hunk header = %d,%d %d,%d; want 4,5 4,5", got.OldStart, got.OldLines, got.NewStart, got.NewLines)
 		}
 		var kinds []Kind
 		for _, r := range got.Rows {
 			kinds = append(kinds, r.Kind)
 		}
-		want := []Kind{Unchanged, Unchanged, Unchanged, Changed, Unchanged, Unchanged, Unchanged}
+		want := []Kind{Unchanged, Unchanged, Changed, Unchanged, Unchanged}
 		if !reflect.DeepEqual(kinds, want) {
 			t.Fatalf("kinds = %v, want %v", kinds, want)
 		}
-		c := got.Rows[3]
+		c := got.Rows[2]
 		if c.OldLine != 6 || c.NewLine != 6 || c.Old != "old words here" || c.New != "new words here" {
 			t.Errorf("changed row = %+v", c)
 		}
-		if c.OldWords[0] != (Segment{"old", true}) || c.NewWords[0] != (Segment{"new", true}) {
+		if c.OldWords[0] != (Segment{Text: "old", Changed: true}) || c.NewWords[0] != (Segment{Text: "new", Changed: true}) {
 			t.Errorf("word highlights = %+v / %+v", c.OldWords, c.NewWords)
 		}
 	})
@@ -133,12 +133,12 @@ func TestLines(t *testing.T) {
 		}
 		a := strings.Join(lines, "\n")
 		edited := append([]string(nil), lines...)
-		edited[2], edited[8], edited[30] = "A", "B", "C"
+		edited[2], edited[6], edited[30] = "A", "B", "C"
 		h := Lines(a, strings.Join(edited, "\n"))
 		if len(h) != 2 {
 			t.Fatalf("got %d hunks, want 2", len(h))
 		}
-		if h[0].OldStart != 1 || h[0].OldLines != 12 || h[1].OldStart != 28 || h[1].OldLines != 7 {
+		if h[0].OldStart != 1 || h[0].OldLines != 9 || h[1].OldStart != 29 || h[1].OldLines != 5 {
 			t.Errorf("hunks = %d,%d and %d,%d", h[0].OldStart, h[0].OldLines, h[1].OldStart, h[1].OldLines)
 		}
 	})

@@ -27,22 +27,52 @@ const (
 //
 // Whether the result ends in a newline is merged separately as a yes/no
 // value: it follows ours if ours changed it from base, theirs otherwise.
+//
+// Merge only merges on exact diffs: when base and one side differ too much
+// for an exact diff within the work budget, the whole texts conflict (the
+// lines they share at their start and end stay outside the markers).
 func Merge(base, ours, theirs string) (merged string, conflicts bool) {
+	return merge(base, ours, theirs, lineBudget)
+}
+
+func merge(base, ours, theirs string, budget int) (merged string, conflicts bool) {
+	switch {
+	case theirs == base || ours == theirs:
+		return ours, false
+	case ours == base:
+		return theirs, false
+	}
 	bl, bNL := mergeLines(base)
 	ol, oNL := mergeLines(ours)
 	tl, tNL := mergeLines(theirs)
-	ids := make(map[string]int32, len(bl)+len(ol)+len(tl))
-	bi, oi, ti := intern(ids, bl), intern(ids, ol), intern(ids, tl)
+	in := newInterner(len(bl) + len(ol) + len(tl))
+	ids := func(lines []string) []int32 {
+		out := make([]int32, len(lines))
+		for i, l := range lines {
+			out[i] = in.id(l)
+		}
+		return out
+	}
+	bi, oi, ti := ids(bl), ids(ol), ids(tl)
+	finalNL := tNL
+	if oNL != bNL {
+		finalNL = oNL
+	}
+	toOurs, exactO := diffIDs(bi, oi, in.size(), budget, 0)
+	toTheirs, exactT := diffIDs(bi, ti, in.size(), budget, 0)
+	if !exactO || !exactT {
+		return joinLines(conflict(nil, ol, tl), finalNL), true
+	}
 
 	type chunk struct {
 		Edit
 		theirs bool
 	}
 	var chunks []chunk
-	for _, e := range diffIDs(bi, oi) {
+	for _, e := range toOurs {
 		chunks = append(chunks, chunk{e, false})
 	}
-	for _, e := range diffIDs(bi, ti) {
+	for _, e := range toTheirs {
 		chunks = append(chunks, chunk{e, true})
 	}
 	// Stable order by base position; at equal starts insertions come first.
@@ -74,8 +104,8 @@ func Merge(base, ours, theirs string) (merged string, conflicts bool) {
 			empty := c.OldStart == c.OldEnd
 			if n > 0 {
 				e := end[other]
-				conflict := e >= 0 && (c.OldStart < e || (c.OldStart == e && (empty || insAtEnd[other])))
-				if !conflict {
+				clash := e >= 0 && (c.OldStart < e || (c.OldStart == e && (empty || insAtEnd[other])))
+				if !clash {
 					break
 				}
 			}
@@ -124,35 +154,41 @@ func Merge(base, ours, theirs string) (merged string, conflicts bool) {
 			out = append(out, o...)
 			continue
 		}
-		// Keep lines both sides agree on outside the markers.
-		pre := 0
-		for pre < len(o) && pre < len(t) && o[pre] == t[pre] {
-			pre++
-		}
-		suf := 0
-		for suf < len(o)-pre && suf < len(t)-pre && o[len(o)-1-suf] == t[len(t)-1-suf] {
-			suf++
-		}
 		conflicts = true
-		out = append(out, o[:pre]...)
-		out = append(out, MarkerOurs+"\n")
-		out = append(out, o[pre:len(o)-suf]...)
-		out = append(out, MarkerSep+"\n")
-		out = append(out, t[pre:len(t)-suf]...)
-		out = append(out, MarkerTheirs+"\n")
-		out = append(out, o[len(o)-suf:]...)
+		out = conflict(out, o, t)
 	}
 	out = append(out, bl[pos:]...)
+	return joinLines(out, finalNL), conflicts
+}
 
-	merged = strings.Join(out, "")
-	finalNL := tNL
-	if oNL != bNL {
-		finalNL = oNL
+// conflict appends to out the versions o and t between conflict markers,
+// keeping the lines both agree on at their start and end outside.
+func conflict(out, o, t []string) []string {
+	pre := 0
+	for pre < len(o) && pre < len(t) && o[pre] == t[pre] {
+		pre++
 	}
+	suf := 0
+	for suf < len(o)-pre && suf < len(t)-pre && o[len(o)-1-suf] == t[len(t)-1-suf] {
+		suf++
+	}
+	out = append(out, o[:pre]...)
+	out = append(out, MarkerOurs+"\n")
+	out = append(out, o[pre:len(o)-suf]...)
+	out = append(out, MarkerSep+"\n")
+	out = append(out, t[pre:len(t)-suf]...)
+	out = append(out, MarkerTheirs+"\n")
+	return append(out, o[len(o)-suf:]...)
+}
+
+// joinLines joins lines that each end in "\n", dropping the last newline
+// unless finalNL.
+func joinLines(lines []string, finalNL bool) string {
+	s := strings.Join(lines, "")
 	if !finalNL {
-		merged = strings.TrimSuffix(merged, "\n")
+		s = strings.TrimSuffix(s, "\n")
 	}
-	return merged, conflicts
+	return s
 }
 
 // mergeLines splits s into lines that each end in "\n", adding one to the last

@@ -68,6 +68,8 @@ type Engine struct {
 
 	noCache bool
 
+	diffs diffCache // computed comparisons of revision pairs (diff.go)
+
 	// Renders counts actual renders (cache misses at every level), for tests.
 	Renders atomic.Int64
 }

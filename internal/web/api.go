@@ -500,7 +500,10 @@ func (s *Server) apiRevision(w http.ResponseWriter, r *http.Request) error {
 }
 
 // apiCompare returns a line diff. The diff array follows MediaWiki's
-// type codes: 0 context, 1 added, 2 deleted, 3 changed in place.
+// type codes: 0 context, 1 added, 2 deleted, 3 changed in place. coarse says
+// the revisions differed too much for an exact comparison (unchanged lines
+// matched approximately); truncated, that lines or long texts were left
+// out of the answer to bound its size.
 func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) error {
 	from, err := s.apiRevisionByID(r, "from")
 	if err != nil {
@@ -513,6 +516,10 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) error {
 	if from.PageID != to.PageID {
 		return wiki.Errorf(wiki.KindInvalid, "revisions %d and %d belong to different pages; compare revisions of one page", from.ID, to.ID)
 	}
+	res, err := s.eng.Diff(r.Context(), from, to)
+	if err != nil {
+		return err
+	}
 	type line struct {
 		Type       int    `json:"type"`
 		LineNumber int    `json:"lineNumber,omitempty"`
@@ -524,11 +531,13 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) error {
 		SlotRole string `json:"slot_role"`
 	}
 	out := struct {
-		From side   `json:"from"`
-		To   side   `json:"to"`
-		Diff []line `json:"diff"`
-	}{From: side{from.ID, "main"}, To: side{to.ID, "main"}, Diff: []line{}}
-	for _, h := range diff.Lines(from.Text, to.Text) {
+		From      side   `json:"from"`
+		To        side   `json:"to"`
+		Diff      []line `json:"diff"`
+		Coarse    bool   `json:"coarse"`
+		Truncated bool   `json:"truncated"`
+	}{From: side{from.ID, "main"}, To: side{to.ID, "main"}, Diff: []line{}, Coarse: res.Coarse, Truncated: res.Truncated}
+	for _, h := range res.Hunks {
 		for _, row := range h.Rows {
 			switch row.Kind {
 			case diff.Unchanged:
@@ -542,7 +551,11 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
+	newer := to.Time
+	if from.Time.After(newer) {
+		newer = from.Time
+	}
 	addTag(r, to.Title)
-	s.writeJSON(w, r, http.StatusOK, out, cachePublic, to.Time)
+	s.writeJSON(w, r, http.StatusOK, out, cachePublic, newer)
 	return nil
 }

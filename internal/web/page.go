@@ -10,7 +10,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/wikid/wikid/internal/diff"
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/httpx"
 	"github.com/wikid/wikid/internal/wiki"
@@ -620,6 +619,10 @@ type diffData struct {
 	Table     template.HTML
 	Identical bool
 	CanRevert bool
+	// Coarse and Truncated say that the comparison is approximate or cut
+	// short (diff.Result); Added and Deleted count its lines.
+	Coarse, Truncated bool
+	Added, Deleted    int
 }
 
 // diffPage shows ?diff=NEW&oldid=OLD; diff may also be "prev" or "cur".
@@ -659,7 +662,15 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 	}
 	d := diffData{Title: page.Title, Old: oldRev, New: newRev, Identical: oldRev.Text == newRev.Text}
 	if !d.Identical {
-		d.Table = template.HTML(diff.HTML(diff.Lines(oldRev.Text, newRev.Text)))
+		// The comparison of two revisions never changes: the engine keeps
+		// it. What depends on the viewer and on the page's state (the
+		// revert button, the tabs) is drawn here, per request.
+		res, err := s.eng.Diff(ctx, oldRev, newRev)
+		if err != nil {
+			return err
+		}
+		d.Table = template.HTML(res.HTML())
+		d.Coarse, d.Truncated, d.Added, d.Deleted = res.Coarse, res.Truncated, res.Added, res.Deleted
 	}
 	v := viewerOf(r)
 	d.CanRevert = v.LoggedIn && s.canEdit(v) && oldRev.ID != 0 && newRev.ID == page.LatestID && !d.Identical
