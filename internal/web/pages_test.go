@@ -271,6 +271,16 @@ func TestReadingAndEditing(t *testing.T) {
 		}
 	})
 
+	t.Run("search matches and shows the text readers see, not the markup", func(t *testing.T) {
+		alice.Edit("Markup page", "Some **Quixotic** words, a [[Link target|Quixotic link]], `code` and [x](https://example.org/Quixotic).\n\n[[Category:Quixotic]]\n")
+		w.Settle(t)
+		res := anon.Get("/wiki/Special:Search?q=Quixotic")
+		mustStatus(t, res, http.StatusOK)
+		mustContain(t, res, `href="/wiki/Markup_page"`, "Some <mark>Quixotic</mark> words, a <mark>Quixotic</mark> link, code and x.")
+		mustNotContain(t, res, "**", "[[", "example.org")
+		mustNotContain(t, anon.Get("/wiki/Special:Search?q=example.org"), `href="/wiki/Markup_page"`)
+	})
+
 	t.Run("search with go jumps to an exact title", func(t *testing.T) {
 		mustRedirect(t, anon.Get("/wiki/Special:Search?q=Apple&go=Go"), http.StatusMovedPermanently, "/wiki/Special:Search?go=1&q=Apple")
 		mustRedirect(t, anon.Get("/wiki/Special:Search?go=1&q=Apple"), http.StatusFound, "/wiki/Apple")
