@@ -281,6 +281,23 @@ func TestReadingAndEditing(t *testing.T) {
 		mustNotContain(t, anon.Get("/wiki/Special:Search?q=example.org"), `href="/wiki/Markup_page"`)
 	})
 
+	t.Run("edit summaries show their wiki links and no other markup", func(t *testing.T) {
+		alice.Edit("Summarized", "one\n")
+		csrf, base := alice.EditForm("Summarized")
+		res := alice.PostForm("/wiki/Summarized?action=submit", url.Values{"csrf": {csrf}, "baserev": {base}, "text": {"two\n"},
+			"summary": {"Fix **bold** per [[Link target|the <target>]] and [[Nowhere]] <b onclick=x>b</b>"}})
+		mustStatus(t, res, http.StatusSeeOther)
+		want := `Fix **bold** per <a href="/wiki/Link_target" title="Link target">the &lt;target&gt;</a> and <a href="/wiki/Nowhere" title="Nowhere">Nowhere</a> &lt;b onclick=x&gt;b&lt;/b&gt;`
+		ids := revisionIDs(t, anon, "Summarized")
+		for _, path := range []string{"/wiki/Summarized?action=history", "/wiki/Special:RecentChanges", "/wiki/Special:Contributions/Alice",
+			"/wiki/Summarized?diff=" + ids[0] + "&oldid=" + ids[1]} {
+			res := anon.Get(path)
+			mustStatus(t, res, http.StatusOK)
+			mustContain(t, res, `<span class="summary">(`+want+`)</span>`)
+			mustNotContain(t, res, "<b onclick")
+		}
+	})
+
 	t.Run("search with go jumps to an exact title", func(t *testing.T) {
 		mustRedirect(t, anon.Get("/wiki/Special:Search?q=Apple&go=Go"), http.StatusMovedPermanently, "/wiki/Special:Search?go=1&q=Apple")
 		mustRedirect(t, anon.Get("/wiki/Special:Search?go=1&q=Apple"), http.StatusFound, "/wiki/Apple")
