@@ -142,7 +142,8 @@ func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
 	return err
 }
 
-// runSearch makes the page's index entry match its current state.
+// runSearch makes the page's index entry match its current state: the
+// text readers see (render's PlainText), not the markup.
 func (e *Engine) runSearch(ctx context.Context, j wiki.Job) error {
 	pl, err := decode[titlePayload](j)
 	if err != nil {
@@ -155,7 +156,7 @@ func (e *Engine) runSearch(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
-	return e.store.UpdateSearchIndex(ctx, p.ID)
+	return e.store.UpdateSearchIndex(ctx, p.ID, e.renderer.PlainText)
 }
 
 // runBacklinks handles a title whose existence changed: every page linking

@@ -88,6 +88,17 @@ func TestHostileInputs(t *testing.T) {
 		{"100k headings with the same text", strings.Repeat("# A\n", 100000)},
 		{"a wide table with many rows", "|" + strings.Repeat("a|", 5000) + "\n|" + strings.Repeat("-|", 5000) + "\n" + strings.Repeat("|x\n", 50000)},
 		{"a 1 MB heading", "# " + strings.Repeat("x", 1<<20)},
+		{"100k references to one footnote", strings.Repeat("[^a]", 100000) + "\n\n[^a]: x"},
+		{"30k footnotes, each referred to", footnoteFlood(30000)},
+		{"100k references to no footnote", strings.Repeat("[^a]", 100000) + "\n\n[^b]: x"},
+		{"10,000 nested footnote definitions then many lines", strings.Repeat("[^a]: ", 10000) + "x\n" + strings.Repeat("y\n", 100000)},
+		{"10,000 nested definitions then many lines", "a\n" + strings.Repeat(": ", 10000) + "x\n" + strings.Repeat("y\n", 100000)},
+		{"50k definitions of one term", "a\n" + strings.Repeat(": x\n", 50000)},
+		{"a 2 MiB code block", "```go\n" + strings.Repeat("func f() { x := map[string]int{\"a\": 1} } // c\n", (2<<20)/48) + "```\n"},
+		{"4,000 small code blocks", strings.Repeat("```go\nfunc f() int { return 1 } // one\n```\n", 4000)},
+		{"a table of piped wiki links", "| a | b |\n|---|---|\n" + strings.Repeat("| [[a|b]] | [[c\\|d]] |\n", 50000)},
+		{"100k [[ in a table", "| a | b |\n|---|---|\n|" + strings.Repeat("[[", 100000) + "|x|\n"},
+		{"100k [[a| in a table", "| a | b |\n|---|---|\n|" + strings.Repeat("[[a|", 100000) + "]]|x|\n"},
 	}
 	r := New()
 	for _, tt := range tests {
@@ -119,6 +130,19 @@ func TestHostileInputs(t *testing.T) {
 // constructs are wiki links ("[[a]]", 5 bytes, ~90 bytes of HTML) and macros.
 func maxOutput(n int) int { return 64*n + 4096 }
 
+// footnoteFlood refers to n footnotes, then defines them in reverse order.
+func footnoteFlood(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "[^%d] ", i)
+	}
+	b.WriteString("\n\n")
+	for i := n - 1; i >= 0; i-- {
+		fmt.Fprintf(&b, "[^%d]: note %d\n", i, i)
+	}
+	return b.String()
+}
+
 func nestedIndentedList(depth int) string {
 	var b strings.Builder
 	for i := range depth {
@@ -138,6 +162,9 @@ func FuzzRender(f *testing.F) {
 		"<style>\nx\n\n*a*", "a <textarea> b\n\n<img src=x onerror=alert(1)>", "<!-- x\n\n[[a]]",
 		"<div title=\"x\n\n<b>y</b>", "<svg><script>alert(1)</script></svg>", "![x](/a.png 't') ![y](https://x/y.png)",
 		"```c&amp;\nx\r\ny\n```", "<a\nhref=\"java&#x09;script:x\">y</a> *z*", "# a'b\"c&amp;\x00\n[x](/a 'b')",
+		"A[^1] [^1] ![^n]\n\n[^1]: *n* [[a]]\n[^n]: ```go\n    x\n    ```", "```go\nx := \"<a>\" // '&'\r\n```", "```{.python}\nx\n```",
+		"t\n: d\n: e\n\n: > f", "| [[a|b]] | c |\n|-|-|\n| [[d|e]] | `[[f|g]]` |", "![x](./a.png) ![y](File:b.png) ![z](../c.png) ![w](a%00.png)",
+		"# _fn-1\n# A\n# A\n[[#A__2]]", "```html\n<script>x</script>\x00\n```",
 	}
 	files, _ := filepath.Glob("testdata/*.md")
 	for _, in := range files {

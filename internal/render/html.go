@@ -140,7 +140,7 @@ func renderAutoLink(w util.BufWriter, source []byte, node ast.Node, entering boo
 }
 
 // imageSrc is the policy's rule for img src, before the URL check: a path
-// on the wiki itself. Images from other sites are not embedded (as with
+// on the wiki itself (a relative path names a file: fileImageSrc). Images from other sites are not embedded (as with
 // MediaWiki's default $wgAllowExternalImages = false): a reader's browser
 // then never contacts a third party, which would leak who reads what and
 // let anyone change what a page shows. They render as links instead.
@@ -152,7 +152,9 @@ func renderImage(w util.BufWriter, source []byte, node ast.Node, entering bool) 
 	}
 	n := node.(*ast.Image)
 	src := ""
-	if !html.IsDangerousURL(n.Destination) {
+	if file, ok := fileImageSrc(n.Destination); ok {
+		src = file
+	} else if !html.IsDangerousURL(n.Destination) {
 		src = string(util.URLEscape(n.Destination, true))
 	}
 	if src != "" && !imageSrc.MatchString(src) {
@@ -285,7 +287,7 @@ func renderFencedCodeBlock(w util.BufWriter, source []byte, node ast.Node, enter
 		return ast.WalkContinue, nil
 	}
 	_, _ = w.WriteString("<pre><code")
-	if lang := n.Language(source); lang != nil {
+	if lang := codeLanguageOf(n, source); lang != nil {
 		var b bytes.Buffer
 		bw := bufWriter{&b}
 		_, _ = b.WriteString("language-")
@@ -298,6 +300,10 @@ func renderFencedCodeBlock(w util.BufWriter, source []byte, node ast.Node, enter
 		}
 	}
 	_ = w.WriteByte('>')
+	if v, ok := n.AttributeString(highlightAttr); ok {
+		_, _ = w.WriteString(v.(string))
+		return ast.WalkContinue, nil
+	}
 	lines := n.Lines()
 	for i := 0; i < lines.Len(); i++ {
 		line := lines.At(i)

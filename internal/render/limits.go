@@ -75,7 +75,7 @@ type table struct{}
 
 func (table) Extend(m goldmark.Markdown) {
 	m.Parser().AddOptions(
-		parser.WithParagraphTransformers(util.Prioritized(limitedTable{extension.NewTableParagraphTransformer()}, 200)),
+		parser.WithParagraphTransformers(util.Prioritized(limitedTable{wikiLinkCells{extension.NewTableParagraphTransformer()}}, 200)),
 		parser.WithASTTransformers(util.Prioritized(extension.NewTableASTTransformer(), 0)),
 	)
 	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(

@@ -67,6 +67,8 @@ func New() *Renderer {
 			strikethrough{},
 			fastLinkify{},
 			extension.TaskList,
+			footnotes{},
+			definitionList{},
 		),
 		goldmark.WithRendererOptions(
 			html.WithUnsafe(), // raw HTML is allowed; sanitizeRaw is the gate
@@ -179,11 +181,12 @@ func (r *Renderer) parse(src string) ([]byte, ast.Node, wiki.LinkSet) {
 }
 
 // walker annotates the parsed document before rendering: heading ids, the
-// TOC, task list classes, macros, paragraphs that render to nothing, and the
-// link targets whose existence must be looked up.
+// TOC, task list classes, macros, paragraphs that render to nothing,
+// highlighted code, and the link targets whose existence must be looked up.
 type walker struct {
 	source  []byte
 	ids     idSet
+	hl      highlighter
 	toc     []Heading
 	links   []*wikiLink // links to other pages
 	anchors []*wikiLink // links to other pages and same-page links
@@ -213,6 +216,8 @@ func (w *walker) walk(doc ast.Node) {
 			case paraBlockMacro:
 				lift = append(lift, n)
 			}
+		case *ast.FencedCodeBlock:
+			w.highlight(n)
 		case *ast.ListItem:
 			if fc := n.FirstChild(); fc != nil {
 				if _, ok := fc.FirstChild().(*extast.TaskCheckBox); ok {
@@ -244,5 +249,31 @@ func (w *walker) walk(doc ast.Node) {
 	}
 	for _, p := range lift {
 		p.Parent().ReplaceChild(p.Parent(), p, &macroBlock{spec: firstMacro(p).spec})
+	}
+}
+
+// highlight leaves the highlighted HTML of a fenced code block on it when
+// its language is known and the page's budget allows (see highlight.go).
+func (w *walker) highlight(n *ast.FencedCodeBlock) {
+	lang := codeLanguageOf(n, w.source)
+	if lang == nil {
+		return
+	}
+	lines := n.Lines()
+	size := 0
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		size += seg.Len() + seg.Padding
+	}
+	if size > maxHighlightBlock {
+		return
+	}
+	code := make([]byte, 0, size)
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		code = append(code, seg.Value(w.source)...)
+	}
+	if html, ok := w.hl.highlight(lang, code); ok {
+		n.SetAttributeString(highlightAttr, html)
 	}
 }

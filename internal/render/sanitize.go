@@ -76,6 +76,15 @@ func newPolicy() *bluemonday.Policy {
 	p.AllowAttrs("data-prefix").OnElements("div")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^task-list-item$`)).OnElements("li")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^language-[\p{L}\p{N}_+#.-]{1,64}$`)).OnElements("code")
+	p.AllowAttrs("class").Matching(tokenClassRule()).OnElements("span") // highlighted code (highlight.go)
+
+	// Footnotes (footnote.go): ids in their own "_fn" namespace, which no
+	// heading id can enter, and the DPUB-ARIA roles of notes and their links.
+	p.AllowAttrs("id").Matching(regexp.MustCompile(`^_fnref-[1-9][0-9]{0,6}(?:-[1-9][0-9]{0,6})?$`)).OnElements("sup")
+	p.AllowAttrs("id").Matching(regexp.MustCompile(`^_fn-[1-9][0-9]{0,6}$`)).OnElements("li")
+	p.AllowAttrs("role").Matching(regexp.MustCompile(`^doc-(?:noteref|backlink)$`)).OnElements("a")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^footnotes$`)).OnElements("div")
+	p.AllowAttrs("role").Matching(regexp.MustCompile(`^doc-endnotes$`)).OnElements("div")
 
 	// Task list check boxes; raw <input> from authors is escaped before this.
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")

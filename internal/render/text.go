@@ -53,7 +53,10 @@ func appendText(b *strings.Builder, n ast.Node, source []byte) {
 }
 
 // anchorID turns heading text or a link fragment into an id the way
-// MediaWiki does: runs of white space become one underscore, the rest is kept.
+// MediaWiki does: runs of white space and underscores become one
+// underscore, the rest is kept. The id never starts or ends with an
+// underscore and never holds two in a row: idSet and the footnotes use
+// those forms for ids of their own, which no heading text can produce.
 func anchorID(s string) string {
 	var b strings.Builder
 	space := false
@@ -62,13 +65,18 @@ func anchorID(s string) string {
 			space = true
 			continue
 		}
-		if space && b.Len() > 0 {
+		sep := space && b.Len() > 0
+		n := utf8.RuneLen(r)
+		if sep {
+			n++
+		}
+		if b.Len()+n > maxIDBytes {
+			break
+		}
+		if sep {
 			b.WriteByte('_')
 		}
 		space = false
-		if b.Len()+utf8.RuneLen(r) > maxIDBytes {
-			break
-		}
 		b.WriteRune(r)
 	}
 	if b.Len() == 0 {
@@ -77,30 +85,46 @@ func anchorID(s string) string {
 	return b.String()
 }
 
-// idSet hands out unique ids: "A", "A_2", "A_3", …
-type idSet struct {
-	used map[string]bool
-	next map[string]int
+// fragmentID is anchorID for the fragment of a link, which may name a
+// repeated heading by its numbered id: "A__2" stays "A__2".
+func fragmentID(f string) string {
+	if i := strings.LastIndex(f, "__"); i > 0 && isOrdinal(f[i+2:]) {
+		return anchorID(f[:i]) + f[i:]
+	}
+	return anchorID(f)
 }
 
-func (s *idSet) unique(base string) string {
-	if s.used == nil {
-		s.used, s.next = map[string]bool{}, map[string]int{}
+// isOrdinal reports whether s is a number from 2 up, as idSet writes them.
+func isOrdinal(s string) bool {
+	if len(s) == 0 || len(s) > 9 || s[0] == '0' || s == "1" {
+		return false
 	}
-	id := base
-	if s.used[id] {
-		n := max(s.next[base], 1)
-		for {
-			n++
-			id = base + "_" + strconv.Itoa(n)
-			if !s.used[id] {
-				break
-			}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
 		}
-		s.next[base] = n
 	}
-	s.used[id] = true
-	return id
+	return true
+}
+
+// idSet hands out heading ids: the first heading with a given base id gets
+// the base, the n-th one base+"__n". Since anchorID never writes "__", no
+// numbered id can equal another heading's base, so an id depends only on
+// the heading's own text and on how many headings before it share that
+// text: editing, adding or removing a heading with other text leaves it
+// alone, and links to it keep working.
+type idSet struct{ seen map[string]int }
+
+func (s *idSet) unique(base string) string {
+	if s.seen == nil {
+		s.seen = map[string]int{}
+	}
+	n := s.seen[base] + 1
+	s.seen[base] = n
+	if n == 1 {
+		return base
+	}
+	return base + "__" + strconv.Itoa(n)
 }
 
 type paraKind int

@@ -72,7 +72,8 @@ func enclosed(line []byte, open, close string, max int) ([]byte, bool) {
 
 // parseWikiLink interprets the inside of [[…]].
 func parseWikiLink(raw, inner string) *wikiLink {
-	// In a GFM table cell the pipe must be written \|.
+	// In a GFM table cell the pipe may be written \| (wikiLinkCells keeps
+	// an unescaped one in its cell too).
 	inner = strings.ReplaceAll(inner, `\|`, "|")
 	target, label, piped := strings.Cut(inner, "|")
 	n := &wikiLink{Raw: raw}
@@ -105,14 +106,14 @@ func wikiLinkOpen(n *wikiLink) string {
 	var b bytes.Buffer
 	w := bufWriter{&b}
 	if n.Target == "" {
-		writeAnchor(w, "", "#"+escapeFragment(anchorID(n.Fragment)), "", false)
+		writeAnchor(w, "", "#"+escapeFragment(fragmentID(n.Fragment)), "", false)
 		return b.String()
 	}
 	href := n.Target.URL()
 	var attrs strings.Builder
 	if n.Exists || n.Target.IsSpecial() {
 		if n.Fragment != "" {
-			href += "#" + escapeFragment(anchorID(n.Fragment))
+			href += "#" + escapeFragment(fragmentID(n.Fragment))
 		}
 		attrs.WriteString(` title="`)
 		canonEscapeString(stringsWriter{&attrs}, string(n.Target))

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/httpx"
+	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -133,6 +134,8 @@ func (v *Views) funcs() template.FuncMap {
 		"sub":      func(a, b int) int { return a - b },
 		"add":      func(a, b int) int { return a + b },
 		"snippet":  Snippet,
+		// Edit summaries: text with [[links]], as MediaWiki shows them.
+		"summaryHTML": func(s string) template.HTML { return template.HTML(render.Summary(s)) },
 		// Links with names in them, written in the canonical form the
 		// server expects (html/template would escape in lower case).
 		"userURL":          func(name string) string { return wiki.Title("User:" + name).URL() },

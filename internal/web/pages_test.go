@@ -271,6 +271,33 @@ func TestReadingAndEditing(t *testing.T) {
 		}
 	})
 
+	t.Run("search matches and shows the text readers see, not the markup", func(t *testing.T) {
+		alice.Edit("Markup page", "Some **Quixotic** words, a [[Link target|Quixotic link]], `code` and [x](https://example.org/Quixotic).\n\n[[Category:Quixotic]]\n")
+		w.Settle(t)
+		res := anon.Get("/wiki/Special:Search?q=Quixotic")
+		mustStatus(t, res, http.StatusOK)
+		mustContain(t, res, `href="/wiki/Markup_page"`, "Some <mark>Quixotic</mark> words, a <mark>Quixotic</mark> link, code and x.")
+		mustNotContain(t, res, "**", "[[", "example.org")
+		mustNotContain(t, anon.Get("/wiki/Special:Search?q=example.org"), `href="/wiki/Markup_page"`)
+	})
+
+	t.Run("edit summaries show their wiki links and no other markup", func(t *testing.T) {
+		alice.Edit("Summarized", "one\n")
+		csrf, base := alice.EditForm("Summarized")
+		res := alice.PostForm("/wiki/Summarized?action=submit", url.Values{"csrf": {csrf}, "baserev": {base}, "text": {"two\n"},
+			"summary": {"Fix **bold** per [[Link target|the <target>]] and [[Nowhere]] <b onclick=x>b</b>"}})
+		mustStatus(t, res, http.StatusSeeOther)
+		want := `Fix **bold** per <a href="/wiki/Link_target" title="Link target">the &lt;target&gt;</a> and <a href="/wiki/Nowhere" title="Nowhere">Nowhere</a> &lt;b onclick=x&gt;b&lt;/b&gt;`
+		ids := revisionIDs(t, anon, "Summarized")
+		for _, path := range []string{"/wiki/Summarized?action=history", "/wiki/Special:RecentChanges", "/wiki/Special:Contributions/Alice",
+			"/wiki/Summarized?diff=" + ids[0] + "&oldid=" + ids[1]} {
+			res := anon.Get(path)
+			mustStatus(t, res, http.StatusOK)
+			mustContain(t, res, `<span class="summary">(`+want+`)</span>`)
+			mustNotContain(t, res, "<b onclick")
+		}
+	})
+
 	t.Run("search with go jumps to an exact title", func(t *testing.T) {
 		mustRedirect(t, anon.Get("/wiki/Special:Search?q=Apple&go=Go"), http.StatusMovedPermanently, "/wiki/Special:Search?go=1&q=Apple")
 		mustRedirect(t, anon.Get("/wiki/Special:Search?go=1&q=Apple"), http.StatusFound, "/wiki/Apple")

@@ -99,8 +99,10 @@ type JobStore interface {
 	// whether it did.
 	RefreshLinks(ctx context.Context, pageID, revID int64, ls LinkSet) (bool, error)
 	// UpdateSearchIndex makes the page's index entry match its current state:
-	// its title and latest text when live, no entry when deleted or gone.
-	UpdateSearchIndex(ctx context.Context, pageID int64) error
+	// its title and text(latest revision's source) when live, no entry when
+	// deleted or gone. text (the words readers see, without markup) runs
+	// outside any write transaction: it may take a while.
+	UpdateSearchIndex(ctx context.Context, pageID int64, text func(source string) string) error
 	// TrimChanges drops recent-changes entries older than before.
 	TrimChanges(ctx context.Context, before time.Time) (int, error)
 }

@@ -38,3 +38,9 @@ func Plan(ctx context.Context, db *DB, q string, args ...any) ([]string, error) 
 	}
 	return out, rows.Err()
 }
+
+// Exec runs q on the writer connection.
+func Exec(ctx context.Context, db *DB, q string, args ...any) error {
+	_, err := db.w.ExecContext(ctx, q, args...)
+	return err
+}

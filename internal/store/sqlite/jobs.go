@@ -314,32 +314,59 @@ func (db *DB) RefreshLinks(ctx context.Context, pageID, revID int64, ls wiki.Lin
 }
 
 // UpdateSearchIndex makes the page's search row match its current state.
-// An entry that already holds the right title and text is left alone, so
-// a repeated job costs a read and no re-tokenizing.
-func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		var title, text string
+// The latest revision is read and turned into text before the write
+// transaction, so that the writer is not held while text runs; the write
+// goes ahead only if that revision is still the latest (otherwise it reads
+// again). An entry that already holds the right title and text is left
+// alone, so a repeated job costs a read and no re-tokenizing.
+func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(source string) string) error {
+	for range 3 {
+		var src string
+		var rev int64
 		var deleted bool
-		err := tx.QueryRowContext(ctx, `SELECT p.title, p.deleted, r.text FROM pages p JOIN revisions r ON r.id = p.latest_rev
-			WHERE p.id = ?`, pageID).Scan(&title, &deleted, &text)
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && deleted) {
-			return unindexPage(ctx, tx, pageID)
+		err := db.r.QueryRowContext(ctx, `SELECT p.latest_rev, p.deleted, r.text FROM pages p JOIN revisions r ON r.id = p.latest_rev
+			WHERE p.id = ?`, pageID).Scan(&rev, &deleted, &src)
+		gone := errors.Is(err, sql.ErrNoRows) || (err == nil && deleted)
+		if err != nil && !gone {
+			return fmt.Errorf("sqlite: update search index of page %d: %w", pageID, err)
 		}
+		plain := ""
+		if !gone {
+			plain = text(src)
+		}
+		changed := false
+		err = db.write(ctx, func(tx *sql.Tx) error {
+			var title string
+			var latest int64
+			var deleted bool
+			err := tx.QueryRowContext(ctx, `SELECT title, latest_rev, deleted FROM pages WHERE id = ?`, pageID).Scan(&title, &latest, &deleted)
+			if errors.Is(err, sql.ErrNoRows) || (err == nil && deleted) {
+				return unindexPage(ctx, tx, pageID)
+			}
+			if err != nil {
+				return err
+			}
+			if gone || latest != rev {
+				changed = true
+				return nil
+			}
+			var curTitle, curText string
+			err = tx.QueryRowContext(ctx, `SELECT title, text FROM search WHERE rowid = ?`, pageID).Scan(&curTitle, &curText)
+			if err == nil && curTitle == title && curText == plain {
+				return nil
+			}
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			return indexPage(ctx, tx, pageID, wiki.Title(title), plain)
+		})
 		if err != nil {
-			return err
+			return fmt.Errorf("sqlite: update search index of page %d: %w", pageID, err)
 		}
-		var curTitle, curText string
-		err = tx.QueryRowContext(ctx, `SELECT title, text FROM search WHERE rowid = ?`, pageID).Scan(&curTitle, &curText)
-		if err == nil && curTitle == title && curText == text {
+		if !changed {
 			return nil
 		}
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		return indexPage(ctx, tx, pageID, wiki.Title(title), text)
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: update search index of page %d: %w", pageID, err)
 	}
-	return nil
+	// Edited faster than it can be indexed: the job runs again later.
+	return fmt.Errorf("sqlite: update search index of page %d: the page keeps changing", pageID)
 }

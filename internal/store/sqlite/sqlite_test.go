@@ -2,10 +2,13 @@ package sqlite_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wikid/wikid/internal/store/sqlite"
 	"github.com/wikid/wikid/internal/store/storetest"
@@ -73,6 +76,51 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("the plain-text migration queues the search job of every live page", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "m.db")
+		db, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, title := range []wiki.Title{"Alpha", "서울", "Gone"} {
+			if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: title, Text: "**text**", UserName: "U"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.DeletePage(ctx, "Gone", 0, "U", "", time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		// Back to the schema before it, with no jobs queued.
+		for _, q := range []string{`DELETE FROM jobs`, `DELETE FROM schema_version WHERE version = 3`} {
+			if err := sqlite.Exec(ctx, db, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if db, err = sqlite.Open(ctx, path); err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		jobs, err := db.ListJobs(ctx, wiki.JobQueued, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, j := range jobs {
+			var p struct{ Title wiki.Title }
+			if err := json.Unmarshal(j.Payload, &p); err != nil {
+				t.Fatalf("payload %q: %v", j.Payload, err)
+			}
+			got = append(got, j.Kind+" "+string(p.Title)+" "+j.Key)
+		}
+		slices.Sort(got)
+		if want := []string{"search Alpha search:Alpha", "search 서울 search:서울"}; !slices.Equal(got, want) {
+			t.Fatalf("queued jobs = %q, want %q", got, want)
+		}
+	})
+
 	t.Run("reopening keeps data and applies no migration twice", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "r.db")
 		db, err := sqlite.Open(ctx, path)
@@ -83,7 +131,7 @@ func TestSQLite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := db.UpdateSearchIndex(ctx, res.Page.ID); err != nil {
+		if err := db.UpdateSearchIndex(ctx, res.Page.ID, func(s string) string { return s }); err != nil {
 			t.Fatal(err)
 		}
 		v1, err := db.SchemaVersion(ctx)

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"search finds Korean, Chinese and Japanese text", testSearchCJK},
 		{"search never fails on query syntax", testSearchSyntax},
 		{"search follows moves and deletes", testSearchFollows},
+		{"search indexes the text it is given, not the source", testSearchText},
 		{"random page and page count see live pages", testRandomCount},
 		{"user names are unique case-insensitively", testUsers},
 		{"sessions expire and tokens are found", testSessionsTokens},
@@ -85,10 +86,14 @@ func save(t *testing.T, s wiki.Store, title string, base int64, text string, ls 
 // follows saves, moves and undeletes through the job queue.
 func index(t *testing.T, s wiki.Store, pageID int64) {
 	t.Helper()
-	if err := s.UpdateSearchIndex(ctx, pageID); err != nil {
+	if err := s.UpdateSearchIndex(ctx, pageID, sourceText); err != nil {
 		t.Fatalf("update search index of page %d: %v", pageID, err)
 	}
 }
+
+// sourceText indexes a revision's source as it is (the wiki indexes its
+// rendered plain text; the contract is the same).
+func sourceText(s string) string { return s }
 
 func create(t *testing.T, s wiki.Store, title, text string) wiki.SaveResult {
 	t.Helper()
@@ -649,6 +654,34 @@ func testSearchFollows(t *testing.T, s wiki.Store) {
 	index(t, s, moved.ID) // twice: the same entry
 	if hits := searchTitles(t, s, "replaced"); hitTitles(hits) != "New Name" {
 		t.Fatalf("after undelete = %s", hitTitles(hits))
+	}
+}
+
+func testSearchText(t *testing.T, s wiki.Store) {
+	r := create(t, s, "Markup", "Some **bold** words and a [[Link|link label]].")
+	plain := strings.NewReplacer("**", "", "[[Link|", "", "]]", "").Replace
+	if err := s.UpdateSearchIndex(ctx, r.Page.ID, plain); err != nil {
+		t.Fatal(err)
+	}
+	if hits := searchTitles(t, s, "**bold**"); len(hits) != 0 {
+		t.Errorf("the markup is still indexed: %+v", hits)
+	}
+	hits := searchTitles(t, s, "link label")
+	if hitTitles(hits) != "Markup" {
+		t.Fatalf("search = %s", hitTitles(hits))
+	}
+	if want := "Some bold words and a " + wiki.MarkStart + "link" + wiki.MarkEnd + " " + wiki.MarkStart + "label" + wiki.MarkEnd + "."; hits[0].Snippet != want {
+		t.Errorf("snippet = %q, want %q", hits[0].Snippet, want)
+	}
+	if err := s.DeletePage(ctx, "Markup", 0, "M", "", at(2)); err != nil {
+		t.Fatal(err)
+	}
+	err := s.UpdateSearchIndex(ctx, r.Page.ID, func(string) string {
+		t.Error("a deleted page's text was asked for")
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

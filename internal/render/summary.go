@@ -1,0 +1,50 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Summary returns an edit summary as HTML, the way MediaWiki shows one:
+// the text escaped, with [[Target]] and [[Target|label]] made links (to
+// the page; a summary's links are not coloured by existence, which would
+// make every history and recent-changes listing depend on other pages);
+// no other markup. A link to a section of no page ("[[#Section]]") and a
+// link that names no page stay text.
+func Summary(s string) string {
+	var out strings.Builder
+	w := stringsWriter{&out}
+	b := []byte(s)
+	for {
+		i := bytes.Index(b, []byte("[["))
+		if i < 0 {
+			break
+		}
+		inner, ok := enclosed(b[i:], "[[", "]]", maxWikiLink)
+		if !ok || bytes.Contains(inner, []byte("[[")) || bytes.ContainsAny(inner, "\n\r") {
+			canonEscape(w, b[:i+1])
+			b = b[i+1:]
+			continue
+		}
+		canonEscape(w, b[:i])
+		end := i + len(inner) + 4
+		l := parseWikiLink(string(b[i:end]), string(inner))
+		switch {
+		case l.Invalid:
+			canonEscapeString(w, l.Raw)
+		case l.Target == "":
+			canonEscapeString(w, l.Label)
+		default:
+			l.Category, l.Exists = false, true
+			open := wikiLinkOpen(l)
+			out.WriteString(open)
+			canonEscapeString(w, l.Label)
+			if open != "" {
+				out.WriteString("</a>")
+			}
+		}
+		b = b[end:]
+	}
+	canonEscape(w, b)
+	return out.String()
+}

@@ -1,0 +1,26 @@
+package render
+
+import "testing"
+
+func TestSummary(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"plain", "plain"},
+		{"**bold** _em_ `code` <b>x</b> & 'q'", "**bold** _em_ `code` &lt;b&gt;x&lt;/b&gt; &amp; &#39;q&#39;"},
+		{"see [[Foo]]", `see <a href="/wiki/Foo" title="Foo">Foo</a>`},
+		{"[[foo bar|the <bar>]]!", `<a href="/wiki/Foo_bar" title="Foo bar">the &lt;bar&gt;</a>!`},
+		{"[[Foo#Some section]]", `<a href="/wiki/Foo#Some_section" title="Foo">Foo#Some section</a>`},
+		{"[[Category:Cats]] [[:Category:Dogs]]", `<a href="/wiki/Category:Cats" title="Category:Cats">Category:Cats</a> <a href="/wiki/Category:Dogs" title="Category:Dogs">Category:Dogs</a>`},
+		{"[[#Local]] [[a<b]] [[]] [[x", "#Local [[a&lt;b]] [[]] [[x"},
+		{"[[Foo|<img src=x onerror=alert(1)>]]", `<a href="/wiki/Foo" title="Foo">&lt;img src=x onerror=alert(1)&gt;</a>`},
+		{"[[javascript:alert(1)]]", `<a href="/wiki/Javascript:alert%281%29" title="Javascript:alert(1)">javascript:alert(1)</a>`},
+		{"[[[[Foo]] [[[Foo]]]", "[[[[Foo]] [[[Foo]]]"},
+	} {
+		got := Summary(tt.in)
+		if got != tt.want {
+			t.Errorf("Summary(%q) =\n %s\nwant\n %s", tt.in, got, tt.want)
+		}
+		if !IsSafe(got) {
+			t.Errorf("Summary(%q) is not a sanitizer fixpoint: %s", tt.in, got)
+		}
+	}
+}
