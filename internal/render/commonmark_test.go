@@ -29,11 +29,11 @@ func TestHardLineBreakDropsTheSpacesBeforeIt(t *testing.T) {
 
 func TestALinkedImageDoesNotNestLinks(t *testing.T) {
 	tests := []struct{ name, src, want string }{
-		{"a relative image", "[![moon](moon.jpg)](/uri)",
-			`<p><a href="/uri">moon</a></p>` + "\n"},
+		{"a wiki file's image stays an image", "[![moon](moon.jpg)](/uri)",
+			`<p><a href="/uri"><img src="/wiki/Special:FilePath/Moon.jpg" alt="moon"></a></p>` + "\n"},
 		{"an image from another site", "[![moon](https://example.org/moon.jpg)](https://example.org/)",
 			`<p><a href="https://example.org/" class="external" rel="nofollow noopener">moon</a></p>` + "\n"},
-		{"a reference link", "[![moon](moon.jpg)][ref]\n\n[ref]: /uri\n",
+		{"a reference link", "[![moon](https://example.org/moon.jpg)][ref]\n\n[ref]: /uri\n",
 			`<p><a href="/uri">moon</a></p>` + "\n"},
 		{"an image without alt text", "[![](https://example.org/m.png)](/uri)",
 			`<p><a href="/uri">https://example.org/m.png</a></p>` + "\n"},
@@ -50,8 +50,8 @@ func TestALinkedImageDoesNotNestLinks(t *testing.T) {
 }
 
 func TestAnImageFromElsewhereKeepsItsTitle(t *testing.T) {
-	got := mustRender(t, `![foo *bar*](train.jpg "train & tracks")`, nil).HTML
-	want := `<p><a href="train.jpg" title="train &amp; tracks" class="external" rel="nofollow noopener">foo bar</a></p>` + "\n"
+	got := mustRender(t, `![foo *bar*](https://example.org/train.jpg "train & tracks")`, nil).HTML
+	want := `<p><a href="https://example.org/train.jpg" title="train &amp; tracks" class="external" rel="nofollow noopener">foo bar</a></p>` + "\n"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}

@@ -81,9 +81,10 @@ var (
 			"after white space or *, _, ~, ( and its domain has a dot). The rest of the example, " +
 			"letters outside ASCII in domains and paths included, passes. It stays: the spec is " +
 			"the contract, cmark-gfm's extras are not.",
-		22: "Footnotes are not in the GFM spec, Wikid has no footnote syntax yet, and cmark-gfm's " +
-			"footnote markup (<section class=\"footnotes\">, fn/fnref ids) is its own. It stays " +
-			"until footnotes exist; then only the markup should differ.",
+		22: "Footnotes are not in the GFM spec, and cmark-gfm's footnote markup (<section " +
+			"class=\"footnotes\">, fn-N/fnref-N ids) is its own. Wikid numbers them the same way but " +
+			"writes <div class=\"footnotes\" role=\"doc-endnotes\"> with _fn-N/_fnref-N ids (a prefix " +
+			"no heading id can have) and its own back-link marks: a difference of markup only.",
 	}
 )
 
@@ -156,7 +157,8 @@ var blockTags = map[string]bool{
 //     written instead of losing it or running it; images not stored on the
 //     wiki become links to them, so that a reader's browser never contacts
 //     another site (inside a link, their alt text alone: links do not
-//     nest).
+//     nest); an image at a relative path names a file of the wiki and is
+//     requested from Special:FilePath (fileImageSrc), on the wiki's origin.
 //  2. The sanitizer's policy is applied (Sanitize): the allowed attributes
 //     of each element, URLs with the schemes http, https and mailto only,
 //     no comments, processing instructions or declarations (a reader never
@@ -167,8 +169,10 @@ var blockTags = map[string]bool{
 //     the class (external, new) and rel (nofollow noopener) of links, which
 //     mark links that leave the wiki and keep it from lending them its rank
 //     or its window; task-list-item on list items with a check box, for
-//     styling; and an <a> left without attributes once the policy dropped
-//     its URL, which is plain text.
+//     styling; an <a> left without attributes once the policy dropped
+//     its URL, which is plain text; and the <span class> elements of
+//     syntax highlighting inside <pre><code>, which colour the code
+//     without changing its text.
 //  4. The rest is the spec's own normalization (test/normalize.py):
 //     attributes sorted, references resolved and text escaped one way,
 //     runs of white space as one space outside <pre>, none next to block
@@ -182,6 +186,7 @@ func normalizeHTML(s string) string {
 		lastTag  string
 		aKept    []bool // for each open <a>: was its start tag kept
 		skipping int    // inside a heading's self-link: skip tokens
+		spans    int    // open highlighting spans inside <pre>: dropped
 	)
 	rstrip := func() {
 		t := strings.TrimRight(out.String(), " \t\n\r\f")
@@ -224,6 +229,10 @@ func normalizeHTML(s string) string {
 			out.WriteString(html.EscapeString(data))
 			last = "text"
 		case html.StartTagToken, html.SelfClosingTagToken:
+			if tok.Data == "span" && inPre > 0 {
+				spans++
+				continue
+			}
 			attrs := slices.Clone(tok.Attr)
 			switch {
 			case tok.Data == "a" && hasAttr(attrs, "class", "anchor"):
@@ -265,6 +274,10 @@ func normalizeHTML(s string) string {
 				last = "end"
 			}
 		case html.EndTagToken:
+			if tok.Data == "span" && spans > 0 {
+				spans--
+				continue
+			}
 			if tok.Data == "a" && len(aKept) > 0 {
 				keep := aKept[len(aKept)-1]
 				aKept = aKept[:len(aKept)-1]
@@ -331,6 +344,14 @@ func applyPolicy(s string) string {
 			}
 			if src == "" || imageSrc.MatchString(src) {
 				break
+			}
+			if file, ok := fileImageSrc([]byte(src)); ok {
+				out.WriteString(`<img src="` + html.EscapeString(file) + `" alt="` + html.EscapeString(alt) + `"`)
+				if hasTitle {
+					out.WriteString(` title="` + html.EscapeString(title) + `"`)
+				}
+				out.WriteString(">")
+				continue
 			}
 			label := alt
 			if label == "" {

@@ -24,7 +24,7 @@ import (
 
 // Version changes whenever the HTML output for the same source changes;
 // it is part of render cache keys.
-const Version = 5
+const Version = 6
 
 // Heading is one entry of a page's table of contents.
 type Heading struct {
