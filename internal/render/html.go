@@ -294,6 +294,13 @@ func renderHTMLBlock(w util.BufWriter, source []byte, node ast.Node, entering bo
 // are escaped, because the policy keeps inputs for task list check boxes
 // and the author must not get text fields.
 func sanitizeRaw(w util.BufWriter, b []byte) {
+	pw, memo := w.(pageWriter)
+	if memo {
+		if v, ok := pw.raw[string(b)]; ok {
+			_, _ = w.Write(v)
+			return
+		}
+	}
 	var pre bytes.Buffer
 	pre.Grow(len(b) + 16)
 	bw := bufWriter{&pre}
@@ -307,7 +314,11 @@ func sanitizeRaw(w util.BufWriter, b []byte) {
 		b = b[i+1:]
 	}
 	canonWriter{}.SecureWrite(bw, b)
-	_, _ = w.Write(policy.SanitizeBytes(pre.Bytes()))
+	out := policy.SanitizeBytes(pre.Bytes())
+	if memo && len(b) <= maxMemoRaw && len(pw.raw) < maxMemoEntries {
+		pw.raw[string(b)] = out
+	}
+	_, _ = w.Write(out)
 }
 
 // indexFold is a case-insensitive bytes.Index for an ASCII lower-case needle.

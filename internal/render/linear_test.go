@@ -1,6 +1,7 @@
 package render
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -77,4 +78,21 @@ func TestLinearParsersMatchGoldmark(t *testing.T) {
 			sameAsGoldmark(t, linear, stock, s.Gen(size))
 		}
 	}
+}
+
+// FuzzPlainFragment checks cleanURL's shortcut for fragments against the
+// full parse.
+func FuzzPlainFragment(f *testing.F) {
+	for _, s := range []string{"#a", "#", "#%", "#%4", "#%41", "#%e2%82%ac_x", "#A-b.c~d_9", "#a b", "#a%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if !plainFragment(raw) {
+			return
+		}
+		u, err := url.Parse(strings.TrimSpace(raw))
+		if err != nil || u.String() != raw {
+			t.Fatalf("plainFragment(%q) but url.Parse gives %v, %v", raw, u, err)
+		}
+	})
 }

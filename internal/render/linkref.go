@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"sort"
 
 	"github.com/yuin/goldmark/ast"
@@ -19,6 +20,11 @@ type linkReferences struct{}
 
 func (linkReferences) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
 	lines := node.Lines()
+	// Most paragraphs do not start with "[": no definition, no reader.
+	first := lines.At(0)
+	if v := bytes.TrimLeft(first.Value(reader.Source()), " \t"); len(v) == 0 || v[0] != '[' {
+		return
+	}
 	block := text.NewBlockReader(reader.Source(), lines)
 	var removes [][2]int
 	for {

@@ -117,7 +117,9 @@ func (r *Renderer) Links(src string) (ls wiki.LinkSet) {
 			ls = redirectLinks(src)
 		}
 	}()
-	_, _, ls = r.parse(src, r.budget(context.Background()))
+	b, done := r.budget(context.Background())
+	defer done()
+	_, _, ls = r.parse(src, b)
 	return ls
 }
 
@@ -125,7 +127,8 @@ func (r *Renderer) Links(src string) (ls wiki.LinkSet) {
 // that runs out of time returns the page as plain text (Result.TimedOut);
 // one whose ctx ends returns ctx's error.
 func (r *Renderer) Render(ctx context.Context, src string, exists Exists) (res Result, err error) {
-	b := r.budget(ctx)
+	b, done := r.budget(ctx)
+	defer done()
 	defer func() {
 		switch v := recover().(type) {
 		case nil:
@@ -182,7 +185,7 @@ func (r *Renderer) Render(ctx context.Context, src string, exists Exists) (res R
 	}()
 	buf.Reset()
 	buf.Grow(len(source) + len(source)/2)
-	if err := r.md.Renderer().Render(bufWriter{buf}, source, doc); err != nil {
+	if err := r.md.Renderer().Render(pageWriter{bufWriter{buf}, map[string][]byte{}}, source, doc); err != nil {
 		return Result{}, fmt.Errorf("render: %w", err)
 	}
 	// The output needs no sanitizing as a whole: see canon.go.
@@ -196,12 +199,13 @@ func (r *Renderer) Render(ctx context.Context, src string, exists Exists) (res R
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-func (r *Renderer) budget(ctx context.Context) *budget {
-	b := &budget{ctx: ctx}
-	if r.timeout > 0 {
-		b.deadline = time.Now().Add(r.timeout)
+// budget starts the clock of a render's time limit; done stops it.
+func (r *Renderer) budget(ctx context.Context) (b *budget, done func()) {
+	if r.timeout <= 0 {
+		return &budget{ctx: ctx}, func() {}
 	}
-	return b
+	now, done := cpuClock()
+	return &budget{ctx: ctx, now: now, deadline: now() + r.timeout}, done
 }
 
 // redirectLinks is the link set of src's #REDIRECT line alone.

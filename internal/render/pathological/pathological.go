@@ -10,6 +10,10 @@ import (
 	"strings"
 )
 
+// PageLimit is the default page size limit (config's max_page_bytes),
+// the size the shapes are measured at.
+const PageLimit = 2 << 20
+
 // Shape is one kind of hostile input.
 type Shape struct {
 	Name string // short, for tables and test names
