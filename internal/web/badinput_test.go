@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/app/apptest"
-	"github.com/wikid/wikid/internal/config"
 	"github.com/wikid/wikid/internal/auth"
+	"github.com/wikid/wikid/internal/config"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
