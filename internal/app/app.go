@@ -105,6 +105,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		Purger:       engine.PurgeFunc(a.purge), CDN: a.cdnPurger(),
 		JobsQueued: a.wakeJobs, KeepChanges: time.Duration(cfg.RCMaxAge), // jobs.go
 	})
+	a.Metrics.RegisterRenders(func() metrics.RenderCounts {
+		st := a.Engine.RenderStats()
+		return metrics.RenderCounts{Running: st.Running, Waiting: st.Waiting, Refused: st.Refused}
+	})
 	webEdge := a.Edge
 	if cfg.NoEdgeCache {
 		webEdge = nil // the front server still owns the (empty) cache
