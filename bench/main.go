@@ -49,6 +49,13 @@ func main() {
 	if o.smoke {
 		o.duration, o.rounds, o.rateDuration, o.straceN, o.pages = time.Second, 1, 2*time.Second, 300, 120
 	}
+	if pathoFlags.one != "" { // pathological.go: a child rendering one shape
+		if err := pathoOne(pathoFlags.one, pathoFlags.size); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if diffFlags.only { // diff.go: no servers, no tools
 		if err := diffOnly(o); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -58,7 +65,11 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, o); err != nil {
+	runMode := run
+	if pathoFlags.on {
+		runMode = runPathological // pathological.go: no servers, no tools
+	}
+	if err := runMode(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -162,6 +173,16 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		text += d.markdown(o.smoke)
+	}
+	if !pathoFlags.skip { // pathological.go: render time and memory of hostile pages
+		run, err := pathoRunAll(ctx, o)
+		if err != nil {
+			return err
+		}
+		if err := run.failed(); err != nil {
+			return err
+		}
+		text += pathoTable(run, nil)
 	}
 	if !drainFlags.skip { // drain.go: page views while a job backlog drains
 		d, err := runDrain(ctx, e, o)

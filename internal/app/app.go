@@ -99,10 +99,15 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		return metrics.ConnCounts{Open: st.Open, Max: st.Max, Refused: st.Refused, IdleEvicted: st.IdleEvicted, SlowHeadEvicted: st.SlowHeadEvicted}
 	})
 	a.Engine = engine.New(engine.Options{
-		Store: store.Timed{Store: db}, Renderer: render.New(), Logger: log,
-		MaxTextBytes: int(cfg.MaxBodyBytes), NoRenderCache: cfg.NoRenderCache,
-		Purger: engine.PurgeFunc(a.purge), CDN: a.cdnPurger(),
+		Store: store.Timed{Store: db}, Renderer: render.New(render.WithTimeout(time.Duration(cfg.RenderTimeout))), Logger: log,
+		MaxPageBytes: cfg.MaxPageBytes, NoRenderCache: cfg.NoRenderCache,
+		RenderLimits: engine.RenderLimits{Concurrency: cfg.RenderConcurrency, Queue: cfg.RenderQueue, Wait: time.Duration(cfg.RenderWait)},
+		Purger:       engine.PurgeFunc(a.purge), CDN: a.cdnPurger(),
 		JobsQueued: a.wakeJobs, KeepChanges: time.Duration(cfg.RCMaxAge), // jobs.go
+	})
+	a.Metrics.RegisterRenders(func() metrics.RenderCounts {
+		st := a.Engine.RenderStats()
+		return metrics.RenderCounts{Running: st.Running, Waiting: st.Waiting, Refused: st.Refused}
 	})
 	webEdge := a.Edge
 	if cfg.NoEdgeCache {

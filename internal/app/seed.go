@@ -18,7 +18,8 @@ var mainPageText string
 var helpSyntaxText string
 
 // Seed creates the main page and the syntax help on an empty wiki.
-// Pages that exist (or were deleted) are left alone.
+// Pages that exist (or were deleted) are left alone, and so are pages
+// longer than max_page_bytes.
 func Seed(ctx context.Context, e *engine.Engine, cfg config.Config) error {
 	pages := []struct {
 		title string
@@ -28,6 +29,9 @@ func Seed(ctx context.Context, e *engine.Engine, cfg config.Config) error {
 		{"Help:Syntax", helpSyntaxText},
 	}
 	for _, p := range pages {
+		if len(p.text) > cfg.MaxPageBytes {
+			continue // a wiki whose limit is below the page's size goes without it
+		}
 		t, err := wiki.ParseTitle(p.title)
 		if err != nil {
 			return err

@@ -30,7 +30,8 @@ type Config struct {
 	ReadGroup         wiki.Group `json:"read_group"` // who may read: anonymous, user, admin
 	EditGroup         wiki.Group `json:"edit_group"` // who may edit
 
-	MaxBodyBytes      int64         `json:"max_body_bytes"`   // request bodies over this get 413
+	MaxPageBytes      int           `json:"max_page_bytes"`   // a page's text may not be longer: saves and previews over it get 413
+	MaxBodyBytes      int64         `json:"max_body_bytes"`   // request bodies over this get 413 (0: derived from max_page_bytes, see BodyLimit)
 	SessionTTL        Duration      `json:"session_ttl"`      // login lifetime
 	CacheMaxBytes     int64         `json:"cache_max_bytes"`  // edge cache budget
 	SMaxAge           int           `json:"s_maxage"`         // seconds shared caches may keep anonymous pages
@@ -51,6 +52,11 @@ type Config struct {
 	WriteTimeout      time.Duration `json:"-"`
 	IdleTimeout       time.Duration `json:"-"`
 	MaxHeaderBytes    int           `json:"-"`
+
+	RenderConcurrency int      `json:"render_concurrency"` // renders at once (0: GOMAXPROCS)
+	RenderQueue       int      `json:"render_queue"`       // renders waiting for a slot before 503 (0: 32 per slot)
+	RenderWait        Duration `json:"render_wait"`        // longest wait for a render slot before 503
+	RenderTimeout     Duration `json:"render_timeout"`     // CPU time a render may take before the page shows as plain text (0: no limit)
 
 	JobWorkers int      `json:"job_workers"`  // background job workers in serve (0: none; run `wikid jobs run` instead)
 	JobLease   Duration `json:"job_lease"`    // how long a worker holds leased jobs before another may take them
@@ -86,7 +92,7 @@ func Default() Config {
 		AllowRegistration: true,
 		ReadGroup:         wiki.GroupAnonymous,
 		EditGroup:         wiki.GroupUser,
-		MaxBodyBytes:      2 << 20,
+		MaxPageBytes:      2 << 20, // MediaWiki's $wgMaxArticleSize
 		SessionTTL:        Duration(30 * 24 * time.Hour),
 		CacheMaxBytes:     256 << 20,
 		SMaxAge:           300,
@@ -94,6 +100,8 @@ func Default() Config {
 		SecureCookies:     "auto",
 		ClientIPHeader:    "X-Forwarded-For",
 		AccessLog:         true,
+		RenderWait:        Duration(10 * time.Second),
+		RenderTimeout:     Duration(3 * time.Second), // render.DefaultTimeout
 		JobWorkers:        1,
 		JobLease:          Duration(2 * time.Minute),
 		JobMaxDuty:        0.5, // a draining backlog leaves half a CPU per worker to page views
@@ -137,6 +145,13 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 			return fmt.Errorf("config: WIKID_ALLOW_REGISTRATION=%q: want true or false", v)
 		}
 		c.AllowRegistration = b
+	}
+	if v := getenv("WIKID_MAX_PAGE_BYTES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("config: WIKID_MAX_PAGE_BYTES=%q: want a number of bytes such as 2097152", v)
+		}
+		c.MaxPageBytes = n
 	}
 	if v := getenv("WIKID_JOB_WORKERS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -194,8 +209,20 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("config: secure_cookies %q: want auto, always or never", c.SecureCookies)
 	}
-	if c.MaxBodyBytes < 1024 {
-		return fmt.Errorf("config: max_body_bytes %d is too small; use at least 1024", c.MaxBodyBytes)
+	if c.MaxPageBytes < 1024 || c.MaxPageBytes > MaxPageBytesLimit {
+		return fmt.Errorf("config: max_page_bytes %d: want 1024 to %d (default %d, 2 MiB)", c.MaxPageBytes, MaxPageBytesLimit, Default().MaxPageBytes)
+	}
+	if c.MaxBodyBytes != 0 && c.MaxBodyBytes < 1024 {
+		return fmt.Errorf("config: max_body_bytes %d is too small; use at least 1024, or 0 to derive it from max_page_bytes", c.MaxBodyBytes)
+	}
+	if c.RenderConcurrency < 0 || c.RenderQueue < 0 {
+		return errors.New("config: render_concurrency and render_queue may not be negative (0 derives them from the CPUs)")
+	}
+	if time.Duration(c.RenderWait) < 0 || time.Duration(c.RenderTimeout) < 0 {
+		return errors.New("config: render_wait and render_timeout may not be negative")
+	}
+	if t := time.Duration(c.RenderTimeout); t > 0 && t < 100*time.Millisecond {
+		return fmt.Errorf("config: render_timeout %v is too short for ordinary pages; use at least 100ms (default %v), or 0 for none", t, time.Duration(Default().RenderTimeout))
 	}
 	if c.JobWorkers < 0 || c.JobWorkers > 64 {
 		return fmt.Errorf("config: job_workers %d: want 0 (no workers in serve) to 64; 1–2 suit SQLite", c.JobWorkers)
@@ -238,6 +265,23 @@ func (c *Config) Validate() error {
 		return errors.New("config: cache_max_bytes and s_maxage may not be negative")
 	}
 	return nil
+}
+
+// MaxPageBytesLimit is the largest max_page_bytes accepted. Rendering is
+// bounded per byte of source, and the render limits and tests are set for
+// pages up to this size (MediaWiki caps $wgMaxArticleSize the same way).
+const MaxPageBytesLimit = 16 << 20
+
+// BodyLimit is the largest request body accepted: max_body_bytes when set,
+// else what a page of max_page_bytes can take on the wire. A form
+// percent-encodes every byte outside ASCII letters and digits as three
+// bytes, so a page at the limit in any script fits, with room for the
+// other fields.
+func (c *Config) BodyLimit() int64 {
+	if c.MaxBodyBytes > 0 {
+		return c.MaxBodyBytes
+	}
+	return 3*int64(c.MaxPageBytes) + 64<<10
 }
 
 // TrustedPrefixes parses trusted_proxies (addresses or CIDRs); trust_proxy

@@ -65,6 +65,13 @@ func (e *Engine) Diff(ctx context.Context, old, new wiki.Revision) (*diff.Result
 		if new, err = e.withText(ctx, new); err != nil {
 			return nil, err
 		}
+		// A comparison grows with the texts as a render does: it takes a
+		// slot of the render gate.
+		release, err := e.gate.acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		e.diffs.computed.Add(1)
 		return diff.Compare(old.Text, new.Text, diff.Options{}), nil
 	}))

@@ -43,6 +43,9 @@ type Rendered struct {
 	Categories []wiki.Title
 	Redirect   wiki.Title
 	Macros     []string
+	// TimedOut: the render ran out of time and HTML is the page as plain
+	// text (render.Result.TimedOut). Such a render is kept in memory only.
+	TimedOut bool `json:"-"`
 }
 
 // Engine ties the store, the renderer and the caches together.
@@ -54,7 +57,7 @@ type Engine struct {
 	hasCDN   bool // a cache in front is configured: changes queue cdnpurge jobs
 	onQueued func()
 	log      *slog.Logger
-	maxText  int
+	maxPage  int
 	now      func() time.Time
 
 	keepChanges, keepDoneJobs time.Duration
@@ -68,7 +71,9 @@ type Engine struct {
 
 	noCache bool
 
-	diffs diffCache // computed comparisons of revision pairs (diff.go)
+	diffs   diffCache   // computed comparisons of revision pairs (diff.go)
+	gate    *renderGate // renders and parses at once (limit.go)
+	flights flights     // renders of one revision under way
 
 	// Renders counts actual renders (cache misses at every level), for tests.
 	Renders atomic.Int64
@@ -86,7 +91,7 @@ type Options struct {
 	Renderer     *render.Renderer
 	Purger       Purger
 	Logger       *slog.Logger
-	MaxTextBytes int   // a page's text may not be longer (default 2 MiB)
+	MaxPageBytes int   // a page's text may not be longer, saved or previewed (default 2 MiB)
 	MemBytes     int64 // in-memory render cache budget (default 64 MiB)
 	Now          func() time.Time
 	// NoRenderCache renders every view from markup: for measuring the
@@ -101,12 +106,14 @@ type Options struct {
 	// KeepChanges is how long recent-changes entries are kept (0: forever);
 	// KeepDoneJobs how long finished jobs stay listed (default 24h).
 	KeepChanges, KeepDoneJobs time.Duration
+	// RenderLimits bounds the renders running and waiting at once (limit.go).
+	RenderLimits RenderLimits
 }
 
 // New builds an Engine.
 func New(o Options) *Engine {
-	if o.MaxTextBytes == 0 {
-		o.MaxTextBytes = 2 << 20
+	if o.MaxPageBytes == 0 {
+		o.MaxPageBytes = 2 << 20
 	}
 	if o.MemBytes == 0 {
 		o.MemBytes = 64 << 20
@@ -137,8 +144,8 @@ func New(o Options) *Engine {
 		},
 	})
 	return &Engine{store: o.Store, renderer: o.Renderer, purger: o.Purger, cdn: o.CDN, hasCDN: hasCDN, onQueued: o.JobsQueued,
-		log: o.Logger, maxText: o.MaxTextBytes, now: o.Now, mem: mem, noCache: o.NoRenderCache,
-		keepChanges: o.KeepChanges, keepDoneJobs: o.KeepDoneJobs}
+		log: o.Logger, maxPage: o.MaxPageBytes, now: o.Now, mem: mem, noCache: o.NoRenderCache,
+		keepChanges: o.KeepChanges, keepDoneJobs: o.KeepDoneJobs, gate: newRenderGate(o.RenderLimits)}
 }
 
 // Store returns the engine's store for read-only listings.
@@ -156,7 +163,8 @@ func (e *Engine) epoch(pageID int64) *atomic.Uint64 {
 }
 
 // Render returns rev's HTML from the memory cache, the store's render cache,
-// or by rendering it (and then caching it at both levels).
+// or by rendering it (and then caching it at both levels). Concurrent
+// renders of one revision are one render (limit.go).
 func (e *Engine) Render(ctx context.Context, rev wiki.Revision) (*Rendered, error) {
 	if e.noCache {
 		if rev.Text == "" && rev.Size > 0 {
@@ -168,20 +176,45 @@ func (e *Engine) Render(ctx context.Context, rev wiki.Revision) (*Rendered, erro
 		}
 		return e.renderText(ctx, rev.Text)
 	}
-	ep := e.epoch(rev.PageID)
-	cur := ep.Load()
-	if v, ok := e.mem.GetIfPresent(rev.ID); ok && v.epoch == cur {
-		return v.r, nil
+	// The epoch is part of the flight's key: a request that comes after an
+	// invalidation must not get a render begun before it.
+	cur := e.epoch(rev.PageID).Load()
+	if r, ok, err := e.cachedRender(ctx, rev, cur); ok || err != nil {
+		return r, err
 	}
-	if data, err := e.store.FindRender(ctx, rev.ID, render.Version); err == nil {
-		var r Rendered
-		if err := json.Unmarshal(data, &r); err == nil {
-			e.mem.Set(rev.ID, memRender{epoch: cur, pageID: rev.PageID, r: &r})
-			return &r, nil
+	return e.flights.do(ctx, renderFlight(rev.ID, cur), func(ctx context.Context) (*Rendered, error) {
+		// A render that finished between the look-up and the flight.
+		if r, ok, err := e.cachedRender(ctx, rev, cur); ok || err != nil {
+			return r, err
 		}
-	} else if !errors.Is(err, wiki.ErrNotFound) {
-		return nil, err
+		return e.renderRevision(ctx, rev, cur)
+	})
+}
+
+// cachedRender finds rev's render of epoch cur in memory or in the store.
+func (e *Engine) cachedRender(ctx context.Context, rev wiki.Revision, cur uint64) (*Rendered, bool, error) {
+	if v, ok := e.mem.GetIfPresent(rev.ID); ok && v.epoch == cur {
+		return v.r, true, nil
 	}
+	data, err := e.store.FindRender(ctx, rev.ID, render.Version)
+	if errors.Is(err, wiki.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var r Rendered
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, false, nil
+	}
+	e.mem.Set(rev.ID, memRender{epoch: cur, pageID: rev.PageID, r: &r})
+	return &r, true, nil
+}
+
+// renderRevision renders rev, begun at epoch cur, and caches the result at
+// both levels unless an invalidation came meanwhile.
+func (e *Engine) renderRevision(ctx context.Context, rev wiki.Revision, cur uint64) (*Rendered, error) {
+	ep := e.epoch(rev.PageID)
 	if rev.Text == "" && rev.Size > 0 {
 		full, err := e.store.FindRevision(ctx, rev.ID)
 		if err != nil {
@@ -201,6 +234,14 @@ func (e *Engine) Render(ctx context.Context, rev wiki.Revision) (*Rendered, erro
 	if ep.Load() != cur {
 		return r, nil
 	}
+	if r.TimedOut {
+		// Whether a render runs out of time depends on the moment: keep
+		// it from the next views, not for good.
+		e.log.Warn("engine: render ran out of time; the page shows as plain text until it is evicted or the process restarts",
+			"rev", rev.ID, "page", rev.PageID, "bytes", len(rev.Text))
+		e.mem.Set(rev.ID, memRender{epoch: cur, pageID: rev.PageID, r: r})
+		return r, nil
+	}
 	if data, err := json.Marshal(r); err == nil {
 		if err := e.store.SaveRender(ctx, rev.ID, render.Version, data); err != nil {
 			e.log.Warn("engine: save render", "rev", rev.ID, "err", err)
@@ -214,7 +255,13 @@ func (e *Engine) Render(ctx context.Context, rev wiki.Revision) (*Rendered, erro
 	return r, nil
 }
 
+// renderText renders text in a slot of the render gate.
 func (e *Engine) renderText(ctx context.Context, text string) (*Rendered, error) {
+	release, err := e.gate.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	e.Renders.Add(1)
 	// Server-Timing's render entry is the renderer's own time: the link
 	// colour lookup inside it is a store call, reported under db.
@@ -236,11 +283,38 @@ func (e *Engine) renderText(ctx context.Context, text string) (*Rendered, error)
 		Categories: res.Links.Categories,
 		Redirect:   res.Links.Redirect,
 		Macros:     res.Macros,
+		TimedOut:   res.TimedOut,
 	}, nil
 }
 
-// Preview renders text that is not saved.
+// links parses text for its link set in a slot of the render gate: the
+// parse is most of a render's cost.
+func (e *Engine) links(ctx context.Context, text string) (wiki.LinkSet, error) {
+	release, err := e.gate.acquire(ctx)
+	if err != nil {
+		return wiki.LinkSet{}, err
+	}
+	defer release()
+	return e.renderer.Links(text), nil
+}
+
+// checkSize refuses a text longer than the page limit (max_page_bytes).
+func (e *Engine) checkSize(text string) error {
+	if len(text) > e.maxPage {
+		return wiki.Errorf(wiki.KindTooLarge, "the page text is %d bytes; the limit (max_page_bytes) is %d bytes. Split the page into smaller pages", len(text), e.maxPage)
+	}
+	return nil
+}
+
+// MaxPageBytes is the longest page text the engine saves or previews.
+func (e *Engine) MaxPageBytes() int { return e.maxPage }
+
+// Preview renders text that is not saved; text over the page limit is
+// refused as a save would be.
 func (e *Engine) Preview(ctx context.Context, text string) (*Rendered, error) {
+	if err := e.checkSize(text); err != nil {
+		return nil, err
+	}
 	return e.renderText(ctx, text)
 }
 
@@ -324,8 +398,8 @@ type SaveOutcome struct {
 // Save stores an edit. If the page changed since BaseRevID, non-overlapping
 // changes are merged three-way; overlapping ones return *ConflictError.
 func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
-	if len(ed.Text) > e.maxText {
-		return SaveOutcome{}, wiki.Errorf(wiki.KindTooLarge, "the page text is %d bytes; the limit is %d bytes. Split the page into smaller pages", len(ed.Text), e.maxText)
+	if err := e.checkSize(ed.Text); err != nil {
+		return SaveOutcome{}, err
 	}
 	if ed.Title.IsSpecial() {
 		return SaveOutcome{}, wiki.Errorf(wiki.KindInvalid, "special pages are generated by the wiki and cannot be edited")
@@ -366,6 +440,9 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 					return SaveOutcome{}, &ConflictError{Yours: ed.Text, Current: latest.Text, CurrentRev: latest.ID, Merged: m}
 				}
 				text, merged = m, true
+				if err := e.checkSize(text); err != nil {
+					return SaveOutcome{}, err
+				}
 				if text == latest.Text {
 					return SaveOutcome{Page: cur, Revision: latest, NoChange: true, Merged: true}, nil
 				}
@@ -380,7 +457,10 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 				return SaveOutcome{}, err
 			}
 		}
-		links := e.renderer.Links(text)
+		links, err := e.links(ctx, text)
+		if err != nil {
+			return SaveOutcome{}, err
+		}
 		cats := changedTitles(oldCats, links.Categories)
 		// base 0 creates the page (or fails with ErrExists): pages linking
 		// to it turn blue.

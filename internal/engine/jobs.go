@@ -138,7 +138,11 @@ func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
-	_, err = e.store.RefreshLinks(ctx, p.ID, rev.ID, e.renderer.Links(rev.Text))
+	links, err := e.links(ctx, rev.Text)
+	if err != nil {
+		return err // busy: the job runs again later
+	}
+	_, err = e.store.RefreshLinks(ctx, p.ID, rev.ID, links)
 	return err
 }
 
@@ -156,6 +160,11 @@ func (e *Engine) runSearch(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
+	release, err := e.gate.acquire(ctx) // the parse is a render's cost
+	if err != nil {
+		return err // busy: the job runs again later
+	}
+	defer release()
 	return e.store.UpdateSearchIndex(ctx, p.ID, e.renderer.PlainText)
 }
 

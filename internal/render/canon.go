@@ -177,6 +177,9 @@ func canonRune(w util.BufWriter, r rune) {
 // https and mailto): the URL as the sanitizer would write it, or false when
 // it would drop the attribute.
 func cleanURL(raw string) (string, bool) {
+	if plainFragment(raw) {
+		return raw, true // what url.Parse and String would make of it, without the cost
+	}
 	raw = strings.TrimSpace(raw)
 	if strings.ContainsAny(raw, " \t\n") {
 		// bluemonday lets only data: URLs keep white space, and data: is
@@ -198,9 +201,33 @@ func cleanURL(raw string) (string, bool) {
 	return s, s != ""
 }
 
+// plainFragment reports whether raw is "#" and a fragment of letters,
+// digits, "-._~" and %XX escapes (escapeFragment's output for most heading
+// ids): a URL the sanitizer keeps exactly as it is.
+func plainFragment(raw string) bool {
+	if len(raw) < 2 || raw[0] != '#' {
+		return false
+	}
+	for i := 1; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.', c == '_', c == '~':
+		case c == '%' && i+2 < len(raw) && isHex(raw[i+1]) && isHex(raw[i+2]):
+			i += 2
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
 // hasHost reports whether the sanitizer takes href for a fully qualified
 // link, which must carry rel="nofollow".
 func hasHost(href string) bool {
+	if strings.HasPrefix(href, "#") {
+		return false // a fragment alone (heading links): no need to parse
+	}
 	u, err := url.Parse(href)
 	return err == nil && u.Host != ""
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wikid/wikid/internal/render/pathological"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -152,6 +154,12 @@ func nestedIndentedList(depth int) string {
 	return b.String()
 }
 
+// A fuzz input (at most 64 KB) must render within these.
+const (
+	fuzzCPULimit   = time.Second
+	fuzzAllocLimit = 100 << 20
+)
+
 func FuzzRender(f *testing.F) {
 	seeds := []string{
 		"", "# Title\n\n[[Foo]] [[Bar|baz]] [[#x]] [[Category:C]] {{RecentChanges}}",
@@ -172,14 +180,27 @@ func FuzzRender(f *testing.F) {
 			seeds = append(seeds, string(b))
 		}
 	}
+	// The hostile shapes, small: the fuzzer grows and mixes them.
+	for _, s := range pathological.Shapes() {
+		seeds = append(seeds, s.Gen(256), s.Gen(4096))
+	}
 	for _, s := range seeds {
 		f.Add(s)
 	}
-	r := New()
+	r := New(WithTimeout(0))
+	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	cpuLimit := fuzzCPULimit
+	if raceEnabled {
+		cpuLimit *= 8
+	}
 	f.Fuzz(func(t *testing.T, src string) {
 		if len(src) > 1<<16 {
 			return
 		}
+		metrics.Read(allocs)
+		alloc0 := allocs[0].Value.Uint64()
+		now, done := cpuClock()
+		start := now()
 		res, err := r.Render(context.Background(), src, func(_ context.Context, ts []wiki.Title) (map[wiki.Title]bool, error) {
 			m := map[wiki.Title]bool{}
 			for i, t := range ts {
@@ -187,8 +208,19 @@ func FuzzRender(f *testing.F) {
 			}
 			return m, nil
 		})
+		took := now() - start
+		done()
+		metrics.Read(allocs)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// Nothing of at most 64 KB may take a worker long or much memory
+		// (the render tests hold every known shape to this at 2 MB).
+		if took > cpuLimit {
+			t.Fatalf("render took %v of CPU for %d bytes, want at most %v", took, len(src), cpuLimit)
+		}
+		if alloc := allocs[0].Value.Uint64() - alloc0; alloc > fuzzAllocLimit && !raceEnabled {
+			t.Fatalf("render allocated %d MB for %d bytes, want at most %d MB", alloc>>20, len(src), fuzzAllocLimit>>20)
 		}
 		// Only raw HTML passes through the sanitizer, node by node; the
 		// rest is generated in its canonical form. The whole page must come

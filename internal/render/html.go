@@ -355,10 +355,21 @@ func renderHTMLBlock(w util.BufWriter, source []byte, node ast.Node, entering bo
 // the sanitizer's output is complete tokens in canonical form. The tags of
 // elements outside authorElements are turned into text first (escapeTags).
 func sanitizeRaw(w util.BufWriter, b []byte) {
+	pw, memo := w.(pageWriter)
+	if memo {
+		if v, ok := pw.raw[string(b)]; ok {
+			_, _ = w.Write(v)
+			return
+		}
+	}
 	var pre bytes.Buffer
 	pre.Grow(len(b) + 16)
 	escapeTags(bufWriter{&pre}, b)
-	_, _ = w.Write(policy.SanitizeBytes(pre.Bytes()))
+	out := policy.SanitizeBytes(pre.Bytes())
+	if memo && len(b) <= maxMemoRaw && len(pw.raw) < maxMemoEntries {
+		pw.raw[string(b)] = out
+	}
+	_, _ = w.Write(out)
 }
 
 // escapeTags writes b with the start and end tags of elements outside

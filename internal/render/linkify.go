@@ -42,6 +42,11 @@ type linkifyGate struct{ inner parser.InlineParser }
 func (g *linkifyGate) Trigger() []byte { return g.inner.Trigger() }
 
 func (g *linkifyGate) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	// goldmark's linkify asks goldmark's link parser, replaced by Wikid's
+	// (links.go), whether this is link text: no links in links.
+	if inLinkLabel(pc) {
+		return nil
+	}
 	line, _ := block.PeekLine()
 	if !mayLink(line) {
 		return nil

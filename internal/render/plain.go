@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
@@ -13,9 +14,20 @@ import (
 // words, not "**", "[[" or URLs. Blocks end with a line break; link
 // labels, image descriptions, code and footnotes are text; categories,
 // macros, URLs, HTML tags (and the content of <script> and <style>) and
-// the redirect line are not.
-func (r *Renderer) PlainText(src string) string {
-	source, doc, _ := r.parse(src)
+// the redirect line are not. A parse that runs out of time (the render
+// time limit) returns src as it is.
+func (r *Renderer) PlainText(src string) (plain string) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != errTimeout {
+				panic(v)
+			}
+			plain = src
+		}
+	}()
+	bud, done := r.budget(context.Background())
+	defer done()
+	source, doc, _ := r.parse(src, bud)
 	var b strings.Builder
 	b.Grow(len(source))
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -24,7 +25,7 @@ import (
 
 // Version changes whenever the HTML output for the same source changes;
 // it is part of render cache keys.
-const Version = 6
+const Version = 7
 
 // Heading is one entry of a page's table of contents.
 type Heading struct {
@@ -39,6 +40,11 @@ type Result struct {
 	TOC    []Heading
 	Links  wiki.LinkSet // links (deduplicated, no fragments, no Special: or same-page), categories, redirect
 	Macros []string     // dynamic macros used, in order of first use: "recentchanges", "pagecount", "allpages"
+	// TimedOut is set when the render ran out of time (WithTimeout): HTML
+	// is then the source as plain text under a notice, and Links holds the
+	// redirect only. It depends on the machine's load: do not store it for
+	// good.
+	TimedOut bool
 }
 
 // Exists reports which titles exist. Render calls it at most once, with
@@ -47,24 +53,49 @@ type Exists func(ctx context.Context, titles []wiki.Title) (map[wiki.Title]bool,
 
 // Renderer renders wiki markup. It is safe for concurrent use.
 type Renderer struct {
-	md goldmark.Markdown
+	md      goldmark.Markdown
+	timeout time.Duration
+}
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	timeout time.Duration
+	// goldmarkParsers builds the renderer with goldmark's own link,
+	// emphasis, strikethrough and link reference parsers instead of
+	// Wikid's linear ones: for tests that compare the two.
+	goldmarkParsers bool
+	// goldmarkStrike is the strikethrough extension to use with them.
+	goldmarkStrike goldmark.Extender
 }
 
 // New builds a Renderer; build one per process and share it.
-func New() *Renderer {
+func New(opts ...Option) *Renderer {
+	o := options{timeout: DefaultTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	inline := linearInlineParsers()
+	paragraph := []util.PrioritizedValue{util.Prioritized(linkReferences{}, linkReferencePriority)}
+	var strike goldmark.Extender = strikethrough{}
+	if o.goldmarkParsers {
+		inline, paragraph, strike = parser.DefaultInlineParsers(), parser.DefaultParagraphTransformers(), o.goldmarkStrike
+	}
 	p := parser.NewParser(
 		parser.WithBlockParsers(limitedBlockParsers()...),
-		parser.WithInlineParsers(append(parser.DefaultInlineParsers(),
+		parser.WithInlineParsers(append(inline,
+			util.Prioritized(checkPoint{}, 1),
 			util.Prioritized(wikiLinkParser{}, 150),
 			util.Prioritized(macroParser{}, 150),
 		)...),
-		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+		parser.WithParagraphTransformers(paragraph...),
 	)
 	md := goldmark.New(
 		goldmark.WithParser(p),
 		goldmark.WithExtensions(
 			table{},
-			strikethrough{},
+			strike,
 			fastLinkify{},
 			extension.TaskList,
 			footnotes{},
@@ -76,19 +107,46 @@ func New() *Renderer {
 			renderer.WithNodeRenderers(util.Prioritized(nodeRenderer{}, 100)),
 		),
 	)
-	return &Renderer{md: md}
+	return &Renderer{md: md, timeout: o.timeout}
 }
 
-// Links parses src and returns its link set without rendering HTML.
-func (r *Renderer) Links(src string) wiki.LinkSet {
-	_, _, ls := r.parse(src)
+// Links parses src and returns its link set without rendering HTML (the
+// redirect only, when the parse runs out of time).
+func (r *Renderer) Links(src string) (ls wiki.LinkSet) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != errTimeout {
+				panic(v)
+			}
+			ls = redirectLinks(src)
+		}
+	}()
+	b, done := r.budget(context.Background())
+	defer done()
+	_, _, ls = r.parse(src, b)
 	return ls
 }
 
-// Render renders src. exists may be nil: then every link is blue.
-func (r *Renderer) Render(ctx context.Context, src string, exists Exists) (Result, error) {
-	source, doc, ls := r.parse(src)
-	w := &walker{source: source}
+// Render renders src. exists may be nil: then every link is blue. A render
+// that runs out of time returns the page as plain text (Result.TimedOut);
+// one whose ctx ends returns ctx's error.
+func (r *Renderer) Render(ctx context.Context, src string, exists Exists) (res Result, err error) {
+	b, done := r.budget(ctx)
+	defer done()
+	defer func() {
+		switch v := recover().(type) {
+		case nil:
+		case stopRender:
+			res, err = Result{}, fmt.Errorf("render: %w", v.err)
+		default:
+			if v != errTimeout {
+				panic(v)
+			}
+			res, err = Result{HTML: timedOut([]byte(src)), Links: redirectLinks(src), TimedOut: true}, nil
+		}
+	}()
+	source, doc, ls := r.parse(src, b)
+	w := &walker{source: source, budget: b}
 	w.walk(doc)
 
 	if exists != nil && len(w.targets) > 0 {
@@ -131,7 +189,7 @@ func (r *Renderer) Render(ctx context.Context, src string, exists Exists) (Resul
 	}()
 	buf.Reset()
 	buf.Grow(len(source) + len(source)/2)
-	if err := r.md.Renderer().Render(bufWriter{buf}, source, doc); err != nil {
+	if err := r.md.Renderer().Render(pageWriter{bufWriter{buf}, map[string][]byte{}}, source, doc); err != nil {
 		return Result{}, fmt.Errorf("render: %w", err)
 	}
 	// The output needs no sanitizing as a whole: see canon.go.
@@ -145,12 +203,33 @@ func (r *Renderer) Render(ctx context.Context, src string, exists Exists) (Resul
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// budget starts the clock of a render's time limit; done stops it.
+func (r *Renderer) budget(ctx context.Context) (b *budget, done func()) {
+	if r.timeout <= 0 {
+		return &budget{ctx: ctx}, func() {}
+	}
+	now, done := cpuClock()
+	return &budget{ctx: ctx, now: now, deadline: now() + r.timeout}, done
+}
+
+// redirectLinks is the link set of src's #REDIRECT line alone.
+func redirectLinks(src string) wiki.LinkSet {
+	redirect, _ := splitRedirect(src)
+	ls := wiki.LinkSet{Redirect: redirect}
+	if redirect != "" && !redirect.IsSpecial() {
+		ls.Links = []wiki.Title{redirect}
+	}
+	return ls
+}
+
 // parse strips a leading #REDIRECT line, parses the rest once and collects
-// its link set.
-func (r *Renderer) parse(src string) ([]byte, ast.Node, wiki.LinkSet) {
+// its link set. It panics with errTimeout or stopRender when b runs out.
+func (r *Renderer) parse(src string, b *budget) ([]byte, ast.Node, wiki.LinkSet) {
 	redirect, rest := splitRedirect(src)
 	source := []byte(rest)
-	doc := r.md.Parser().Parse(text.NewReader(source))
+	pc := parser.NewContext()
+	pc.Set(budgetKey, b)
+	doc := r.md.Parser().Parse(text.NewReader(source), parser.WithContext(pc))
 	ls := wiki.LinkSet{Redirect: redirect}
 	seenLink := map[wiki.Title]bool{}
 	seenCat := map[wiki.Title]bool{}
@@ -184,6 +263,7 @@ func (r *Renderer) parse(src string) ([]byte, ast.Node, wiki.LinkSet) {
 // TOC, task list classes, macros, paragraphs that render to nothing,
 // highlighted code, and the link targets whose existence must be looked up.
 type walker struct {
+	budget  *budget
 	source  []byte
 	ids     idSet
 	hl      highlighter
@@ -201,6 +281,7 @@ func (w *walker) walk(doc ast.Node) {
 		if !entering {
 			return ast.WalkContinue, nil
 		}
+		w.budget.check()
 		switch n := n.(type) {
 		case *ast.Heading:
 			text := plainText(n, w.source)

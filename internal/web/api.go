@@ -152,11 +152,13 @@ func (s *Server) writeAPIError(w http.ResponseWriter, r *http.Request, err error
 	if status == 499 {
 		return
 	}
-	if status >= 500 {
+	if status >= 500 && status != http.StatusServiceUnavailable {
 		s.log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
+	setRetryAfter(w, err)
 	key := map[int]string{400: "rest-bad-request", 401: "rest-unauthorized", 403: "rest-permission-denied",
-		404: "rest-nonexistent-title", 405: "rest-method-not-allowed", 409: "rest-edit-conflict", 413: "rest-too-large", 500: "rest-internal-error"}[status]
+		404: "rest-nonexistent-title", 405: "rest-method-not-allowed", 409: "rest-edit-conflict", 413: "rest-too-large",
+		429: "rest-rate-limited", 500: "rest-internal-error", 503: "rest-unavailable"}[status]
 	if key == "" {
 		key = "rest-error"
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wikid/wikid/internal/app/apptest"
 	"github.com/wikid/wikid/internal/auth"
+	"github.com/wikid/wikid/internal/config"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -126,7 +127,8 @@ func TestBadInput(t *testing.T) {
 	})
 
 	t.Run("a body over the limit is refused with 413", func(t *testing.T) {
-		big := strings.Repeat("a", 2<<20)
+		cfg := config.Default()
+		big := strings.Repeat("a", int(cfg.BodyLimit())) // over the request limit with the other fields
 		form := "csrf=" + url.QueryEscape(csrf) + "&text=" + big
 		for _, chunked := range []bool{false, true} {
 			var body io.Reader = strings.NewReader(form)
@@ -393,7 +395,8 @@ func TestBadInput(t *testing.T) {
 			}
 		}
 		// A body over the limit, sent to the API.
-		res := anon.JSON(http.MethodPut, "/w/rest.php/v1/page/Stable", token, `{"source":"`+strings.Repeat("a", 2<<20)+`"}`)
+		cfg := config.Default()
+		res := anon.JSON(http.MethodPut, "/w/rest.php/v1/page/Stable", token, `{"source":"`+strings.Repeat("a", int(cfg.BodyLimit()))+`"}`)
 		mustStatus(t, res, http.StatusRequestEntityTooLarge)
 		unchanged(t)
 	})

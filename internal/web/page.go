@@ -549,6 +549,12 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 	d := &editData{Title: t, Text: text, Summary: summary, Minor: r.PostFormValue("minor") != "", BaseRev: base, Creating: base == 0}
 	if r.PostFormValue("preview") != "" {
 		rd, err := s.eng.Preview(r.Context(), text)
+		if k := wiki.KindOf(err); k == wiki.KindTooLarge || k == wiki.KindUnavailable {
+			// The form again, with the author's text and what was wrong.
+			setRetryAfter(w, err)
+			d.Error = wiki.Message(err)
+			return s.writeEdit(w, r, statusOf(err), d)
+		}
 		if err != nil {
 			return err
 		}
@@ -568,7 +574,8 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 		return s.writeEdit(w, r, http.StatusConflict, d)
 	}
 	if err != nil {
-		if k := wiki.KindOf(err); k == wiki.KindInvalid || k == wiki.KindTooLarge {
+		if k := wiki.KindOf(err); k == wiki.KindInvalid || k == wiki.KindTooLarge || k == wiki.KindUnavailable {
+			setRetryAfter(w, err)
 			d.Error = wiki.Message(err)
 			return s.writeEdit(w, r, statusOf(err), d)
 		}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -226,6 +227,8 @@ func statusOf(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case wiki.KindTooMany:
 		return http.StatusTooManyRequests
+	case wiki.KindUnavailable:
+		return http.StatusServiceUnavailable
 	}
 	if errors.Is(err, context.Canceled) {
 		return 499
@@ -241,12 +244,23 @@ func messageOf(err error) string {
 	return wiki.Message(err)
 }
 
+// setRetryAfter sends Retry-After when err says when to try again.
+func setRetryAfter(w http.ResponseWriter, err error) {
+	var e *wiki.Error
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+	}
+}
+
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status := statusOf(err)
 	if status == 499 {
 		return // the client went away
 	}
-	if status >= 500 {
+	setRetryAfter(w, err)
+	if status == http.StatusServiceUnavailable {
+		s.log.Warn("request refused: busy", "path", r.URL.Path, "err", err, "req", requestID(r))
+	} else if status >= 500 {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err, "req", requestID(r))
 	} else {
 		s.log.Debug("request refused", "status", status, "path", r.URL.Path, "err", err)
@@ -311,11 +325,16 @@ func (s *Server) limits(next http.Handler) http.Handler {
 			s.writeError(w, r, methodNotAllowed(w, "GET, HEAD, POST, PUT, DELETE, OPTIONS"))
 			return
 		}
-		if r.ContentLength > s.cfg.MaxBodyBytes {
-			s.writeError(w, r, &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes})
+		limit := s.cfg.BodyLimit()
+		if r.ContentLength > limit {
+			if strings.HasPrefix(r.URL.Path, restBase) {
+				s.writeAPIError(w, r, &http.MaxBytesError{Limit: limit})
+			} else {
+				s.writeError(w, r, &http.MaxBytesError{Limit: limit})
+			}
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -3,6 +3,7 @@ package wiki
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Kind classifies an error so that the web layer can choose a status
@@ -18,6 +19,7 @@ const (
 	KindConflict                 // edit conflict or name taken: 409
 	KindTooLarge                 // body over the limit: 413
 	KindTooMany                  // throttled: 429
+	KindUnavailable              // the server is at capacity for this work: 503
 )
 
 // Error carries a message safe to show to the user and, optionally, the
@@ -26,6 +28,9 @@ type Error struct {
 	Kind Kind
 	Msg  string // safe for users: says what was wrong and what to do
 	Err  error  // internal cause; may be nil
+	// RetryAfter, when set, is how long the client should wait before
+	// trying again (the Retry-After header of a 429 or 503).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

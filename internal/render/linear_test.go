@@ -1,0 +1,133 @@
+package render
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/wikid/wikid/internal/render/pathological"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// angleInAngle matches a "<" that a "<" opened before any ">".
+var angleInAngle = regexp.MustCompile(`<(?:\\.|[^<>\\\n])*<`)
+
+// withGoldmarkParsers builds the renderer with goldmark's own parsers.
+func withGoldmarkParsers() Option {
+	return func(o *options) { o.goldmarkParsers, o.goldmarkStrike = true, goldmarkStrikethrough{} }
+}
+
+// sameAsGoldmark checks that Wikid's linear parsers render src as
+// goldmark's own do, except where the linear ones depart from goldmark on
+// purpose (links.go): a "<" inside <…> ends a destination, bare
+// destinations nest parentheses at most 32 deep.
+func sameAsGoldmark(tb testing.TB, linear, stock *Renderer, src string) {
+	tb.Helper()
+	ctx := context.Background()
+	a, err := linear.Render(ctx, src, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := stock.Render(ctx, src, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if a.HTML == b.HTML {
+		return
+	}
+	if angleInAngle.MatchString(src) || strings.Count(src, "(") > maxDestinationParens {
+		return // the departures above
+	}
+	tb.Errorf("linear parsers render %q as\n%s\ngoldmark's as\n%s", src, a.HTML, b.HTML)
+}
+
+func FuzzLinearParsers(f *testing.F) {
+	for _, s := range []string{
+		"*a **b** c*", "***a*** __b__ _c_", "*a_ *a_ *a_", "a**b c* c* c*", "~~a~~ ~b~ ~~c~",
+		"[a](b) [c][d] [e]\n\n[d]: /u 'title'\n[e]: <x y>", "[a [b](c) d](e)", "![a [b](c)](d)",
+		"*a [b* c](d) e*", "[a]: u\n'title' x\n[b]: v", "[a](<b) [c](d (e) f)", "[[Foo]] *[[Bar|b]]* {{PageCount}}",
+		"www.example.org [www.x.org](u) *http://a.b/c*", "[a\nb]: /u\n\n[a b]", "\t- [a]:\n\t  b\n\t  'c'",
+	} {
+		f.Add(s)
+	}
+	linear, stock := New(), New(withGoldmarkParsers())
+	f.Fuzz(func(t *testing.T, src string) {
+		if len(src) > 4096 {
+			return
+		}
+		sameAsGoldmark(t, linear, stock, src)
+	})
+}
+
+// TestLinearParsersMatchGoldmark renders the golden documents and every
+// pathological shape (small: goldmark's parsers are quadratic on them) both
+// ways.
+func TestLinearParsersMatchGoldmark(t *testing.T) {
+	linear, stock := New(), New(withGoldmarkParsers())
+	files, _ := filepath.Glob("testdata/*.md")
+	for _, in := range files {
+		b, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameAsGoldmark(t, linear, stock, string(b))
+	}
+	for _, s := range pathological.Shapes() {
+		for _, size := range []int{64, 300, 2000} {
+			sameAsGoldmark(t, linear, stock, s.Gen(size))
+		}
+	}
+}
+
+// FuzzPlainFragment checks cleanURL's shortcut for fragments against the
+// full parse.
+func FuzzPlainFragment(f *testing.F) {
+	for _, s := range []string{"#a", "#", "#%", "#%4", "#%41", "#%e2%82%ac_x", "#A-b.c~d_9", "#a b", "#a%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if !plainFragment(raw) {
+			return
+		}
+		u, err := url.Parse(strings.TrimSpace(raw))
+		if err != nil || u.String() != raw {
+			t.Fatalf("plainFragment(%q) but url.Parse gives %v, %v", raw, u, err)
+		}
+	})
+}
+
+// goldmarkStrikethrough is strikethrough on goldmark's own delimiter list,
+// for the renderer that uses goldmark's parsers.
+type goldmarkStrikethrough struct{}
+
+func (goldmarkStrikethrough) Extend(m goldmark.Markdown) {
+	m.Parser().AddOptions(parser.WithInlineParsers(util.Prioritized(goldmarkStrikeParser{}, 500)))
+	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(extension.NewStrikethroughHTMLRenderer(), 500)))
+}
+
+type goldmarkStrikeParser struct{}
+
+func (goldmarkStrikeParser) Trigger() []byte { return []byte{'~'} }
+
+func (goldmarkStrikeParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	before := block.PrecendingCharacter()
+	line, segment := block.PeekLine()
+	d := parser.ScanDelimiter(line, before, 1, tildes{})
+	if d == nil || d.OriginalLength > 2 || before == '~' {
+		return nil
+	}
+	d.Segment = segment.WithStop(segment.Start + d.OriginalLength)
+	block.Advance(d.OriginalLength)
+	pc.PushDelimiter(d)
+	return d
+}
