@@ -64,6 +64,11 @@ func (st Timed) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.C
 	return st.Store.RecentChanges(ctx, q)
 }
 
+func (st Timed) Log(ctx context.Context, q wiki.LogQuery) ([]wiki.LogEntry, error) {
+	defer since(ctx, time.Now())
+	return st.Store.Log(ctx, q)
+}
+
 func (st Timed) AllPages(ctx context.Context, q wiki.ListQuery) ([]wiki.Page, error) {
 	defer since(ctx, time.Now())
 	return st.Store.AllPages(ctx, q)

@@ -134,3 +134,43 @@ const (
 	MarkStart = "\uE000"
 	MarkEnd   = "\uE001"
 )
+
+// LogType is a kind of Special:Log entry, as MediaWiki names them.
+type LogType string
+
+const (
+	LogDelete   LogType = "delete"   // actions: delete, restore
+	LogMove     LogType = "move"     // actions: move, move_redir (over a redirect)
+	LogProtect  LogType = "protect"  // actions: protect, modify, unprotect
+	LogBlock    LogType = "block"    // actions: block, reblock, unblock
+	LogRights   LogType = "rights"   // actions: rights
+	LogNewUsers LogType = "newusers" // actions: create, byemail (by an admin)
+)
+
+// LogTypes lists every log type, in the order Special:Log offers them.
+var LogTypes = []LogType{LogBlock, LogDelete, LogMove, LogProtect, LogRights, LogNewUsers}
+
+// LogEntry is one entry of Special:Log: who did what to which target.
+type LogEntry struct {
+	ID       int64
+	Type     LogType
+	Action   string // within the type, e.g. "delete" or "restore"
+	Time     time.Time
+	UserID   int64  // the performer; 0 for the wiki itself
+	UserName string // the performer
+	Target   Title  // the page, or "User:Name" for actions on accounts
+	PageID   int64  // 0 when the target is not a page
+	Comment  string // the performer's reason
+	// Params holds what the type records besides: the new title of a
+	// move ("to"), a block's expiry ("expiry"), old and new groups…
+	Params map[string]string
+}
+
+// LogQuery pages through the log, newest first. Empty fields match all.
+type LogQuery struct {
+	Type     LogType
+	UserName string // performer
+	Target   Title
+	Before   int64 // entries with ID < Before; 0 for the newest
+	Limit    int
+}

@@ -116,6 +116,8 @@ type PageStore interface {
 
 	History(ctx context.Context, q HistoryQuery) ([]Revision, error)
 	RecentChanges(ctx context.Context, q ChangeQuery) ([]Change, error)
+	// Log lists Special:Log entries matching q, newest first.
+	Log(ctx context.Context, q LogQuery) ([]LogEntry, error)
 	AllPages(ctx context.Context, q ListQuery) ([]Page, error)
 	// Backlinks returns live pages linking to t (by wiki link or redirect), by title.
 	Backlinks(ctx context.Context, t Title, q ListQuery) ([]Page, error)

@@ -338,6 +338,14 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 		}); err != nil {
 			return err
 		}
+		params := map[string]string{"to": string(req.To)}
+		if !req.LeaveRedirect {
+			params["noredirect"] = "1"
+		}
+		if err := insertLog(ctx, tx, wiki.LogEntry{Type: wiki.LogMove, Action: "move", Time: at, UserID: req.UserID,
+			UserName: req.UserName, Target: req.From, PageID: from.ID, Comment: req.Reason, Params: params}); err != nil {
+			return err
+		}
 		if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
 			return err
 		}
@@ -396,6 +404,10 @@ func (db *DB) DeletePage(ctx context.Context, t wiki.Title, userID int64, userNa
 		}); err != nil {
 			return err
 		}
+		if err := insertLog(ctx, tx, wiki.LogEntry{Type: wiki.LogDelete, Action: "delete", Time: at, UserID: userID,
+			UserName: userName, Target: t, PageID: p.ID, Comment: reason}); err != nil {
+			return err
+		}
 		return insertJobs(ctx, tx, jobs, at)
 	})
 	if err != nil {
@@ -446,6 +458,10 @@ func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, user
 			Kind: wiki.ChangeUndelete, Title: t, PageID: p.ID, RevID: latest,
 			UserID: userID, UserName: userName, Time: at, Summary: reason, Size: size,
 		}); err != nil {
+			return err
+		}
+		if err := insertLog(ctx, tx, wiki.LogEntry{Type: wiki.LogDelete, Action: "restore", Time: at, UserID: userID,
+			UserName: userName, Target: t, PageID: p.ID, Comment: reason}); err != nil {
 			return err
 		}
 		return insertJobs(ctx, tx, jobs, at)

@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"existing titles reports live pages only, in one batch", testExistingTitles},
 		{"history pages through revisions newest first with parent sizes", testHistory},
 		{"recent changes pages newest first and filters by user", testRecentChanges},
+		{"deletions, restorations and moves are logged, filtered and paged", testLog},
 		{"all pages lists by title with prefix and cursor", testAllPages},
 		{"backlinks and category members list live pages only", testLinks},
 		{"search finds English text with title matches first", testSearchEnglish},
@@ -1217,5 +1218,44 @@ func testJobTasks(t *testing.T, s wiki.Store) {
 	}
 	if n := jobCount(t, s); n != 1 {
 		t.Fatalf("%d jobs left, want 1", n)
+	}
+}
+
+func testLog(t *testing.T, s wiki.Store) {
+	ctx := context.Background()
+	must[wiki.SaveResult](t)(s.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "a", UserName: "Alice", Time: at(1)}))
+	must[wiki.SaveResult](t)(s.SavePage(ctx, wiki.SaveRequest{Title: "B", Text: "b", UserName: "Alice", Time: at(1)}))
+	if err := s.DeletePage(ctx, "A", 7, "Admin", "spam", at(2)); err != nil {
+		t.Fatal(err)
+	}
+	must[wiki.Page](t)(s.UndeletePage(ctx, "A", 7, "Admin", "not spam", at(3)))
+	must[wiki.Page](t)(s.MovePage(ctx, wiki.MoveRequest{From: "B", To: "C", Reason: "better", UserID: 8, UserName: "Mover", Time: at(4)}))
+
+	all := must[[]wiki.LogEntry](t)(s.Log(ctx, wiki.LogQuery{}))
+	if len(all) != 3 {
+		t.Fatalf("log has %d entries, want 3: %+v", len(all), all)
+	}
+	mv, rs, del := all[0], all[1], all[2]
+	if mv.Type != wiki.LogMove || mv.Action != "move" || mv.Target != "B" || mv.Params["to"] != "C" || mv.Params["noredirect"] != "1" ||
+		mv.UserID != 8 || mv.UserName != "Mover" || mv.Comment != "better" || !mv.Time.Equal(at(4)) {
+		t.Errorf("move entry = %+v", mv)
+	}
+	if rs.Type != wiki.LogDelete || rs.Action != "restore" || rs.Target != "A" || rs.Comment != "not spam" {
+		t.Errorf("restore entry = %+v", rs)
+	}
+	if del.Type != wiki.LogDelete || del.Action != "delete" || del.Target != "A" || del.UserName != "Admin" || del.PageID == 0 || del.Params != nil {
+		t.Errorf("delete entry = %+v", del)
+	}
+	if l := must[[]wiki.LogEntry](t)(s.Log(ctx, wiki.LogQuery{Type: wiki.LogDelete})); len(l) != 2 || l[0].ID != rs.ID {
+		t.Errorf("delete log = %+v", l)
+	}
+	if l := must[[]wiki.LogEntry](t)(s.Log(ctx, wiki.LogQuery{UserName: "Mover"})); len(l) != 1 || l[0].ID != mv.ID {
+		t.Errorf("Mover's log = %+v", l)
+	}
+	if l := must[[]wiki.LogEntry](t)(s.Log(ctx, wiki.LogQuery{Target: "A", Type: wiki.LogDelete, Limit: 1})); len(l) != 1 || l[0].ID != rs.ID {
+		t.Errorf("first page of A's log = %+v", l)
+	}
+	if l := must[[]wiki.LogEntry](t)(s.Log(ctx, wiki.LogQuery{Target: "A", Before: rs.ID})); len(l) != 1 || l[0].ID != del.ID {
+		t.Errorf("second page of A's log = %+v", l)
 	}
 }
