@@ -46,6 +46,9 @@ type Rendered struct {
 	// TimedOut: the render ran out of time and HTML is the page as plain
 	// text (render.Result.TimedOut). Such a render is kept in memory only.
 	TimedOut bool `json:"-"`
+	// Partial: code blocks were left plain because highlighting ran out
+	// of time (render.Result.Partial); kept in memory only, too.
+	Partial bool `json:"-"`
 }
 
 // Engine ties the store, the renderer and the caches together.
@@ -83,7 +86,12 @@ type memRender struct {
 	epoch  uint64
 	pageID int64
 	r      *Rendered
+	until  time.Time // zero: until evicted; set for renders cut short by time
 }
+
+// degradedFor is how long a render cut short by time (Rendered.TimedOut or
+// Partial) is reused before the page is rendered again.
+const degradedFor = time.Minute
 
 // Options configures New.
 type Options struct {
@@ -193,7 +201,7 @@ func (e *Engine) Render(ctx context.Context, rev wiki.Revision) (*Rendered, erro
 
 // cachedRender finds rev's render of epoch cur in memory or in the store.
 func (e *Engine) cachedRender(ctx context.Context, rev wiki.Revision, cur uint64) (*Rendered, bool, error) {
-	if v, ok := e.mem.GetIfPresent(rev.ID); ok && v.epoch == cur {
+	if v, ok := e.mem.GetIfPresent(rev.ID); ok && v.epoch == cur && (v.until.IsZero() || e.now().Before(v.until)) {
 		return v.r, true, nil
 	}
 	data, err := e.store.FindRender(ctx, rev.ID, render.Version)
@@ -234,12 +242,15 @@ func (e *Engine) renderRevision(ctx context.Context, rev wiki.Revision, cur uint
 	if ep.Load() != cur {
 		return r, nil
 	}
-	if r.TimedOut {
+	if r.TimedOut || r.Partial {
 		// Whether a render runs out of time depends on the moment: keep
 		// it from the next views, not for good.
-		e.log.Warn("engine: render ran out of time; the page shows as plain text until it is evicted or the process restarts",
-			"rev", rev.ID, "page", rev.PageID, "bytes", len(rev.Text))
-		e.mem.Set(rev.ID, memRender{epoch: cur, pageID: rev.PageID, r: r})
+		msg := "engine: render ran out of time; the page shows as plain text for a minute, then renders again"
+		if !r.TimedOut {
+			msg = "engine: highlighting ran out of time; code blocks show plain for a minute, then the page renders again"
+		}
+		e.log.Warn(msg, "rev", rev.ID, "page", rev.PageID, "bytes", len(rev.Text))
+		e.mem.Set(rev.ID, memRender{epoch: cur, pageID: rev.PageID, r: r, until: e.now().Add(degradedFor)})
 		return r, nil
 	}
 	if data, err := json.Marshal(r); err == nil {
@@ -284,6 +295,7 @@ func (e *Engine) renderText(ctx context.Context, text string) (*Rendered, error)
 		Redirect:   res.Links.Redirect,
 		Macros:     res.Macros,
 		TimedOut:   res.TimedOut,
+		Partial:    res.Partial,
 	}, nil
 }
 

@@ -240,3 +240,32 @@ func TestARenderThatRunsOutOfTimeIsNotStored(t *testing.T) {
 		t.Error("a timed-out render was not kept in memory")
 	}
 }
+
+func TestARenderWhoseHighlightingRanOutIsNotStored(t *testing.T) {
+	t.Parallel()
+	db := sqlite.MustOpen(t)
+	now := time.Now()
+	clock := func() time.Time { return now }
+	e := engine.New(engine.Options{Store: db, Now: clock, Renderer: render.New(render.WithHighlightBudget(time.Nanosecond))})
+	if _, err := e.Save(ctx, engine.Edit{Title: "Code", Text: "```go\nfunc main() {}\n```\n", Editor: engine.Editor{UserName: "U"}}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := e.ViewPage(ctx, "Code", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Rendered.Partial || strings.Contains(v.Rendered.HTML, "<span") {
+		t.Fatalf("a 1 ns highlighting budget highlighted the code: %s", v.Rendered.HTML)
+	}
+	if _, err := db.FindRender(ctx, v.Revision.ID, render.Version); !errors.Is(err, wiki.ErrNotFound) {
+		t.Errorf("the partial render was stored: %v", err)
+	}
+	n := e.Renders.Load()
+	if _, err := e.ViewPage(ctx, "Code", false); err != nil || e.Renders.Load() != n {
+		t.Errorf("the next view rendered again at once (err %v)", err)
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := e.ViewPage(ctx, "Code", false); err != nil || e.Renders.Load() != n+1 {
+		t.Errorf("a minute later the page was not rendered again (err %v)", err)
+	}
+}

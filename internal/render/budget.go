@@ -22,6 +22,12 @@ const DefaultTimeout = 3 * time.Second
 // WithTimeout sets the render time limit; 0 or less means none.
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
+// WithHighlightBudget sets how long one render may spend highlighting code
+// (default 500 ms of wall time); blocks past it stay plain (Result.Partial).
+func WithHighlightBudget(d time.Duration) Option {
+	return func(o *options) { o.highlightBudget = d }
+}
+
 // budget is one render's time limit, checked at the parsers' check points
 // (most inline parsers, the container parsers, paragraph transformers, the
 // delimiter matching and the walker). Reading the clock every time would

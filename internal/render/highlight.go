@@ -219,6 +219,10 @@ type highlighter struct {
 	left     int           // bytes that may still be highlighted
 	budget   time.Duration // highlightBudget unless set (tests)
 	deadline time.Time
+	// cut: a block was left plain because the deadline passed. How far
+	// highlighting gets in time depends on the machine's load, so such
+	// a render is not kept for good (Result.Partial).
+	cut bool
 }
 
 // abandoned counts tokenizing goroutines left running past a deadline.
@@ -249,6 +253,7 @@ func (h *highlighter) run(l chroma.Lexer, code []byte) (string, bool) {
 	}
 	wait := time.Until(h.deadline)
 	if wait <= 0 {
+		h.cut = true
 		return "", false
 	}
 	h.left -= len(code)
@@ -261,7 +266,7 @@ func (h *highlighter) run(l chroma.Lexer, code []byte) (string, bool) {
 		return t.html, t.ok
 	case <-timer.C:
 		if t.abandon() {
-			h.left = 0
+			h.left, h.cut = 0, true
 			return "", false
 		}
 		<-t.done

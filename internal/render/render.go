@@ -45,6 +45,9 @@ type Result struct {
 	// redirect only. It depends on the machine's load: do not store it for
 	// good.
 	TimedOut bool
+	// Partial is set when code blocks were left without colours because
+	// highlighting ran out of its time: like TimedOut, not for good.
+	Partial bool
 }
 
 // Exists reports which titles exist. Render calls it at most once, with
@@ -53,8 +56,9 @@ type Exists func(ctx context.Context, titles []wiki.Title) (map[wiki.Title]bool,
 
 // Renderer renders wiki markup. It is safe for concurrent use.
 type Renderer struct {
-	md      goldmark.Markdown
-	timeout time.Duration
+	md              goldmark.Markdown
+	timeout         time.Duration
+	highlightBudget time.Duration // 0: highlightBudget
 }
 
 // Option configures New.
@@ -68,6 +72,8 @@ type options struct {
 	goldmarkParsers bool
 	// goldmarkStrike is the strikethrough extension to use with them.
 	goldmarkStrike goldmark.Extender
+	// highlightBudget replaces highlightBudget (tests).
+	highlightBudget time.Duration
 }
 
 // New builds a Renderer; build one per process and share it.
@@ -107,7 +113,7 @@ func New(opts ...Option) *Renderer {
 			renderer.WithNodeRenderers(util.Prioritized(nodeRenderer{}, 100)),
 		),
 	)
-	return &Renderer{md: md, timeout: o.timeout}
+	return &Renderer{md: md, timeout: o.timeout, highlightBudget: o.highlightBudget}
 }
 
 // Links parses src and returns its link set without rendering HTML (the
@@ -146,7 +152,7 @@ func (r *Renderer) Render(ctx context.Context, src string, exists Exists) (res R
 		}
 	}()
 	source, doc, ls := r.parse(src, b)
-	w := &walker{source: source, budget: b}
+	w := &walker{source: source, budget: b, hl: highlighter{budget: r.highlightBudget}}
 	w.walk(doc)
 
 	if exists != nil && len(w.targets) > 0 {
@@ -194,10 +200,11 @@ func (r *Renderer) Render(ctx context.Context, src string, exists Exists) (res R
 	}
 	// The output needs no sanitizing as a whole: see canon.go.
 	return Result{
-		HTML:   buf.String(),
-		TOC:    w.toc,
-		Links:  ls,
-		Macros: w.macros,
+		HTML:    buf.String(),
+		TOC:     w.toc,
+		Links:   ls,
+		Macros:  w.macros,
+		Partial: w.hl.cut,
 	}, nil
 }
 

@@ -336,7 +336,11 @@ func (s *Server) view(w http.ResponseWriter, r *http.Request, t wiki.Title) erro
 	setSpliceNote(r, d.Title, true)
 	p.ReturnTo = returnToQuery(d.Title)
 	p.Data = d
-	s.writeBodyPage(w, r, p, "view", cachePublic, v.Revision.Time)
+	mode := cachePublic
+	if v.Rendered.TimedOut || v.Rendered.Partial {
+		mode = cacheShort // the engine renders it again soon: caches must not keep it longer
+	}
+	s.writeBodyPage(w, r, p, "view", mode, v.Revision.Time)
 	return nil
 }
 
