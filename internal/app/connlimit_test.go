@@ -40,7 +40,7 @@ func TestSlowClientsCannotExhaustConnections(t *testing.T) {
 		maxConns  = 500
 		slowConns = 3000
 		flood     = 7 * time.Second
-		pageBound = time.Second // every reader's page, from dial to last byte
+		pageBound = 5 * time.Second // every reader's page, from dial to last byte: generous, the machine may be busy
 		// fdSlack covers the evicted sockets still being closed (at most
 		// 32, front.maxClosing), the descriptors os/exec holds for the
 		// child, the reader's own socket and database files opened under

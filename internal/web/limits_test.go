@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -171,5 +172,28 @@ func TestWorstCaseRendersLeaveTheWikiAnswering(t *testing.T) {
 		if s != http.StatusOK {
 			t.Errorf("a worst-case page answered %d", s)
 		}
+	}
+}
+
+func TestARenderCutShortIsCachedBriefly(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t, func(c *config.Config) {
+		c.RenderTimeout = config.Duration(100 * time.Millisecond)
+		c.JobWorkers = 0
+	})
+	s, _ := pathological.Find("list-items")
+	if _, err := w.App.Engine.Save(context.Background(), engine.Edit{Title: "Slow", Text: s.Gen(1 << 20), Editor: engine.Editor{UserName: "Bot"}}); err != nil {
+		t.Fatal(err)
+	}
+	c := w.Client(t)
+	res := c.Get("/wiki/Slow")
+	mustStatus(t, res, http.StatusOK)
+	mustContain(t, res, "took too long")
+	ttl := int(time.Duration(config.Default().ListTTL).Seconds())
+	if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "s-maxage="+strconv.Itoa(ttl)) {
+		t.Errorf("Cache-Control %q: want the short lifetime s-maxage=%d", cc, ttl)
+	}
+	if res := c.Get("/wiki/Slow"); xcache(res) != "HIT" {
+		t.Errorf("the page is not cached at all: X-Cache %q", xcache(res))
 	}
 }

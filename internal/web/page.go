@@ -338,7 +338,7 @@ func (s *Server) view(w http.ResponseWriter, r *http.Request, t wiki.Title) erro
 	p.Data = d
 	mode := cachePublic
 	if v.Rendered.TimedOut || v.Rendered.Partial {
-		mode = cacheShort // the engine renders it again soon: caches must not keep it longer
+		mode = cacheBrief // the engine renders it again soon: caches must not keep it longer
 	}
 	s.writeBodyPage(w, r, p, "view", mode, v.Revision.Time)
 	return nil

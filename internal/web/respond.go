@@ -78,6 +78,7 @@ const (
 	cacheNone   cacheMode = iota // no-store: forms, previews, POST results, errors
 	cachePublic                  // anonymous reads: shared caches may keep it for s-maxage
 	cacheShort                   // anonymous lists: a short shared lifetime
+	cacheBrief                   // a page as cachePublic, for a short lifetime: its render was cut short by time
 )
 
 // writePage renders a page template that is never stored (forms, errors).
@@ -111,9 +112,13 @@ func (s *Server) templateFailed(w http.ResponseWriter, r *http.Request, tmpl str
 func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, status int, ctype string, body []byte, mode cacheMode, modified time.Time) {
 	resp := &httpx.Response{Status: status, Type: ctype, Body: body, Modified: modified, Header: takeHeader(w)}
 	switch mode {
-	case cachePublic:
+	case cachePublic, cacheBrief:
 		resp.Cache, resp.SMaxAge, resp.Tags = httpx.Public, s.cfg.SMaxAge, tagsOf(r)
 		resp.EdgeNote = spliceNoteOf(r)
+		if mode == cacheBrief {
+			ttl := time.Duration(s.cfg.ListTTL)
+			resp.SMaxAge, resp.EdgeTTL = int(ttl.Seconds()), ttl
+		}
 	case cacheShort:
 		ttl := time.Duration(s.cfg.ListTTL)
 		resp.Cache, resp.SMaxAge, resp.EdgeTTL = httpx.Public, int(ttl.Seconds()), ttl
