@@ -33,8 +33,25 @@ Usage:
   wikid user add NAME [--admin]
         Create an account. The password is read from standard input when it
         is not a terminal, and asked for otherwise.
+  wikid user list
+        List the accounts with their group and block.
+  wikid user set-groups NAME GROUP [--reason TEXT]
+        Put the user in GROUP: user or admin.
+  wikid user block NAME [--until DURATION] [--reason TEXT]
+        Stop the user from changing anything (reading and logging in stay
+        allowed) for DURATION (24h, 7d, 2w, 1y) or "infinite" (the default).
+  wikid user unblock NAME [--reason TEXT]
+        Lift the user's block.
+  wikid user reset-password NAME [--stdin]
+        Print a link that lets the user set a new password (once, for 24 h);
+        with --stdin, set the password read from standard input. Either way
+        the user's sessions end.
   wikid token create NAME
         Print a new API token for user NAME (use as "Authorization: Bearer TOKEN").
+  wikid token list NAME
+        List the user's API tokens (IDs, names, expiry, last use; never secrets).
+  wikid token revoke ID | --all NAME
+        Revoke one token, or every token of a user.
   wikid jobs run
         Run job workers only, without HTTP (SIGTERM drains them). Use beside
         a serve with "job_workers": 0, or to drain a backlog.
@@ -82,6 +99,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	admin := fs.Bool("admin", false, "make the user an administrator")
 	state := fs.String("state", "", "jobs list: only jobs in this state")
 	limit := fs.Int("limit", 50, "jobs list: how many")
+	until := fs.String("until", "", "user block: how long (24h, 7d, infinite)")
+	reason := fs.String("reason", "", "user set-groups, block, unblock: the reason, for the log")
+	fromStdin := fs.Bool("stdin", false, "user reset-password: read the new password from standard input")
+	all := fs.Bool("all", false, "token revoke: every token of the user")
 	// Flags may follow positional arguments: wikid user add NAME --admin.
 	var positional []string
 	for {
@@ -124,15 +145,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stdout, "wikid", version())
 		return nil
 	case "user":
-		if sub != "add" || len(positional) != 1 {
-			return errors.New("usage: wikid user add NAME [--admin]")
-		}
-		return userAdd(ctx, cfg, positional[0], *admin, stdin, stdout, stderr)
+		return userCommand(ctx, cfg, sub, positional, accountFlags{admin: *admin, until: *until, reason: *reason, stdin: *fromStdin}, stdin, stdout, stderr)
 	case "token":
-		if sub != "create" || len(positional) != 1 {
-			return errors.New("usage: wikid token create NAME")
-		}
-		return tokenCreate(ctx, cfg, positional[0], stdout)
+		return tokenCommand(ctx, cfg, sub, positional, accountFlags{all: *all}, stdout)
 	case "jobs":
 		return jobsCommand(ctx, cfg, log, sub, positional, wiki.JobState(*state), *limit, stdout)
 	}

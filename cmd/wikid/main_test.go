@@ -149,3 +149,85 @@ func TestCLI(t *testing.T) {
 		}
 	})
 }
+
+// TestCLIAccounts: the account commands change the store and log what they
+// did as the maintenance script.
+func TestCLIAccounts(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	ctx := context.Background()
+	if _, _, err := wikid(t, "carol-password\n", nil, "user", "add", "Carol", "--data", data); err != nil {
+		t.Fatal(err)
+	}
+	run := func(stdin string, args ...string) string {
+		t.Helper()
+		out, _, err := wikid(t, stdin, nil, append(args, "--data", data)...)
+		if err != nil {
+			t.Fatalf("wikid %v: %v", args, err)
+		}
+		return out
+	}
+	fails := func(msg string, args ...string) {
+		t.Helper()
+		if _, _, err := wikid(t, "", nil, append(args, "--data", data)...); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("wikid %v: err %v, want %q", args, err, msg)
+		}
+	}
+	if out := run("", "user", "list"); !strings.Contains(out, "Carol") || !strings.Contains(out, "user") {
+		t.Errorf("user list: %q", out)
+	}
+	fails("give user or admin", "user", "set-groups", "Carol", "root")
+	fails("exactly one group", "user", "set-groups", "Carol", "user,admin")
+	fails("no user", "user", "set-groups", "Nobody", "admin")
+	run("", "user", "set-groups", "Carol", "admin", "--reason", "trusted")
+	fails("not a duration", "user", "block", "Carol", "--until", "soon")
+	run("", "user", "block", "Carol", "--until", "7d", "--reason", "spam")
+	if out := run("", "user", "list"); strings.HasSuffix(strings.TrimSpace(out), "-") {
+		t.Errorf("user list after block shows no block: %q", out)
+	}
+	run("", "user", "unblock", "Carol")
+	fails("not blocked", "user", "unblock", "Carol")
+	run("another-password\n", "user", "reset-password", "Carol", "--stdin")
+	link := run("", "user", "reset-password", "Carol")
+	if !strings.Contains(link, "/wiki/Special:PasswordReset?token=") {
+		t.Errorf("reset link: %q", link)
+	}
+	token := strings.TrimSpace(run("", "token", "create", "Carol"))
+	list := run("", "token", "list", "Carol")
+	if strings.Contains(list, token) || !strings.Contains(list, "cli") {
+		t.Errorf("token list shows the secret or not the token: %q", list)
+	}
+	id := strings.Fields(strings.Split(list, "\n")[1])[0]
+	run("", "token", "revoke", id)
+	fails("no token", "token", "revoke", id)
+	run("", "token", "create", "Carol")
+	if out := run("", "token", "revoke", "--all", "Carol"); !strings.Contains(out, "revoked 1 tokens") {
+		t.Errorf("revoke --all: %q", out)
+	}
+
+	cfg := config.Default()
+	cfg.DataDir = data
+	a, err := app.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	l, err := a.Store.Log(ctx, wiki.LogQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range l {
+		got = append(got, string(e.Type)+"/"+e.Action+" by "+e.UserName)
+		if e.Type != wiki.LogNewUsers && e.UserID != 0 {
+			t.Errorf("entry %+v: performer id %d, want 0", e, e.UserID)
+		}
+	}
+	want := "block/unblock by Maintenance script|block/block by Maintenance script|rights/rights by Maintenance script|newusers/create by Carol"
+	if strings.Join(got, "|") != want {
+		t.Errorf("log:\n got %s\nwant %s", strings.Join(got, "|"), want)
+	}
+	if _, _, err := wikid(t, "", nil, "token", "revoke", "--data", data); err == nil {
+		t.Error("token revoke without an ID: no error")
+	}
+}

@@ -159,6 +159,91 @@ func (st Timed) FindToken(ctx context.Context, id string) (wiki.Token, error) {
 	return st.Store.FindToken(ctx, id)
 }
 
+func (st Timed) ListUsers(ctx context.Context, q wiki.UserQuery) ([]wiki.User, error) {
+	defer since(ctx, time.Now())
+	return st.Store.ListUsers(ctx, q)
+}
+
+func (st Timed) SetUserGroup(ctx context.Context, c wiki.GroupChange) (wiki.Group, error) {
+	defer since(ctx, time.Now())
+	return st.Store.SetUserGroup(ctx, c)
+}
+
+func (st Timed) SetPassword(ctx context.Context, userID int64, hash, keepSession string) error {
+	defer since(ctx, time.Now())
+	return st.Store.SetPassword(ctx, userID, hash, keepSession)
+}
+
+func (st Timed) UpdatePrefs(ctx context.Context, userID int64, p wiki.Prefs) error {
+	defer since(ctx, time.Now())
+	return st.Store.UpdatePrefs(ctx, userID, p)
+}
+
+func (st Timed) BlockUser(ctx context.Context, b wiki.Block) (bool, error) {
+	defer since(ctx, time.Now())
+	return st.Store.BlockUser(ctx, b)
+}
+
+func (st Timed) UnblockUser(ctx context.Context, userID int64, by wiki.Actor, reason string, at time.Time) error {
+	defer since(ctx, time.Now())
+	return st.Store.UnblockUser(ctx, userID, by, reason, at)
+}
+
+func (st Timed) FindBlock(ctx context.Context, userID int64, at time.Time) (wiki.Block, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FindBlock(ctx, userID, at)
+}
+
+func (st Timed) ListBlocks(ctx context.Context, q wiki.BlockQuery) ([]wiki.Block, error) {
+	defer since(ctx, time.Now())
+	return st.Store.ListBlocks(ctx, q)
+}
+
+func (st Timed) ListSessions(ctx context.Context, userID int64, at time.Time) ([]wiki.Session, error) {
+	defer since(ctx, time.Now())
+	return st.Store.ListSessions(ctx, userID, at)
+}
+
+func (st Timed) DeleteUserSessions(ctx context.Context, userID int64, except string) (int, error) {
+	defer since(ctx, time.Now())
+	return st.Store.DeleteUserSessions(ctx, userID, except)
+}
+
+func (st Timed) ListTokens(ctx context.Context, userID int64) ([]wiki.Token, error) {
+	defer since(ctx, time.Now())
+	return st.Store.ListTokens(ctx, userID)
+}
+
+func (st Timed) DeleteToken(ctx context.Context, id string) error {
+	defer since(ctx, time.Now())
+	return st.Store.DeleteToken(ctx, id)
+}
+
+func (st Timed) DeleteUserTokens(ctx context.Context, userID int64) (int, error) {
+	defer since(ctx, time.Now())
+	return st.Store.DeleteUserTokens(ctx, userID)
+}
+
+func (st Timed) TouchToken(ctx context.Context, id string, at time.Time) error {
+	defer since(ctx, time.Now())
+	return st.Store.TouchToken(ctx, id, at)
+}
+
+func (st Timed) CreatePasswordReset(ctx context.Context, pr wiki.PasswordReset) error {
+	defer since(ctx, time.Now())
+	return st.Store.CreatePasswordReset(ctx, pr)
+}
+
+func (st Timed) FindPasswordReset(ctx context.Context, id string, at time.Time) (wiki.PasswordReset, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FindPasswordReset(ctx, id, at)
+}
+
+func (st Timed) ResetPassword(ctx context.Context, id, hash string, at time.Time) (wiki.User, error) {
+	defer since(ctx, time.Now())
+	return st.Store.ResetPassword(ctx, id, hash, at)
+}
+
 func (st Timed) FindRender(ctx context.Context, revID int64, version int) ([]byte, error) {
 	defer since(ctx, time.Now())
 	return st.Store.FindRender(ctx, revID, version)

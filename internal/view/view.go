@@ -28,7 +28,7 @@ var templateFS embed.FS
 var staticFS embed.FS
 
 // Pages lists every page template; Parse fails if one is missing.
-var Pages = []string{"view", "missing", "edit", "history", "diff", "login", "changes", "titles", "search", "form", "error"}
+var Pages = []string{"view", "missing", "edit", "history", "diff", "login", "changes", "titles", "search", "form", "error", "blocklist", "preferences", "reset"}
 
 // Asset is one static file, loaded and hashed at start.
 type Asset struct {
@@ -143,7 +143,10 @@ func (v *Views) funcs() template.FuncMap {
 		"searchURL":        func(q string) string { return "/wiki/Special:Search?q=" + httpx.QueryEscape(q) },
 		"loginURL":         func(t wiki.Title) string { return "/wiki/Special:UserLogin?returnto=" + httpx.QueryEscape(t.Key()) },
 		"whatLinksHereURL": WhatLinksHereURL,
-		"tabs":             tabsHTML,
+		"userSpecialURL": func(page, name string) string {
+			return "/wiki/Special:" + page + "/" + wiki.EscapeKey(strings.ReplaceAll(name, " ", "_"))
+		},
+		"tabs": tabsHTML,
 		// mark emits an HTML comment (html/template drops literal ones):
 		// the markers around per-user parts that the splice path finds.
 		"mark": func(name string) template.HTML { return template.HTML("<!--" + name + "-->") },

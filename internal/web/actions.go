@@ -11,10 +11,13 @@ import (
 type formField struct {
 	Name, Label, Type, Value string
 	Required, Checked        bool
+	Options                  []string // Type "select": the choices (Value is the chosen one)
+	Help                     string   // a line under the field
 }
 
 type formData struct {
 	Heading, Intro, Action, Submit, Cancel, Error string
+	Info                                          string // a notice above the form (what the change replaces)
 	Danger                                        bool
 	Fields                                        []formField
 }
@@ -56,6 +59,9 @@ func (s *Server) move(w http.ResponseWriter, r *http.Request, t wiki.Title) erro
 	if !v.LoggedIn || !s.canEdit(v) {
 		return wiki.Errorf(wiki.KindForbidden, "you need to be logged in with edit rights to move pages")
 	}
+	if err := s.checkBlock(r); err != nil {
+		return err
+	}
 	reason, err := formValue(r, "reason")
 	if err != nil {
 		return err
@@ -95,6 +101,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 	if err := s.requireAdmin(r); err != nil {
 		return err
 	}
+	if err := s.checkBlock(r); err != nil {
+		return err
+	}
 	reason, err := formValue(r, "reason")
 	if err != nil {
 		return err
@@ -124,6 +133,9 @@ func (s *Server) undeleteForm(w http.ResponseWriter, r *http.Request, t wiki.Tit
 
 func (s *Server) undelete(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 	if err := s.requireAdmin(r); err != nil {
+		return err
+	}
+	if err := s.checkBlock(r); err != nil {
 		return err
 	}
 	reason, err := formValue(r, "reason")

@@ -165,6 +165,9 @@ func (s *Server) writeAPIError(w http.ResponseWriter, r *http.Request, err error
 	if errors.Is(err, errNoRoute) {
 		key = "rest-no-match"
 	}
+	if errors.Is(err, errBlocked) {
+		key = "blocked"
+	}
 	b, _ := json.Marshal(apiError{HTTPCode: status, HTTPReason: http.StatusText(status), ErrorKey: key,
 		MessageTranslations: map[string]string{"en": messageOf(err)}})
 	httpx.Write(w, r, &httpx.Response{Status: status, Type: "application/json", Body: append(b, '\n'),
@@ -359,6 +362,9 @@ func (s *Server) apiWrite(r *http.Request) (apiEditBody, error) {
 		if err := s.checkCSRF(r); err != nil {
 			return body, err
 		}
+	}
+	if err := s.checkBlock(r); err != nil {
+		return body, err
 	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		return body, wiki.Errorf(wiki.KindInvalid, "send the body as JSON with Content-Type: application/json")

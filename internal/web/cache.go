@@ -258,7 +258,7 @@ func (s *Server) Personal(p *front.Personal) bool {
 	}
 	// A session not seen lately costs one indexed lookup, once per
 	// sessionCacheTTL, so that the connection stays on the fast path.
-	viewer, ok := s.sessionViewer(context.Background(), auth.HashToken(token))
+	viewer, ok := s.sessionViewer(context.Background(), auth.HashToken(token), false)
 	if !ok {
 		return false
 	}

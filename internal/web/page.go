@@ -502,8 +502,19 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 		}
 		return err
 	}
+	// A blocked user sees why instead of a form they could not save.
+	if b, err := s.blockedOrNil(r); err != nil {
+		return err
+	} else if b != nil {
+		p := s.page(r, "Blocked from editing")
+		p.NoIndex = true
+		p.Tabs = s.titleTabs(r, t, "edit", true)
+		p.Data = errorData{Heading: "You are blocked from editing", Message: blockMessage(*b), Back: t.URL()}
+		s.writePage(w, r, http.StatusForbidden, "error", p)
+		return nil
+	}
 	ctx := r.Context()
-	d := &editData{Title: t, Creating: true}
+	d := &editData{Title: t, Creating: true, Minor: viewerOf(r).User.Prefs.MinorDefault}
 	page, err := s.store.FindPage(ctx, t)
 	if err == nil && !page.Deleted {
 		d.Creating = false
@@ -564,6 +575,9 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 		}
 		d.Preview = &previewData{HTML: template.HTML(rd.HTML), TOC: template.HTML(rd.TOC)}
 		return s.writeEdit(w, r, http.StatusOK, d)
+	}
+	if err := s.checkBlock(r); err != nil {
+		return err
 	}
 	if strings.TrimSpace(text) == "" {
 		d.Error = "The page text is empty. Write something before saving; to remove a page, ask an administrator to delete it."
@@ -700,6 +714,9 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 
 func (s *Server) revert(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 	if err := s.requireEdit(r); err != nil {
+		return err
+	}
+	if err := s.checkBlock(r); err != nil {
 		return err
 	}
 	id, err := strconv.ParseInt(r.PostFormValue("oldid"), 10, 64)

@@ -23,6 +23,34 @@ type Page struct {
 	Flash             string
 	NoIndex           bool
 	Data              any
+	// zone and layout are how Date and Clock show times: the viewer's
+	// preferences on pages drawn for one logged-in viewer (never stored
+	// in a shared cache), UTC and the default format otherwise.
+	zone   *time.Location
+	layout string
+}
+
+// Date shows t in the viewer's zone and date format.
+func (p *Page) Date(t time.Time) string { return t.In(p.loc()).Format(p.layoutOr()) }
+
+// Clock shows the time of day of t in the viewer's zone.
+func (p *Page) Clock(t time.Time) string { return t.In(p.loc()).Format("15:04") }
+
+// Day shows the day of t in the viewer's zone.
+func (p *Page) Day(t time.Time) string { return t.In(p.loc()).Format("2 January 2006") }
+
+func (p *Page) loc() *time.Location {
+	if p.zone == nil {
+		return time.UTC
+	}
+	return p.zone
+}
+
+func (p *Page) layoutOr() string {
+	if p.layout == "" {
+		return wiki.DateFormats[0].Layout
+	}
+	return p.layout
 }
 
 // Tab is one of the page actions above the content.
@@ -34,6 +62,14 @@ func (s *Server) page(r *http.Request, headTitle string) *Page {
 		AllowRegistration: s.cfg.AllowRegistration}
 	if v.LoggedIn {
 		p.CSRF = s.csrfToken(r)
+		// A logged-in viewer's pages are never stored for others (the
+		// edge key has the session bit, httpx.Write makes them private,
+		// and spliced article views reuse the anonymous bytes, which
+		// never call Date), so they may show the viewer's own zone.
+		if z, err := loadZone(v.User.Prefs.TimeZone); err == nil {
+			p.zone = z
+		}
+		p.layout = wiki.DateLayout(v.User.Prefs.DateFormat)
 	}
 	return p
 }

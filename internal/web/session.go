@@ -75,17 +75,23 @@ func (s *Server) withViewer(next http.Handler) http.Handler {
 			}
 			v = vv
 		} else if c := sessionCookie(r); c != "" {
-			v, _ = s.sessionViewer(ctx, auth.HashToken(c))
+			// A change (anything but GET and HEAD) never trusts the cache:
+			// a block, a demotion or a signed-out session made by another
+			// process applies to it at once.
+			fresh := r.Method != http.MethodGet && r.Method != http.MethodHead
+			v, _ = s.sessionViewer(ctx, auth.HashToken(c), fresh)
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, viewerKey, v)))
 	})
 }
 
 // sessionViewer returns the viewer of session id: from memory when it was
-// seen lately, else from the store (then remembered).
-func (s *Server) sessionViewer(ctx context.Context, id string) (Viewer, bool) {
-	if v, ok := s.sessions.get(id); ok {
-		return v, true
+// seen lately (unless fresh), else from the store (then remembered).
+func (s *Server) sessionViewer(ctx context.Context, id string, fresh bool) (Viewer, bool) {
+	if !fresh {
+		if v, ok := s.sessions.get(id); ok {
+			return v, true
+		}
 	}
 	sess, err := s.store.FindSession(ctx, id)
 	if err != nil {
@@ -94,12 +100,13 @@ func (s *Server) sessionViewer(ctx context.Context, id string) (Viewer, bool) {
 		}
 		return Viewer{}, false
 	}
+	epoch := s.sessions.epoch(sess.UserID)
 	u, err := s.store.FindUser(ctx, sess.UserID)
 	if err != nil {
 		return Viewer{}, false
 	}
 	v := Viewer{User: u, Session: sess, LoggedIn: true}
-	s.sessions.put(v)
+	s.sessions.put(v, epoch)
 	return v, true
 }
 
@@ -130,12 +137,27 @@ func (s *Server) bearer(ctx context.Context, authz string) (Viewer, error) {
 		}
 		return Viewer{}, err
 	}
+	now := s.now()
+	if !t.Valid(now) {
+		return Viewer{}, wiki.Errorf(wiki.KindUnauthorized, "the API token %q expired at %s; create a new one on Special:Preferences",
+			t.Name, t.Expires.UTC().Format(time.RFC3339))
+	}
 	u, err := s.store.FindUser(ctx, t.UserID)
 	if err != nil {
 		return Viewer{}, wiki.Errorf(wiki.KindUnauthorized, "the API token's user no longer exists")
 	}
+	// The last use is written at most once a minute per token, not once
+	// per request: the row is read anyway, so the check costs nothing.
+	if now.Sub(t.LastUsed) >= tokenTouchEvery {
+		if err := s.store.TouchToken(ctx, t.ID, now); err != nil {
+			s.log.Warn("record token use", "user", u.Name, "token", t.Name, "err", err)
+		}
+	}
 	return Viewer{User: u, LoggedIn: true, Token: true}, nil
 }
+
+// tokenTouchEvery is how stale a token's recorded last use may get.
+const tokenTouchEvery = time.Minute
 
 // startSession creates a fresh session (a new ID at every login: no
 // fixation) and sets its cookie.
@@ -282,10 +304,23 @@ func (s *Server) requireEdit(r *http.Request) error {
 	return wiki.Errorf(wiki.KindForbidden, "your account may not edit pages on this wiki; ask an administrator")
 }
 
+// requireAdmin lets administrators through. The group is read from the
+// store, not from the session cache: a demotion made anywhere (the command
+// line, another node) applies on the very next request. Administrators'
+// pages are few and rare, so the query costs nothing that matters.
 func (s *Server) requireAdmin(r *http.Request) error {
 	v := viewerOf(r)
-	if v.IsAdmin() {
-		return nil
+	if v.LoggedIn {
+		u, err := s.store.FindUser(r.Context(), v.User.ID)
+		if err != nil && !errors.Is(err, wiki.ErrNotFound) {
+			return err
+		}
+		if err == nil && u.Group == wiki.GroupAdmin {
+			return nil
+		}
+		if v.IsAdmin() {
+			s.sessions.bumpUser(v.User.ID) // demoted elsewhere: drop the stale entries
+		}
 	}
 	if !v.LoggedIn {
 		return wiki.Errorf(wiki.KindUnauthorized, "this action is for administrators; log in with an administrator account")

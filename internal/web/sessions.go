@@ -8,13 +8,55 @@ import (
 
 // sessionCache keeps recently seen sessions in memory so that a logged-in
 // page view makes no database query. Entries live for sessionCacheTTL; a
-// logout on this node removes its entry at once. (With several nodes, a
-// logout elsewhere is seen here within the TTL; the scale-out work will
-// send it through LISTEN/NOTIFY.)
+// logout on this node removes its entry at once, and a change to an
+// account (group, block, password, preferences, sessions ended) bumps the
+// user's epoch, which invalidates every entry of that user at once: an
+// entry is valid only while the epoch it was read under is current.
+//
+// Requests that change something (every method but GET and HEAD) and the
+// administrators' pages never trust this cache: they read the session and
+// the user from the store (withViewer, requireAdmin), so a change made by
+// another process (the command line, another node) applies to them on the
+// next request too. What another process changes reaches plain reads here
+// within the TTL; with several nodes, the epoch bump is to travel with the
+// purge log (LISTEN/NOTIFY on PostgreSQL, the polled table on SQLite).
 type sessionCache struct {
 	seed   maphash.Seed
 	shards [64]sessionShard
 	now    func() time.Time
+	epochs [16]epochShard
+}
+
+// epochShard holds the epochs of the users whose accounts changed since
+// start; a user not in it is at epoch 0.
+type epochShard struct {
+	mu sync.RWMutex
+	m  map[int64]uint64
+}
+
+func (c *sessionCache) epochShard(userID int64) *epochShard {
+	return &c.epochs[uint64(userID)%uint64(len(c.epochs))]
+}
+
+// epoch returns the user's current epoch.
+func (c *sessionCache) epoch(userID int64) uint64 {
+	sh := c.epochShard(userID)
+	sh.mu.RLock()
+	e := sh.m[userID]
+	sh.mu.RUnlock()
+	return e
+}
+
+// bumpUser invalidates every cached session of the user, synchronously:
+// the next request of any of them reads the store.
+func (c *sessionCache) bumpUser(userID int64) {
+	sh := c.epochShard(userID)
+	sh.mu.Lock()
+	if sh.m == nil {
+		sh.m = map[int64]uint64{}
+	}
+	sh.m[userID]++
+	sh.mu.Unlock()
 }
 
 const sessionCacheTTL = 30 * time.Second
@@ -26,6 +68,7 @@ type sessionShard struct {
 
 type cachedSession struct {
 	viewer    Viewer
+	epoch     uint64 // the user's epoch when the viewer was read
 	fetched   time.Time
 	userBar   []byte
 	userBarGz *gzUser
@@ -50,19 +93,22 @@ func (c *sessionCache) get(id string) (Viewer, bool) {
 	e := sh.m[id]
 	sh.mu.RUnlock()
 	now := c.now()
-	if e == nil || now.Sub(e.fetched) > sessionCacheTTL || !now.Before(e.viewer.Session.Expires) {
+	if e == nil || now.Sub(e.fetched) > sessionCacheTTL || !now.Before(e.viewer.Session.Expires) ||
+		e.epoch != c.epoch(e.viewer.User.ID) {
 		return Viewer{}, false
 	}
 	return e.viewer, true
 }
 
-func (c *sessionCache) put(v Viewer) {
+// put caches v, read from the store under the user's epoch epoch (taken
+// before the read: an account change during the read makes it stale).
+func (c *sessionCache) put(v Viewer, epoch uint64) {
 	sh := c.shard(v.Session.ID)
 	sh.mu.Lock()
 	if len(sh.m) > 10000 { // bound memory: drop the shard's entries rather than scan for old ones
 		clear(sh.m)
 	}
-	sh.m[v.Session.ID] = &cachedSession{viewer: v, fetched: c.now()}
+	sh.m[v.Session.ID] = &cachedSession{viewer: v, epoch: epoch, fetched: c.now()}
 	sh.mu.Unlock()
 }
 

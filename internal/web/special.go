@@ -53,12 +53,21 @@ var specialRoutes = func() map[string]*specialRoute {
 		{name: "WhatLinksHere", spec: specialSpec("WhatLinksHere", fromParam, limitParam(1000, "200")), handle: (*Server).whatLinksHere},
 		{name: "Contributions", spec: specialSpec("Contributions", rcOffsetParam, limitParam(500, "50")), handle: (*Server).contributions},
 		{name: "SpecialPages", spec: specialSpec("SpecialPages"), handle: (*Server).specialPages},
+		{name: "Preferences", spec: specialSpec("Preferences"), post: true, handle: (*Server).preferencesPage},
+		{name: "UserRights", spec: specialSpec("UserRights"), post: true, handle: (*Server).userRightsPage},
+		{name: "Block", spec: specialSpec("Block"), post: true, handle: (*Server).blockPage},
+		{name: "Unblock", spec: specialSpec("Unblock"), post: true, handle: (*Server).unblockPage},
+		{name: "BlockList", spec: specialSpec("BlockList", rcOffsetParam, limitParam(500, "50")), handle: (*Server).blockListPage},
+		// open: the link works on a wiki only logged-in users may read.
+		{name: "PasswordReset", spec: specialSpec("PasswordReset", httpx.Param{Name: "token", Kind: httpx.Text, Max: 100}), post: true, open: true,
+			handle: (*Server).passwordResetPage},
 	}
 	m := make(map[string]*specialRoute, len(rs)+2)
 	for _, r := range rs {
 		m[strings.ToLower(r.name)] = r
 	}
 	m["prefixindex"], m["randompage"] = m["allpages"], m["random"]
+	m["ipblocklist"], m["blockip"] = m["blocklist"], m["block"]
 	return m
 }()
 
@@ -107,6 +116,19 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 				return
 			}
 			arg, path = string(lt), view.WhatLinksHereURL(lt)
+		}
+	case "UserRights", "Block", "Unblock":
+		// The account acted on is a subpage, as MediaWiki writes it.
+		if arg == "" {
+			arg = raw.First("target")
+		}
+		if arg != "" {
+			norm, err := auth.NormalizeUserName(arg)
+			if err != nil {
+				s.writeError(w, r, wiki.Errorf(wiki.KindInvalid, "give a user name: Special:%s/NAME (%s)", rt.name, wiki.Message(err)))
+				return
+			}
+			arg, path = norm, userPath(rt.name, norm)
 		}
 	case "AllPages":
 		if arg != "" && raw.First("prefix") == "" {
@@ -384,10 +406,10 @@ type changeDay struct {
 	Changes []wiki.Change
 }
 
-func groupByDay(cs []wiki.Change) []changeDay {
+func groupByDay(cs []wiki.Change, p *Page) []changeDay {
 	var days []changeDay
 	for _, c := range cs {
-		d := c.Time.UTC().Format("2 January 2006")
+		d := p.Day(c.Time)
 		if len(days) == 0 || days[len(days)-1].Day != d {
 			days = append(days, changeDay{Day: d})
 		}
@@ -410,8 +432,8 @@ func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesDa
 		d.Next = rq.Spec.Link(base, "offset", strconv.FormatInt(cs[limit-1].ID, 10), "limit", strconv.Itoa(limit))
 		cs = cs[:limit]
 	}
-	d.Changes, d.Days = cs, groupByDay(cs)
 	p := s.page(r, d.Heading)
+	d.Changes, d.Days = cs, groupByDay(cs, p)
 	p.NoIndex = true
 	p.Data = d
 	s.writeBodyPage(w, r, p, "changes", cacheShort, time.Time{})
@@ -496,6 +518,12 @@ func (s *Server) whatLinksHere(w http.ResponseWriter, r *http.Request, arg strin
 
 func (s *Server) specialPages(w http.ResponseWriter, r *http.Request, _ string) error {
 	names := []string{"AllPages", "Categories", "CreateAccount", "RecentChanges", "Random", "Search", "UserLogin", "WhatLinksHere"}
+	if viewerOf(r).LoggedIn {
+		names = append(names, "Preferences")
+	}
+	if viewerOf(r).IsAdmin() {
+		names = append(names, "Block", "BlockList", "Unblock", "UserRights")
+	}
 	sort.Strings(names)
 	pages := make([]wiki.Page, len(names))
 	for i, n := range names {

@@ -90,6 +90,100 @@ type User struct {
 	PasswordHash string
 	Group        Group
 	Created      time.Time
+	Prefs        Prefs
+}
+
+// Prefs are what a user chose on Special:Preferences.
+type Prefs struct {
+	TimeZone     string // an IANA zone name such as "Europe/Paris"; "" is UTC
+	DateFormat   string // one of DateFormats; "" is the first
+	MinorDefault bool   // the edit form's "minor edit" box starts ticked
+}
+
+// DateFormats are the date formats a user may choose, by name, as Go
+// layouts. The first is the default.
+var DateFormats = []struct{ Name, Layout string }{
+	{"dmy", "15:04, 2 January 2006"},
+	{"mdy", "15:04, January 2, 2006"},
+	{"ymd", "15:04, 2006 January 2"},
+	{"iso", "2006-01-02T15:04:05"},
+}
+
+// DateLayout returns the Go layout of date format name (the default for an
+// unknown name).
+func DateLayout(name string) string {
+	for _, f := range DateFormats {
+		if f.Name == name {
+			return f.Layout
+		}
+	}
+	return DateFormats[0].Layout
+}
+
+// Actor is who performs an administrative action: a user, or the wiki's
+// own maintenance (ID 0).
+type Actor struct {
+	ID   int64
+	Name string
+}
+
+// MaintenanceActor performs what the command line does, under the name
+// MediaWiki's maintenance scripts use.
+var MaintenanceActor = Actor{Name: "Maintenance script"}
+
+// Block stops a user from changing anything until Expires (never, when
+// zero); reading and logging in stay allowed. A user has at most one block.
+type Block struct {
+	ID       int64
+	UserID   int64
+	UserName string // the blocked user's name, filled when read
+	By       Actor
+	Reason   string
+	Created  time.Time
+	Expires  time.Time // zero: infinite
+}
+
+// Active reports whether the block is in force at t.
+func (b Block) Active(t time.Time) bool { return b.Expires.IsZero() || t.Before(b.Expires) }
+
+// ExpiryText is the block's expiry as the log records it: "infinite" or
+// an RFC 3339 time in UTC.
+func (b Block) ExpiryText() string {
+	if b.Expires.IsZero() {
+		return "infinite"
+	}
+	return b.Expires.UTC().Format(time.RFC3339)
+}
+
+// GroupChange sets a user's group (Special:UserRights).
+type GroupChange struct {
+	UserID int64
+	Group  Group
+	By     Actor
+	Reason string
+	Time   time.Time
+}
+
+// PasswordReset is a one-time permission to set a user's password. ID is
+// the SHA-256 (hex) of the secret in the link; the secret is never stored.
+type PasswordReset struct {
+	ID      string
+	UserID  int64
+	Created time.Time
+	Expires time.Time
+}
+
+// UserQuery pages through accounts by name.
+type UserQuery struct {
+	From  string // first name to include (cursor)
+	Limit int
+}
+
+// BlockQuery pages through the blocks in force at At, newest first.
+type BlockQuery struct {
+	At     time.Time
+	Before int64 // blocks with ID < Before; 0 for the newest
+	Limit  int
 }
 
 // Session is a server-side login session. ID is the SHA-256 (hex) of the
@@ -104,11 +198,16 @@ type Session struct {
 
 // Token is an API bearer token; ID is the SHA-256 (hex) of the secret.
 type Token struct {
-	ID      string
-	UserID  int64
-	Name    string
-	Created time.Time
+	ID       string
+	UserID   int64
+	Name     string
+	Created  time.Time
+	Expires  time.Time // zero: never
+	LastUsed time.Time // zero: never used; updated at most once a minute
 }
+
+// Valid reports whether the token may authenticate at t.
+func (t Token) Valid(at time.Time) bool { return t.Expires.IsZero() || at.Before(t.Expires) }
 
 // LinkSet is what a revision's text links to, extracted by the renderer
 // before saving so that the store can update its link tables in the same

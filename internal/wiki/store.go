@@ -131,21 +131,68 @@ type PageStore interface {
 	PageCount(ctx context.Context) (int, error)
 }
 
-// UserStore keeps accounts, sessions and API tokens.
+// UserStore keeps accounts, sessions, API tokens, blocks and password
+// resets. Every change to an account's rights (group, block) writes its
+// Special:Log entry in the same transaction.
 type UserStore interface {
-	CreateUser(ctx context.Context, u User) (User, error) // ErrExists if the name is taken (case-insensitive)
+	// CreateUser stores an account and logs it (newusers/create, performed
+	// by the new user); ErrExists if the name is taken (case-insensitive).
+	CreateUser(ctx context.Context, u User) (User, error)
 	FindUser(ctx context.Context, id int64) (User, error)
 	FindUserByName(ctx context.Context, name string) (User, error) // case-insensitive, like CreateUser
 	UpdateUser(ctx context.Context, u User) error
 	CountUsers(ctx context.Context) (int, error)
+	// ListUsers pages through accounts by name.
+	ListUsers(ctx context.Context, q UserQuery) ([]User, error)
+	// SetUserGroup changes a user's group and logs it (rights/rights, with
+	// params old and new); it returns the old group. Setting the group a
+	// user has changes and logs nothing.
+	SetUserGroup(ctx context.Context, c GroupChange) (Group, error)
+	// SetPassword stores a new password hash and deletes every session of
+	// the user but keepSession ("" for none), in one transaction.
+	SetPassword(ctx context.Context, userID int64, hash, keepSession string) error
+	UpdatePrefs(ctx context.Context, userID int64, p Prefs) error
+
+	// BlockUser blocks b.UserID, or changes the block the user has, and logs
+	// it (block/block or block/reblock, param expiry); reblock says which.
+	BlockUser(ctx context.Context, b Block) (reblock bool, err error)
+	// UnblockUser lifts the user's block and logs it (block/unblock);
+	// ErrNotFound if the user has no block in force at at.
+	UnblockUser(ctx context.Context, userID int64, by Actor, reason string, at time.Time) error
+	// FindBlock returns the user's block in force at at; ErrNotFound if none.
+	FindBlock(ctx context.Context, userID int64, at time.Time) (Block, error)
+	// ListBlocks pages through the blocks in force at q.At, newest first.
+	ListBlocks(ctx context.Context, q BlockQuery) ([]Block, error)
 
 	CreateSession(ctx context.Context, s Session) error
 	FindSession(ctx context.Context, id string) (Session, error) // ErrNotFound when missing or expired
 	DeleteSession(ctx context.Context, id string) error          // nil if already gone
 	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
+	// ListSessions returns the user's unexpired sessions, newest first.
+	ListSessions(ctx context.Context, userID int64, at time.Time) ([]Session, error)
+	// DeleteUserSessions deletes the user's sessions but except ("" for
+	// none) and says how many.
+	DeleteUserSessions(ctx context.Context, userID int64, except string) (int, error)
 
 	CreateToken(ctx context.Context, t Token) error
 	FindToken(ctx context.Context, id string) (Token, error)
+	// ListTokens returns the user's tokens (expired ones too), newest first.
+	ListTokens(ctx context.Context, userID int64) ([]Token, error)
+	// DeleteToken revokes a token; ErrNotFound if there is none with that ID.
+	DeleteToken(ctx context.Context, id string) error
+	// DeleteUserTokens revokes all of a user's tokens and says how many.
+	DeleteUserTokens(ctx context.Context, userID int64) (int, error)
+	// TouchToken records that the token was used at at.
+	TouchToken(ctx context.Context, id string, at time.Time) error
+
+	CreatePasswordReset(ctx context.Context, pr PasswordReset) error
+	// FindPasswordReset returns an unused reset valid at at; ErrNotFound otherwise.
+	FindPasswordReset(ctx context.Context, id string, at time.Time) (PasswordReset, error)
+	// ResetPassword uses reset id (valid at at) to set the user's password
+	// hash, deletes every reset and session of the user, in one
+	// transaction, and returns the user; ErrNotFound if the reset is
+	// unknown, used or expired.
+	ResetPassword(ctx context.Context, id, hash string, at time.Time) (User, error)
 }
 
 // RenderStore persists rendered HTML per revision and renderer version,

@@ -27,27 +27,35 @@ func isUnique(err error) bool {
 	return false
 }
 
-const userCols = `id, name, password_hash, grp, created`
+const userCols = `id, name, password_hash, grp, created, time_zone, date_format, minor_default`
 
 func scanUser(s scanner) (wiki.User, error) {
 	var u wiki.User
 	var grp string
 	var created int64
-	err := s.Scan(&u.ID, &u.Name, &u.PasswordHash, &grp, &created)
+	err := s.Scan(&u.ID, &u.Name, &u.PasswordHash, &grp, &created, &u.Prefs.TimeZone, &u.Prefs.DateFormat, &u.Prefs.MinorDefault)
 	u.Group, u.Created = wiki.Group(grp), fromMS(created)
 	return u, err
 }
 
-// CreateUser stores a new account and returns it with its ID. Names are
-// unique case-insensitively (Unicode case folding): ErrExists otherwise.
+// CreateUser stores a new account and returns it with its ID, and logs its
+// creation in the same transaction. Names are unique case-insensitively
+// (Unicode case folding): ErrExists otherwise.
 func (db *DB) CreateUser(ctx context.Context, u wiki.User) (wiki.User, error) {
 	u.Created = now(u.Created)
 	if u.Group == "" {
 		u.Group = wiki.GroupUser
 	}
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `INSERT INTO users (name, name_key, password_hash, grp, created) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-			u.Name, nameKey(u.Name), u.PasswordHash, string(u.Group), ms(u.Created)).Scan(&u.ID)
+		err := tx.QueryRowContext(ctx, `INSERT INTO users (name, name_key, password_hash, grp, created, time_zone, date_format, minor_default)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			u.Name, nameKey(u.Name), u.PasswordHash, string(u.Group), ms(u.Created),
+			u.Prefs.TimeZone, u.Prefs.DateFormat, b2i(u.Prefs.MinorDefault)).Scan(&u.ID)
+		if err != nil {
+			return err
+		}
+		return insertLog(ctx, tx, wiki.LogEntry{Type: wiki.LogNewUsers, Action: "create", Time: u.Created,
+			UserID: u.ID, UserName: u.Name, Target: userTarget(u.Name)})
 	})
 	if isUnique(err) {
 		err = wiki.ErrExists
@@ -170,8 +178,8 @@ func (db *DB) DeleteExpiredSessions(ctx context.Context, at time.Time) (int, err
 // CreateToken stores an API token; ErrExists if its ID is taken.
 func (db *DB) CreateToken(ctx context.Context, t wiki.Token) error {
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO tokens (id, user_id, name, created) VALUES (?, ?, ?, ?)`,
-			t.ID, t.UserID, t.Name, ms(now(t.Created)))
+		_, err := tx.ExecContext(ctx, `INSERT INTO tokens (id, user_id, name, created, expires, last_used) VALUES (?, ?, ?, ?, ?, ?)`,
+			t.ID, t.UserID, t.Name, ms(now(t.Created)), msOrZero(t.Expires), msOrZero(t.LastUsed))
 		return err
 	})
 	if isUnique(err) {
@@ -183,15 +191,21 @@ func (db *DB) CreateToken(ctx context.Context, t wiki.Token) error {
 	return nil
 }
 
-// FindToken returns the token with the given ID.
-func (db *DB) FindToken(ctx context.Context, id string) (wiki.Token, error) {
+const tokenCols = `id, user_id, name, created, expires, last_used`
+
+func scanToken(s scanner) (wiki.Token, error) {
 	var t wiki.Token
-	var created int64
-	err := db.r.QueryRowContext(ctx, `SELECT id, user_id, name, created FROM tokens WHERE id = ?`, id).
-		Scan(&t.ID, &t.UserID, &t.Name, &created)
+	var created, expires, used int64
+	err := s.Scan(&t.ID, &t.UserID, &t.Name, &created, &expires, &used)
+	t.Created, t.Expires, t.LastUsed = fromMS(created), fromMSOrZero(expires), fromMSOrZero(used)
+	return t, err
+}
+
+// FindToken returns the token with the given ID, expired or not.
+func (db *DB) FindToken(ctx context.Context, id string) (wiki.Token, error) {
+	t, err := scanToken(db.r.QueryRowContext(ctx, `SELECT `+tokenCols+` FROM tokens WHERE id = ?`, id))
 	if err != nil {
 		return wiki.Token{}, fmt.Errorf("sqlite: find token: %w", notFound(err))
 	}
-	t.Created = fromMS(created)
 	return t, nil
 }

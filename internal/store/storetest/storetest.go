@@ -45,6 +45,11 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"random page and page count see live pages", testRandomCount},
 		{"user names are unique case-insensitively", testUsers},
 		{"sessions expire and tokens are found", testSessionsTokens},
+		{"account creation and group changes are logged in their transaction", testGroups},
+		{"blocks are set, changed, expire by themselves and are lifted, with log entries", testBlocks},
+		{"a password change ends the other sessions; sessions and tokens are listed and revoked", testAccountSessions},
+		{"password resets are single use and expire", testPasswordResets},
+		{"preferences are saved with the user", testPrefs},
 		{"renders are stored per revision and version and dropped per page", testRenders},
 		{"concurrent saves of different pages all succeed", testConcurrentDifferent},
 		{"concurrent saves on the same base: exactly one wins", testConcurrentSame},
@@ -779,7 +784,7 @@ func testSessionsTokens(t *testing.T, s wiki.Store) {
 		t.Fatalf("deleting a missing session: %v", err)
 	}
 
-	tok := wiki.Token{ID: "abc", UserID: u.ID, Name: "bot", Created: nowT}
+	tok := wiki.Token{ID: "abc", UserID: u.ID, Name: "bot", Created: nowT, Expires: nowT.Add(time.Hour)}
 	if err := s.CreateToken(ctx, tok); err != nil {
 		t.Fatal(err)
 	}
@@ -1258,4 +1263,187 @@ func testLog(t *testing.T, s wiki.Store) {
 	if l := must[[]wiki.LogEntry](t)(s.Log(ctx, wiki.LogQuery{Target: "A", Before: rs.ID})); len(l) != 1 || l[0].ID != del.ID {
 		t.Errorf("second page of A's log = %+v", l)
 	}
+}
+
+func testGroups(t *testing.T, s wiki.Store) {
+	u := must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Carol", PasswordHash: "h", Group: wiki.GroupUser, Created: at(1)}))
+	must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Bob", PasswordHash: "h", Created: at(1)}))
+	l := must[[]wiki.LogEntry](t)(s.Log(ctx, wiki.LogQuery{Type: wiki.LogNewUsers}))
+	if len(l) != 2 || l[1].Action != "create" || l[1].Target != "User:Carol" || l[1].UserName != "Carol" || l[1].UserID != u.ID {
+		t.Fatalf("newusers log = %+v", l)
+	}
+	by := wiki.Actor{ID: 99, Name: "Admin"}
+	old := must[wiki.Group](t)(s.SetUserGroup(ctx, wiki.GroupChange{UserID: u.ID, Group: wiki.GroupAdmin, By: by, Reason: "trusted", Time: at(2)}))
+	if old != wiki.GroupUser {
+		t.Errorf("old group = %q", old)
+	}
+	if got := must[wiki.User](t)(s.FindUser(ctx, u.ID)); got.Group != wiki.GroupAdmin {
+		t.Errorf("group after change = %q", got.Group)
+	}
+	// The same group again changes and logs nothing.
+	must[wiki.Group](t)(s.SetUserGroup(ctx, wiki.GroupChange{UserID: u.ID, Group: wiki.GroupAdmin, By: by, Time: at(3)}))
+	l = must[[]wiki.LogEntry](t)(s.Log(ctx, wiki.LogQuery{Type: wiki.LogRights}))
+	if len(l) != 1 || l[0].Params["old"] != "user" || l[0].Params["new"] != "admin" || l[0].UserName != "Admin" ||
+		l[0].Comment != "trusted" || l[0].Target != "User:Carol" {
+		t.Errorf("rights log = %+v", l)
+	}
+	_, err := s.SetUserGroup(ctx, wiki.GroupChange{UserID: 9999, Group: wiki.GroupAdmin, By: by})
+	wantErr(t, err, wiki.ErrNotFound)
+	us := must[[]wiki.User](t)(s.ListUsers(ctx, wiki.UserQuery{Limit: 1}))
+	if len(us) != 1 || us[0].Name != "Bob" {
+		t.Errorf("first user = %+v", us)
+	}
+	if us := must[[]wiki.User](t)(s.ListUsers(ctx, wiki.UserQuery{From: "C"})); len(us) != 1 || us[0].Name != "Carol" {
+		t.Errorf("users from C = %+v", us)
+	}
+}
+
+func testBlocks(t *testing.T, s wiki.Store) {
+	u := must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Vandal", PasswordHash: "h"}))
+	v := must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Other", PasswordHash: "h"}))
+	by := wiki.MaintenanceActor
+	_, err := s.FindBlock(ctx, u.ID, at(0))
+	wantErr(t, err, wiki.ErrNotFound)
+	wantErr(t, s.UnblockUser(ctx, u.ID, by, "", at(0)), wiki.ErrNotFound)
+
+	if re := must[bool](t)(s.BlockUser(ctx, wiki.Block{UserID: u.ID, By: by, Reason: "spam", Created: at(1), Expires: at(61)})); re {
+		t.Error("a first block is a reblock")
+	}
+	b := must[wiki.Block](t)(s.FindBlock(ctx, u.ID, at(2)))
+	if b.UserName != "Vandal" || b.Reason != "spam" || !b.Expires.Equal(at(61)) || b.By != by {
+		t.Errorf("block = %+v", b)
+	}
+	if re := must[bool](t)(s.BlockUser(ctx, wiki.Block{UserID: u.ID, By: by, Reason: "more spam", Created: at(3)})); !re {
+		t.Error("changing a block in force is not a reblock")
+	}
+	if b := must[wiki.Block](t)(s.FindBlock(ctx, u.ID, at(1000))); !b.Expires.IsZero() || b.Reason != "more spam" {
+		t.Errorf("infinite block = %+v", b)
+	}
+	must[bool](t)(s.BlockUser(ctx, wiki.Block{UserID: v.ID, By: by, Created: at(4), Expires: at(10)}))
+	if bs := must[[]wiki.Block](t)(s.ListBlocks(ctx, wiki.BlockQuery{At: at(5)})); len(bs) != 2 || bs[0].UserName != "Other" {
+		t.Errorf("blocks at 5 = %+v", bs)
+	}
+	// Other's block expires by itself.
+	if bs := must[[]wiki.Block](t)(s.ListBlocks(ctx, wiki.BlockQuery{At: at(10)})); len(bs) != 1 || bs[0].UserName != "Vandal" {
+		t.Errorf("blocks at 10 = %+v", bs)
+	}
+	_, err = s.FindBlock(ctx, v.ID, at(10))
+	wantErr(t, err, wiki.ErrNotFound)
+	if bs := must[[]wiki.Block](t)(s.ListBlocks(ctx, wiki.BlockQuery{At: at(5), Limit: 1})); len(bs) != 1 {
+		t.Errorf("first page = %+v", bs)
+	} else if bs2 := must[[]wiki.Block](t)(s.ListBlocks(ctx, wiki.BlockQuery{At: at(5), Before: bs[0].ID})); len(bs2) != 1 || bs2[0].UserName != "Vandal" {
+		t.Errorf("second page = %+v", bs2)
+	}
+	// Blocking after expiry is a new block, not a reblock.
+	if re := must[bool](t)(s.BlockUser(ctx, wiki.Block{UserID: v.ID, By: by, Created: at(11)})); re {
+		t.Error("a block after the last one expired is a reblock")
+	}
+	if err := s.UnblockUser(ctx, u.ID, wiki.Actor{ID: 5, Name: "Admin"}, "sorry", at(20)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.FindBlock(ctx, u.ID, at(21))
+	wantErr(t, err, wiki.ErrNotFound)
+	l := must[[]wiki.LogEntry](t)(s.Log(ctx, wiki.LogQuery{Type: wiki.LogBlock}))
+	var got []string
+	for _, e := range l {
+		got = append(got, e.Action+" "+string(e.Target)+" "+e.Params["expiry"])
+	}
+	want := []string{"unblock User:Vandal ", "block User:Other infinite", "block User:Other " + at(10).Format(time.RFC3339),
+		"reblock User:Vandal infinite", "block User:Vandal " + at(61).Format(time.RFC3339)}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("block log:\n got %q\nwant %q", got, want)
+	}
+	if l[0].UserName != "Admin" || l[0].Comment != "sorry" || l[4].UserName != "Maintenance script" || l[4].UserID != 0 {
+		t.Errorf("performers: %+v", l)
+	}
+}
+
+func testAccountSessions(t *testing.T, s wiki.Store) {
+	u := must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Dora", PasswordHash: "old"}))
+	nowT := time.Now().UTC().Truncate(time.Millisecond)
+	for i, id := range []string{"s1", "s2", "s3"} {
+		if err := s.CreateSession(ctx, wiki.Session{ID: id, UserID: u.ID, CSRF: "c", Created: nowT.Add(time.Duration(i) * time.Second), Expires: nowT.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ss := must[[]wiki.Session](t)(s.ListSessions(ctx, u.ID, nowT)); len(ss) != 3 || ss[0].ID != "s3" {
+		t.Fatalf("sessions = %+v", ss)
+	}
+	if err := s.SetPassword(ctx, u.ID, "new", "s2"); err != nil {
+		t.Fatal(err)
+	}
+	if ss := must[[]wiki.Session](t)(s.ListSessions(ctx, u.ID, nowT)); len(ss) != 1 || ss[0].ID != "s2" {
+		t.Fatalf("sessions after password change = %+v", ss)
+	}
+	if got := must[wiki.User](t)(s.FindUser(ctx, u.ID)); got.PasswordHash != "new" {
+		t.Errorf("hash = %q", got.PasswordHash)
+	}
+	wantErr(t, s.SetPassword(ctx, 9999, "x", ""), wiki.ErrNotFound)
+	if n := must[int](t)(s.DeleteUserSessions(ctx, u.ID, "")); n != 1 {
+		t.Errorf("deleted %d sessions, want 1", n)
+	}
+
+	for i, id := range []string{"t1", "t2"} {
+		if err := s.CreateToken(ctx, wiki.Token{ID: id, UserID: u.ID, Name: id, Created: nowT.Add(time.Duration(i) * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.TouchToken(ctx, "t1", nowT); err != nil {
+		t.Fatal(err)
+	}
+	ts := must[[]wiki.Token](t)(s.ListTokens(ctx, u.ID))
+	if len(ts) != 2 || ts[0].ID != "t2" || !ts[1].LastUsed.Equal(nowT) || !ts[0].LastUsed.IsZero() || !ts[0].Expires.IsZero() {
+		t.Fatalf("tokens = %+v", ts)
+	}
+	if err := s.DeleteToken(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, s.DeleteToken(ctx, "t1"), wiki.ErrNotFound)
+	_, err := s.FindToken(ctx, "t1")
+	wantErr(t, err, wiki.ErrNotFound)
+	if n := must[int](t)(s.DeleteUserTokens(ctx, u.ID)); n != 1 {
+		t.Errorf("revoked %d tokens, want 1", n)
+	}
+}
+
+func testPasswordResets(t *testing.T, s wiki.Store) {
+	u := must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Eve", PasswordHash: "old"}))
+	if err := s.CreateSession(ctx, wiki.Session{ID: "s", UserID: u.ID, CSRF: "c", Expires: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range []wiki.PasswordReset{{ID: "r1", UserID: u.ID, Created: at(0), Expires: at(60)}, {ID: "r2", UserID: u.ID, Created: at(0), Expires: at(60)}} {
+		if err := s.CreatePasswordReset(ctx, pr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.FindPasswordReset(ctx, "r1", at(60)); !errors.Is(err, wiki.ErrNotFound) {
+		t.Errorf("an expired reset is found: %v", err)
+	}
+	_, err := s.ResetPassword(ctx, "r1", "new", at(60))
+	wantErr(t, err, wiki.ErrNotFound)
+	must[wiki.PasswordReset](t)(s.FindPasswordReset(ctx, "r1", at(1)))
+	got := must[wiki.User](t)(s.ResetPassword(ctx, "r1", "new", at(1)))
+	if got.ID != u.ID || got.PasswordHash != "new" {
+		t.Errorf("user after reset = %+v", got)
+	}
+	// Used: the link and every other link of the user are spent, and the
+	// user's sessions ended.
+	for _, id := range []string{"r1", "r2"} {
+		_, err = s.ResetPassword(ctx, id, "again", at(2))
+		wantErr(t, err, wiki.ErrNotFound)
+	}
+	_, err = s.FindSession(ctx, "s")
+	wantErr(t, err, wiki.ErrNotFound)
+}
+
+func testPrefs(t *testing.T, s wiki.Store) {
+	u := must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Fay", PasswordHash: "h"}))
+	p := wiki.Prefs{TimeZone: "Europe/Paris", DateFormat: "iso", MinorDefault: true}
+	if err := s.UpdatePrefs(ctx, u.ID, p); err != nil {
+		t.Fatal(err)
+	}
+	if got := must[wiki.User](t)(s.FindUser(ctx, u.ID)); got.Prefs != p {
+		t.Errorf("prefs = %+v", got.Prefs)
+	}
+	wantErr(t, s.UpdatePrefs(ctx, 9999, p), wiki.ErrNotFound)
 }
