@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -64,8 +63,7 @@ func (s *Server) move(w http.ResponseWriter, r *http.Request, t wiki.Title) erro
 	if err != nil {
 		return s.moveForm(w, r, t, wiki.Message(err))
 	}
-	_, err = s.eng.Move(r.Context(), t, to, reason, r.PostFormValue("redirect") != "",
-		engine.Editor{UserID: v.User.ID, UserName: v.User.Name})
+	_, err = s.eng.Move(r.Context(), t, to, reason, r.PostFormValue("redirect") != "", s.editorOf(r))
 	switch {
 	case errors.Is(err, wiki.ErrExists):
 		return s.moveForm(w, r, t, "A page named “"+string(to)+"” already exists. Choose another title, or ask an administrator to delete that page first.")
@@ -99,8 +97,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 	if err != nil {
 		return err
 	}
-	v := viewerOf(r)
-	err = s.eng.Delete(r.Context(), t, reason, engine.Editor{UserID: v.User.ID, UserName: v.User.Name})
+	err = s.eng.Delete(r.Context(), t, reason, s.editorOf(r))
 	if errors.Is(err, wiki.ErrNotFound) {
 		return wiki.Errorf(wiki.KindNotFound, "the page %q does not exist, so it cannot be deleted", t)
 	}
@@ -130,8 +127,7 @@ func (s *Server) undelete(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 	if err != nil {
 		return err
 	}
-	v := viewerOf(r)
-	_, err = s.eng.Undelete(r.Context(), t, reason, engine.Editor{UserID: v.User.ID, UserName: v.User.Name})
+	_, err = s.eng.Undelete(r.Context(), t, reason, s.editorOf(r))
 	if errors.Is(err, wiki.ErrNotFound) {
 		return wiki.Errorf(wiki.KindNotFound, "there is no deleted page %q to restore", t)
 	}

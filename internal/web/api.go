@@ -384,9 +384,8 @@ func (s *Server) apiWrite(r *http.Request) (apiEditBody, error) {
 
 // apiSave saves the edit; a creation answers 201 with Location, a change 200.
 func (s *Server) apiSave(w http.ResponseWriter, r *http.Request, t wiki.Title, body apiEditBody, base int64) error {
-	uid, uname := s.editor(r)
 	out, err := s.eng.Save(r.Context(), engine.Edit{Title: t, Text: *body.Source, Summary: body.Comment, BaseRevID: base,
-		Editor: engine.Editor{UserID: uid, UserName: uname}})
+		Editor: s.editorOf(r)})
 	if err != nil {
 		return err
 	}

@@ -565,9 +565,8 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 		d.Error = "The page text is empty. Write something before saving; to remove a page, ask an administrator to delete it."
 		return s.writeEdit(w, r, http.StatusBadRequest, d)
 	}
-	uid, uname := s.editor(r)
 	out, err := s.eng.Save(r.Context(), engine.Edit{Title: t, Text: text, Summary: summary, Minor: d.Minor,
-		BaseRevID: base, Editor: engine.Editor{UserID: uid, UserName: uname}})
+		BaseRevID: base, Editor: s.editorOf(r)})
 	var conflict *engine.ConflictError
 	if errors.As(err, &conflict) {
 		d.Conflict, d.Text, d.Yours, d.BaseRev = true, conflict.Current, conflict.Yours, conflict.CurrentRev
@@ -702,8 +701,7 @@ func (s *Server) revert(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 	if err != nil {
 		return wiki.Errorf(wiki.KindInvalid, "oldid must be a revision number")
 	}
-	uid, uname := s.editor(r)
-	if _, err := s.eng.Revert(r.Context(), t, id, engine.Editor{UserID: uid, UserName: uname}); err != nil {
+	if _, err := s.eng.Revert(r.Context(), t, id, s.editorOf(r)); err != nil {
 		return err
 	}
 	redirect(w, r, t.URL(), http.StatusSeeOther)
