@@ -145,6 +145,12 @@ type apiError struct {
 	HTTPReason          string            `json:"httpReason"`
 	ErrorKey            string            `json:"errorKey"`
 	MessageTranslations map[string]string `json:"messageTranslations"`
+	// Source is the text the client sent, returned when an edit was
+	// refused because the page was deleted or moved since its base
+	// revision, so that nothing is lost. It is never other text.
+	Source *string `json:"source,omitempty"`
+	// NewTitle is the page's title after a move (errorKey "pagemoved").
+	NewTitle string `json:"newTitle,omitempty"`
 }
 
 func (s *Server) writeAPIError(w http.ResponseWriter, r *http.Request, err error) {
@@ -165,8 +171,26 @@ func (s *Server) writeAPIError(w http.ResponseWriter, r *http.Request, err error
 	if errors.Is(err, errNoRoute) {
 		key = "rest-no-match"
 	}
-	b, _ := json.Marshal(apiError{HTTPCode: status, HTTPReason: http.StatusText(status), ErrorKey: key,
-		MessageTranslations: map[string]string{"en": messageOf(err)}})
+	out := apiError{HTTPCode: status, HTTPReason: http.StatusText(status), MessageTranslations: map[string]string{"en": messageOf(err)}}
+	// The error keys of MediaWiki's edit API for the same refusals.
+	var (
+		protected *engine.ProtectedError
+		deleted   *engine.DeletedError
+		moved     *engine.MovedError
+	)
+	switch {
+	case errors.As(err, &protected):
+		key = "protectedpage"
+		if protected.Creating {
+			key = "protectedtitle"
+		}
+	case errors.As(err, &deleted):
+		key, out.Source = "pagedeleted", &deleted.Yours
+	case errors.As(err, &moved):
+		key, out.Source, out.NewTitle = "pagemoved", &moved.Yours, string(moved.To)
+	}
+	out.ErrorKey = key
+	b, _ := json.Marshal(out)
 	httpx.Write(w, r, &httpx.Response{Status: status, Type: "application/json", Body: append(b, '\n'),
 		Cache: httpx.NoStore, Header: takeHeader(w)})
 }
