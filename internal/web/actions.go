@@ -259,18 +259,18 @@ var expiryUnits = map[string]time.Duration{
 // "12 hours"), or a time (RFC 3339, or a date: its start in UTC). Zero
 // means never.
 func parseExpiry(s string, now time.Time) (time.Time, error) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	switch s {
+	s = strings.TrimSpace(s)
+	switch strings.ToLower(s) {
 	case "", "infinite", "indefinite", "infinity", "never":
 		return time.Time{}, nil
 	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
+	if t, err := time.Parse(time.RFC3339, strings.ToUpper(s)); err == nil {
 		return t.UTC(), nil
 	}
 	if t, err := time.Parse("2006-01-02", s); err == nil {
 		return t.UTC(), nil
 	}
-	if n, unit, ok := strings.Cut(s, " "); ok {
+	if n, unit, ok := strings.Cut(strings.ToLower(s), " "); ok {
 		count, err := strconv.Atoi(n)
 		d, known := expiryUnits[strings.TrimSuffix(strings.TrimSpace(unit), "s")]
 		if err == nil && known && count > 0 && count <= 1000 {
