@@ -42,7 +42,7 @@ func Seed(ctx context.Context, e *engine.Engine, cfg config.Config) error {
 			return fmt.Errorf("app: seed %q: %w", t, err)
 		}
 		_, err = e.Save(ctx, engine.Edit{Title: t, Text: p.text, Summary: "Created by Wikid on first start",
-			Editor: engine.Editor{UserName: "Wikid"}})
+			Editor: engine.Editor{UserName: "Wikid", Group: wiki.GroupAdmin}})
 		if err != nil && !errors.Is(err, wiki.ErrExists) {
 			return fmt.Errorf("app: seed %q: %w", t, err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/maypok86/otter/v2"
 
 	"github.com/wikid/wikid/internal/diff"
+	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/timing"
 	"github.com/wikid/wikid/internal/wiki"
@@ -366,10 +367,12 @@ func (e *Engine) ViewPage(ctx context.Context, t wiki.Title, noRedirect bool) (V
 	return View{Page: p, Revision: rev, Rendered: r, RedirectedFrom: from}, nil
 }
 
-// Editor says who makes a change.
+// Editor says who makes a change. Group decides what protected titles
+// they may change; the zero Group is anonymous.
 type Editor struct {
 	UserID   int64
 	UserName string
+	Group    wiki.Group
 }
 
 // Edit is a save request from a form or the API.
@@ -408,7 +411,10 @@ type SaveOutcome struct {
 }
 
 // Save stores an edit. If the page changed since BaseRevID, non-overlapping
-// changes are merged three-way; overlapping ones return *ConflictError.
+// changes are merged three-way; overlapping ones return *ConflictError. An
+// edit based on a revision of a page deleted or moved since returns
+// *DeletedError or *MovedError (stale.go); one the title's protection does
+// not allow, *ProtectedError (protect.go).
 func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 	if err := e.checkSize(ed.Text); err != nil {
 		return SaveOutcome{}, err
@@ -425,8 +431,19 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		if err != nil && !errors.Is(err, wiki.ErrNotFound) {
 			return SaveOutcome{}, err
 		}
+		if err := e.checkProtection(ctx, ed.Title, wiki.ProtectEdit, !exists, ed.Editor); err != nil {
+			return SaveOutcome{}, err
+		}
 		base := ed.BaseRevID
 		text := ed.Text
+		var baseText string
+		if base != 0 && (!exists || base != cur.LatestID) {
+			b, err := e.staleBase(ctx, ed, cur, exists)
+			if err != nil {
+				return SaveOutcome{}, err
+			}
+			baseText = b.Text
+		}
 		if exists {
 			latest, err := e.store.FindRevision(ctx, cur.LatestID)
 			if err != nil {
@@ -436,17 +453,6 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 				return SaveOutcome{Page: cur, Revision: latest, NoChange: true}, nil
 			}
 			if base != cur.LatestID {
-				baseText := ""
-				if base != 0 {
-					b, err := e.store.FindRevision(ctx, base)
-					if err != nil {
-						return SaveOutcome{}, wiki.Errorf(wiki.KindInvalid, "the revision you started from (%d) does not exist; reload the page and edit again", base)
-					}
-					if b.PageID != cur.ID {
-						return SaveOutcome{}, wiki.Errorf(wiki.KindInvalid, "revision %d belongs to another page; reload the page and edit again", base)
-					}
-					baseText = b.Text
-				}
 				m, conflict := diff.Merge(baseText, text, latest.Text)
 				if conflict {
 					return SaveOutcome{}, &ConflictError{Yours: ed.Text, Current: latest.Text, CurrentRev: latest.ID, Merged: m}
@@ -576,6 +582,14 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	if from == to {
 		return wiki.Page{}, wiki.Errorf(wiki.KindInvalid, "the new title is the same as the old one; choose a different title")
 	}
+	// Moving needs the source's move level and the target's edit (or
+	// creation) level.
+	if err := e.checkProtection(ctx, from, wiki.ProtectMove, false, ed); err != nil {
+		return wiki.Page{}, err
+	}
+	if err := e.checkProtection(ctx, to, wiki.ProtectEdit, true, ed); err != nil {
+		return wiki.Page{}, err
+	}
 	summary := fmt.Sprintf("moved [[%s]] to [[%s]]", from, to)
 	if r := oneLine(reason, 400); r != "" {
 		summary += ": " + r
@@ -583,7 +597,7 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	redirect := "#REDIRECT [[" + to.String() + "]]\n"
 	// To now exists; From stops existing unless a redirect stays. Both
 	// titles' search entries follow (the moved page's, the redirect's).
-	jobs := e.changeJobs(to, true, false, from)
+	jobs := e.changeJobs(to, true, false, from, purge.LogTitle)
 	jobs = append(jobs, e.changeJobs(from, !leaveRedirect, false)...)
 	p, err := e.store.MovePage(ctx, wiki.MoveRequest{
 		From: from, To: to, Reason: summary, UserID: ed.UserID, UserName: ed.UserName,
@@ -593,7 +607,7 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	if err != nil {
 		return wiki.Page{}, err
 	}
-	e.afterChange(ctx, p.ID, to, from)
+	e.afterChange(ctx, p.ID, to, from, purge.LogTitle)
 	return p, nil
 }
 
@@ -605,11 +619,11 @@ func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Edi
 	}
 	// The store drops the search entry in the transaction; the jobs only
 	// recolour the links to t and purge external caches.
-	jobs := append([]wiki.JobSpec{BacklinksJob(t)}, e.cdnJobs(t)...)
+	jobs := append([]wiki.JobSpec{BacklinksJob(t)}, e.cdnJobs(t, purge.LogTitle)...)
 	if err := e.store.DeletePage(ctx, t, ed.UserID, ed.UserName, oneLine(reason, 500), e.now(), jobs...); err != nil {
 		return err
 	}
-	e.afterChange(ctx, p.ID, t)
+	e.afterChange(ctx, p.ID, t, purge.LogTitle)
 	return nil
 }
 
@@ -617,12 +631,12 @@ func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Edi
 func (e *Engine) Undelete(ctx context.Context, t wiki.Title, reason string, ed Editor) (wiki.Page, error) {
 	// The restored latest revision may not be the one the kept link rows
 	// came from (a page recreated, then its old history restored): relink.
-	jobs := e.changeJobs(t, true, true)
+	jobs := e.changeJobs(t, true, true, purge.LogTitle)
 	p, err := e.store.UndeletePage(ctx, t, ed.UserID, ed.UserName, oneLine(reason, 500), e.now(), jobs...)
 	if err != nil {
 		return wiki.Page{}, err
 	}
-	e.afterChange(ctx, p.ID, t)
+	e.afterChange(ctx, p.ID, t, purge.LogTitle)
 	return p, nil
 }
 

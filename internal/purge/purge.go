@@ -21,6 +21,13 @@ const ListsTag = "~lists"
 // content-hashed names and never purged; the tag only marks them.
 const StaticTag = "~static"
 
+// LogTitle names Special:Log among the titles a change purges. Its
+// responses carry TitleTag(LogTitle), so a change that writes a log entry
+// (a deletion, a move, a protection, a block…) purges the log by naming
+// LogTitle beside its pages: locally, on other nodes and, through the same
+// cdnpurge jobs as any title, in the caches in front.
+const LogTitle wiki.Title = "Special:Log"
+
 // Tags returns the tags a change of these titles purges: each title, and
 // the listings.
 func Tags(titles ...wiki.Title) []string {

@@ -64,6 +64,16 @@ func (st Timed) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.C
 	return st.Store.RecentChanges(ctx, q)
 }
 
+func (st Timed) FindProtection(ctx context.Context, t wiki.Title) (wiki.Protection, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FindProtection(ctx, t)
+}
+
+func (st Timed) ProtectPage(ctx context.Context, req wiki.ProtectRequest) (string, error) {
+	defer since(ctx, time.Now())
+	return st.Store.ProtectPage(ctx, req)
+}
+
 func (st Timed) Log(ctx context.Context, q wiki.LogQuery) ([]wiki.LogEntry, error) {
 	defer since(ctx, time.Now())
 	return st.Store.Log(ctx, q)

@@ -28,7 +28,7 @@ var templateFS embed.FS
 var staticFS embed.FS
 
 // Pages lists every page template; Parse fails if one is missing.
-var Pages = []string{"view", "missing", "edit", "history", "diff", "login", "changes", "titles", "search", "form", "error", "blocklist", "preferences", "reset"}
+var Pages = []string{"view", "missing", "edit", "history", "diff", "login", "changes", "titles", "search", "form", "error", "blocklist", "preferences", "reset", "log"}
 
 // Asset is one static file, loaded and hashed at start.
 type Asset struct {
@@ -147,10 +147,29 @@ func (v *Views) funcs() template.FuncMap {
 			return "/wiki/Special:" + page + "/" + wiki.EscapeKey(strings.ReplaceAll(name, " ", "_"))
 		},
 		"tabs": tabsHTML,
+		// Log entry params hold titles and expiries as text.
+		"titleOf": func(s string) wiki.Title { return wiki.Title(s) },
+		"protectLogURL": func(t wiki.Title) string {
+			return "/wiki/Special:Log/protect?page=" + httpx.QueryEscape(t.Key())
+		},
+		"expiryText": ExpiryText,
 		// mark emits an HTML comment (html/template drops literal ones):
 		// the markers around per-user parts that the splice path finds.
 		"mark": func(name string) template.HTML { return template.HTML("<!--" + name + "-->") },
 	}
+}
+
+// ExpiryText words a protection's or block's expiry as the log stores it
+// ("infinite" or RFC 3339): "indefinite", or "expires 15:04, 2 January 2026".
+func ExpiryText(s string) string {
+	if s == "" || s == "infinite" {
+		return "indefinite"
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return "expires " + s
+	}
+	return "expires " + t.UTC().Format("15:04, 2 January 2006")
 }
 
 // ContribsURL is the canonical link to a user's contributions.

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"github.com/wikid/wikid/internal/purge"
 	"net/http"
 	"strconv"
 
@@ -81,6 +82,7 @@ func (s *Server) userRightsPage(w http.ResponseWriter, r *http.Request, arg stri
 				return err
 			}
 			s.sessions.bumpUser(u.ID)
+			s.eng.Purge(r.Context(), purge.LogTitle) // the entry is in Special:Log
 			s.log.Info("group changed", "user", u.Name, "old", old, "new", g, "by", v.User.Name)
 			redirect(w, r, userPath("UserRights", u.Name), http.StatusSeeOther)
 			return nil
@@ -98,7 +100,9 @@ func (s *Server) userRightsPage(w http.ResponseWriter, r *http.Request, arg stri
 	d.Heading = "User rights of " + u.Name
 	d.Info = u.Name + " is in the group " + string(u.Group) + "."
 	d.Fields = []formField{
-		{Name: "group", Label: "Group", Type: "select", Value: string(u.Group), Options: []string{string(wiki.GroupUser), string(wiki.GroupAdmin)}},
+		{Name: "group", Label: "Group", Type: "select", Value: string(u.Group), Options: []formOption{
+			{Value: string(wiki.GroupUser), Label: "user", Selected: u.Group != wiki.GroupAdmin},
+			{Value: string(wiki.GroupAdmin), Label: "admin", Selected: u.Group == wiki.GroupAdmin}}},
 		{Name: "reason", Label: "Reason", Type: "text", Value: r.PostFormValue("reason")},
 	}
 	return s.writeAdminForm(w, r, status, d)
@@ -152,6 +156,7 @@ func (s *Server) blockPage(w http.ResponseWriter, r *http.Request, arg string) e
 				return err
 			}
 			s.sessions.bumpUser(u.ID)
+			s.eng.Purge(r.Context(), purge.LogTitle) // the entry is in Special:Log
 			s.log.Info("user blocked", "user", u.Name, "until", expiryText(until), "reblock", re, "by", v.User.Name)
 			redirect(w, r, "/wiki/Special:BlockList", http.StatusSeeOther)
 			return nil
@@ -216,6 +221,7 @@ func (s *Server) unblockPage(w http.ResponseWriter, r *http.Request, arg string)
 			return err
 		} else {
 			s.sessions.bumpUser(u.ID)
+			s.eng.Purge(r.Context(), purge.LogTitle) // the entry is in Special:Log
 			s.log.Info("user unblocked", "user", u.Name, "by", v.User.Name)
 			redirect(w, r, "/wiki/Special:BlockList", http.StatusSeeOther)
 			return nil

@@ -145,6 +145,12 @@ type apiError struct {
 	HTTPReason          string            `json:"httpReason"`
 	ErrorKey            string            `json:"errorKey"`
 	MessageTranslations map[string]string `json:"messageTranslations"`
+	// Source is the text the client sent, returned when an edit was
+	// refused because the page was deleted or moved since its base
+	// revision, so that nothing is lost. It is never other text.
+	Source *string `json:"source,omitempty"`
+	// NewTitle is the page's title after a move (errorKey "pagemoved").
+	NewTitle string `json:"newTitle,omitempty"`
 }
 
 func (s *Server) writeAPIError(w http.ResponseWriter, r *http.Request, err error) {
@@ -165,11 +171,28 @@ func (s *Server) writeAPIError(w http.ResponseWriter, r *http.Request, err error
 	if errors.Is(err, errNoRoute) {
 		key = "rest-no-match"
 	}
-	if errors.Is(err, errBlocked) {
+	out := apiError{HTTPCode: status, HTTPReason: http.StatusText(status), MessageTranslations: map[string]string{"en": messageOf(err)}}
+	// The error keys of MediaWiki's edit API for the same refusals.
+	var (
+		protected *engine.ProtectedError
+		deleted   *engine.DeletedError
+		moved     *engine.MovedError
+	)
+	switch {
+	case errors.Is(err, errBlocked):
 		key = "blocked"
+	case errors.As(err, &protected):
+		key = "protectedpage"
+		if protected.Creating {
+			key = "protectedtitle"
+		}
+	case errors.As(err, &deleted):
+		key, out.Source = "pagedeleted", &deleted.Yours
+	case errors.As(err, &moved):
+		key, out.Source, out.NewTitle = "pagemoved", &moved.Yours, string(moved.To)
 	}
-	b, _ := json.Marshal(apiError{HTTPCode: status, HTTPReason: http.StatusText(status), ErrorKey: key,
-		MessageTranslations: map[string]string{"en": messageOf(err)}})
+	out.ErrorKey = key
+	b, _ := json.Marshal(out)
 	httpx.Write(w, r, &httpx.Response{Status: status, Type: "application/json", Body: append(b, '\n'),
 		Cache: httpx.NoStore, Header: takeHeader(w)})
 }
@@ -390,9 +413,8 @@ func (s *Server) apiWrite(r *http.Request) (apiEditBody, error) {
 
 // apiSave saves the edit; a creation answers 201 with Location, a change 200.
 func (s *Server) apiSave(w http.ResponseWriter, r *http.Request, t wiki.Title, body apiEditBody, base int64) error {
-	uid, uname := s.editor(r)
 	out, err := s.eng.Save(r.Context(), engine.Edit{Title: t, Text: *body.Source, Summary: body.Comment, BaseRevID: base,
-		Editor: engine.Editor{UserID: uid, UserName: uname}})
+		Editor: s.editorOf(r)})
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,25 @@ var (
 type tagSet struct {
 	tags   []string
 	splice string
+	until  time.Time // the response changes by itself then (expireWith)
+}
+
+// expireWith records that r's response shows a state that ends by itself
+// at t (a protection's expiry): shared caches and the edge keep it no
+// longer, so the first view after t is drawn anew without anyone purging.
+// A zero t changes nothing.
+func expireWith(r *http.Request, t time.Time) {
+	if ts, ok := r.Context().Value(tagsKey).(*tagSet); ok && !t.IsZero() && (ts.until.IsZero() || t.Before(ts.until)) {
+		ts.until = t
+	}
+}
+
+// untilOf returns the time recorded by expireWith, or zero.
+func untilOf(r *http.Request) time.Time {
+	if ts, ok := r.Context().Value(tagsKey).(*tagSet); ok {
+		return ts.until
+	}
+	return time.Time{}
 }
 
 // setSpliceNote records, for an article view, what a logged-in view spliced

@@ -95,7 +95,7 @@ func titleFromPath(r *http.Request) (wiki.Title, error) {
 // The parameters of /wiki/Title, as MediaWiki names them.
 var (
 	actionParam = httpx.Param{Name: "action", Kind: httpx.Enum, Default: "view",
-		Values: []string{"view", "edit", "submit", "history", "raw", "move", "delete", "undelete", "purge", "revert"}}
+		Values: []string{"view", "edit", "submit", "history", "raw", "move", "delete", "undelete", "purge", "revert", "protect", "unprotect"}}
 	redirectParam = httpx.Param{Name: "redirect", Kind: httpx.Enum, Values: []string{"no"}}
 	oldidParam    = httpx.Param{Name: "oldid", Kind: httpx.ID, What: "a revision number"}
 	diffParam     = httpx.Param{Name: "diff", Kind: httpx.ID, What: "a revision number, prev or cur", Values: []string{"prev", "cur"}}
@@ -132,7 +132,10 @@ var (
 	routeUndelete = &pageRoute{spec: pageSpec("page:undelete"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 		return s.undeleteForm(w, r, t, "")
 	}}
-	routePurge = &pageRoute{spec: pageSpec("page:purge"), handle: (*Server).purgeForm}
+	routePurge   = &pageRoute{spec: pageSpec("page:purge"), handle: (*Server).purgeForm}
+	routeProtect = &pageRoute{spec: pageSpec("page:protect"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
+		return s.protectForm(w, r, t, "")
+	}}
 )
 
 // postRoutes are the changes a POST to /wiki/Title?action=… makes.
@@ -144,6 +147,7 @@ var postRoutes = map[string]*pageRoute{
 	"delete":   {spec: pageSpec("page:delete"), handle: (*Server).delete},
 	"undelete": {spec: pageSpec("page:undelete"), handle: (*Server).undelete},
 	"purge":    {spec: pageSpec("page:purge"), handle: (*Server).purge},
+	"protect":  {spec: pageSpec("page:protect"), handle: (*Server).protect},
 }
 
 // pageRouteGet chooses what a GET of /wiki/Title does, from the query as
@@ -175,8 +179,10 @@ func (s *Server) pageRouteGet(t wiki.Title, q httpx.Query) (*pageRoute, error) {
 		return routeUndelete, nil
 	case "purge":
 		return routePurge, nil
+	case "protect", "unprotect":
+		return routeProtect, nil
 	default:
-		return nil, wiki.Errorf(wiki.KindInvalid, "unknown action %q; known actions: view, edit, history, raw, move, delete, undelete, purge", sanitizeLine(action))
+		return nil, wiki.Errorf(wiki.KindInvalid, "unknown action %q; known actions: view, edit, history, raw, move, delete, undelete, purge, protect", sanitizeLine(action))
 	}
 }
 
@@ -205,7 +211,7 @@ func (s *Server) wikiPage(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		action := raw.First("action")
 		if rt = postRoutes[action]; rt == nil {
-			err = wiki.Errorf(wiki.KindInvalid, "unknown action %q for POST; known: submit, revert, move, delete, undelete, purge", sanitizeLine(action))
+			err = wiki.Errorf(wiki.KindInvalid, "unknown action %q for POST; known: submit, revert, move, delete, undelete, purge, protect", sanitizeLine(action))
 		}
 	default:
 		err = methodNotAllowed(w, "GET, HEAD, POST")
@@ -306,6 +312,10 @@ type viewData struct {
 	Breadcrumbs    []crumb
 	Members        []wiki.Page
 	MembersNext    string
+	// Protection is the page's active protection, drawn as a lock. It is
+	// part of the cached page: protecting purges the page, and the entry
+	// lives no longer than the protection (expireWith).
+	Protection *wiki.Protection
 }
 
 func (s *Server) view(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
@@ -330,6 +340,12 @@ func (s *Server) view(w http.ResponseWriter, r *http.Request, t wiki.Title) erro
 	}
 	if err := s.fillPageExtras(r, d); err != nil {
 		return err
+	}
+	if pr, active, err := s.eng.Protection(ctx, d.Title); err != nil {
+		return err
+	} else if active {
+		d.Protection = &pr
+		expireWith(r, pr.Expiry)
 	}
 	p := s.page(r, string(d.Title))
 	p.Tabs = s.titleTabs(r, d.Title, "view", true)
@@ -386,6 +402,23 @@ type missingData struct {
 	Title   wiki.Title
 	Deleted bool
 	CanEdit bool
+	Log     []wiki.LogEntry // the title's deletion and move log
+}
+
+// titleLog returns the deletion and move log entries of t, newest first,
+// for the notices of a missing or deleted page (as MediaWiki shows them).
+func (s *Server) titleLog(r *http.Request, t wiki.Title) ([]wiki.LogEntry, error) {
+	es, err := s.store.Log(r.Context(), wiki.LogQuery{Target: t, Limit: 20})
+	if err != nil {
+		return nil, err
+	}
+	out := es[:0]
+	for _, e := range es {
+		if e.Type == wiki.LogDelete || e.Type == wiki.LogMove {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // missing answers a view of a page that does not exist: 404 with a
@@ -409,7 +442,11 @@ func (s *Server) missing(w http.ResponseWriter, r *http.Request, t wiki.Title, d
 	p.Tabs = s.titleTabs(r, t, "view", false)
 	p.ReturnTo = returnToQuery(t)
 	p.NoIndex = true
-	p.Data = missingData{Title: t, Deleted: deleted, CanEdit: s.canEdit(viewerOf(r))}
+	log, err := s.titleLog(r, t)
+	if err != nil {
+		return err
+	}
+	p.Data = missingData{Title: t, Deleted: deleted, CanEdit: s.canEdit(viewerOf(r)), Log: log}
 	s.writePage(w, r, http.StatusNotFound, "missing", p)
 	return nil
 }
@@ -487,6 +524,15 @@ type editData struct {
 	Yours       string
 	Merged      bool
 	Error       string
+	// ErrorLink is a page the error points to (the new title of a moved page).
+	ErrorLink wiki.Title
+	// Log is the title's deletion and move log, shown above the form of a
+	// deleted page, as MediaWiki does.
+	Log []wiki.LogEntry
+	// Protection is the title's active protection; ReadOnly says it keeps
+	// the viewer out (the text is shown, without a form to save it).
+	Protection *wiki.Protection
+	ReadOnly   bool
 }
 
 type previewData struct {
@@ -531,7 +577,27 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 	} else if err != nil && !errors.Is(err, wiki.ErrNotFound) {
 		return err
 	}
+	if err == nil && page.Deleted {
+		if d.Log, err = s.titleLog(r, t); err != nil {
+			return err
+		}
+	}
+	if err := s.noteProtection(r, d); err != nil {
+		return err
+	}
 	return s.writeEdit(w, r, http.StatusOK, d)
+}
+
+// noteProtection fills d's protection notice: the viewer sees why the page
+// is protected, and, when it keeps them out, its text without a form.
+func (s *Server) noteProtection(r *http.Request, d *editData) error {
+	pr, active, err := s.eng.Protection(r.Context(), d.Title)
+	if err != nil || !active {
+		return err
+	}
+	d.Protection = &pr
+	d.ReadOnly = !pr.Edit.Allows(viewerOf(r).Group())
+	return nil
 }
 
 func (s *Server) writeEdit(w http.ResponseWriter, r *http.Request, status int, d *editData) error {
@@ -583,13 +649,37 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 		d.Error = "The page text is empty. Write something before saving; to remove a page, ask an administrator to delete it."
 		return s.writeEdit(w, r, http.StatusBadRequest, d)
 	}
-	uid, uname := s.editor(r)
 	out, err := s.eng.Save(r.Context(), engine.Edit{Title: t, Text: text, Summary: summary, Minor: d.Minor,
-		BaseRevID: base, Editor: engine.Editor{UserID: uid, UserName: uname}})
+		BaseRevID: base, Editor: s.editorOf(r)})
 	var conflict *engine.ConflictError
 	if errors.As(err, &conflict) {
 		d.Conflict, d.Text, d.Yours, d.BaseRev = true, conflict.Current, conflict.Yours, conflict.CurrentRev
 		return s.writeEdit(w, r, http.StatusConflict, d)
+	}
+	// A page deleted or moved since the form was opened: the form again
+	// with the editor's own text (never the deleted page's). Saving it
+	// again creates the page anew (deleted), or saves it at the page's new
+	// title against the same base revision, merging (moved).
+	var deleted *engine.DeletedError
+	var moved *engine.MovedError
+	switch {
+	case errors.As(err, &deleted):
+		d.Error, d.BaseRev, d.Creating = deleted.Error(), 0, true
+		if d.Log, err = s.titleLog(r, t); err != nil {
+			return err
+		}
+		return s.writeEdit(w, r, http.StatusConflict, d)
+	case errors.As(err, &moved):
+		d.Error, d.ErrorLink, d.Title = moved.Error(), moved.To, moved.To
+		return s.writeEdit(w, r, http.StatusConflict, d)
+	case wiki.KindOf(err) == wiki.KindForbidden:
+		// Protected: the text stays in the form, with the reason.
+		d.Error = wiki.Message(err)
+		if err := s.noteProtection(r, d); err != nil {
+			return err
+		}
+		d.ReadOnly = false // the text stays editable to copy; the notice says why it was not saved
+		return s.writeEdit(w, r, http.StatusForbidden, d)
 	}
 	if err != nil {
 		if k := wiki.KindOf(err); k == wiki.KindInvalid || k == wiki.KindTooLarge || k == wiki.KindUnavailable {
@@ -723,8 +813,7 @@ func (s *Server) revert(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 	if err != nil {
 		return wiki.Errorf(wiki.KindInvalid, "oldid must be a revision number")
 	}
-	uid, uname := s.editor(r)
-	if _, err := s.eng.Revert(r.Context(), t, id, engine.Editor{UserID: uid, UserName: uname}); err != nil {
+	if _, err := s.eng.Revert(r.Context(), t, id, s.editorOf(r)); err != nil {
 		return err
 	}
 	redirect(w, r, t.URL(), http.StatusSeeOther)

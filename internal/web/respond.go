@@ -103,6 +103,9 @@ func (s *Server) tabsFor(v Viewer, t wiki.Title, active string, exists bool) []T
 	if v.IsAdmin() && exists {
 		tabs = append(tabs, Tab{Label: "Delete", URL: t.URL() + "?action=delete", Active: active == "delete"})
 	}
+	if v.IsAdmin() {
+		tabs = append(tabs, Tab{Label: "Protect", URL: t.URL() + "?action=protect", Active: active == "protect"})
+	}
 	return tabs
 }
 
@@ -154,6 +157,13 @@ func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, status int, c
 		if mode == cacheBrief {
 			ttl := time.Duration(s.cfg.ListTTL)
 			resp.SMaxAge, resp.EdgeTTL = int(ttl.Seconds()), ttl
+		}
+		if until := untilOf(r); !until.IsZero() {
+			// Whole seconds, rounded up: the entry outlives the state it
+			// shows by less than a second.
+			left := max(until.Sub(s.now()), 0)
+			secs := int((left + time.Second - 1) / time.Second)
+			resp.SMaxAge, resp.EdgeTTL = min(resp.SMaxAge, secs), time.Duration(max(secs, 1))*time.Second
 		}
 	case cacheShort:
 		ttl := time.Duration(s.cfg.ListTTL)

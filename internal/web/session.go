@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/auth"
+	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/httpx"
 	"github.com/wikid/wikid/internal/session"
 	"github.com/wikid/wikid/internal/timing"
@@ -338,6 +339,13 @@ func (s *Server) editor(r *http.Request) (int64, string) {
 		return 0, c.String()
 	}
 	return 0, sanitizeLine(r.RemoteAddr) // not an IP endpoint (a Unix socket): what the server knows
+}
+
+// editorOf is the viewer as the engine sees a change's author: named as
+// editor names them, with the group that protections are checked against.
+func (s *Server) editorOf(r *http.Request) engine.Editor {
+	uid, name := s.editor(r)
+	return engine.Editor{UserID: uid, UserName: name, Group: viewerOf(r).Group()}
 }
 
 // client is who sent r: its TCP peer, or the client a trusted proxy names

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/httpx"
+	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/session"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
@@ -61,6 +63,8 @@ var specialRoutes = func() map[string]*specialRoute {
 		// open: the link works on a wiki only logged-in users may read.
 		{name: "PasswordReset", spec: specialSpec("PasswordReset", httpx.Param{Name: "token", Kind: httpx.Text, Max: 100}), post: true, open: true,
 			handle: (*Server).passwordResetPage},
+		{name: "Log", spec: specialSpec("Log", rcOffsetParam, limitParam(500, "50"),
+			httpx.Param{Name: "user", Kind: httpx.TitleKey}, httpx.Param{Name: "page", Kind: httpx.TitleKey}), handle: (*Server).logPage},
 	}
 	m := make(map[string]*specialRoute, len(rs)+2)
 	for _, r := range rs {
@@ -129,6 +133,20 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 				return
 			}
 			arg, path = norm, userPath(rt.name, norm)
+		}
+	case "Log":
+		// The type is a subpage (Special:Log/delete), as in MediaWiki; a
+		// type parameter (the filter form's) redirects there.
+		if arg == "" {
+			arg = raw.First("type")
+		}
+		arg = strings.ToLower(arg)
+		if arg != "" {
+			if !slices.Contains(wiki.LogTypes, wiki.LogType(arg)) {
+				s.writeError(w, r, wiki.Errorf(wiki.KindInvalid, "there is no log %q; the logs are %s", sanitizeLine(arg), logTypeList()))
+				return
+			}
+			path = "/wiki/Special:Log/" + arg
 		}
 	case "AllPages":
 		if arg != "" && raw.First("prefix") == "" {
@@ -372,6 +390,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.eng.Purge(r.Context(), purge.LogTitle) // the account's creation is in Special:Log
 	if err := s.startSession(w, r, u); err != nil {
 		return err
 	}
@@ -517,7 +536,7 @@ func (s *Server) whatLinksHere(w http.ResponseWriter, r *http.Request, arg strin
 }
 
 func (s *Server) specialPages(w http.ResponseWriter, r *http.Request, _ string) error {
-	names := []string{"AllPages", "Categories", "CreateAccount", "RecentChanges", "Random", "Search", "UserLogin", "WhatLinksHere"}
+	names := []string{"AllPages", "Categories", "CreateAccount", "Log", "RecentChanges", "Random", "Search", "UserLogin", "WhatLinksHere"}
 	if viewerOf(r).LoggedIn {
 		names = append(names, "Preferences")
 	}
@@ -604,4 +623,58 @@ func waitText(d time.Duration) string {
 		return "a minute"
 	}
 	return strconv.Itoa(m) + " minutes"
+}
+
+func logTypeList() string {
+	names := make([]string, len(wiki.LogTypes))
+	for i, t := range wiki.LogTypes {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ", ")
+}
+
+type logData struct {
+	Heading string
+	Types   []wiki.LogType
+	Type    wiki.LogType
+	User    string // the performer filter, as typed back into the form
+	Page    string // the target filter
+	Entries []wiki.LogEntry
+	Next    string
+}
+
+// logPage is Special:Log[/type]: the log, newest first, filtered by type,
+// performer and target, paged by entry ID. Like RecentChanges it is a
+// short-lived shared listing; it also carries the tag of purge.LogTitle,
+// which every change that writes a log entry purges.
+func (s *Server) logPage(w http.ResponseWriter, r *http.Request, typ string) error {
+	rq := httpx.From(r)
+	q := wiki.LogQuery{Type: wiki.LogType(typ), UserName: string(rq.Title("user")), Target: rq.Title("page"),
+		Before: rq.Int("offset", 0)}
+	limit := int(rq.Int("limit", 50))
+	q.Limit = limit + 1
+	es, err := s.store.Log(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	d := logData{Heading: "Logs", Types: wiki.LogTypes, Type: q.Type, User: q.UserName, Page: string(q.Target)}
+	if typ != "" {
+		d.Heading = strings.ToUpper(typ[:1]) + typ[1:] + " log"
+	}
+	base := "/wiki/Special:Log"
+	if typ != "" {
+		base += "/" + typ
+	}
+	if len(es) > limit {
+		d.Next = rq.Spec.Link(base, "offset", strconv.FormatInt(es[limit-1].ID, 10), "limit", strconv.Itoa(limit),
+			"user", wiki.Title(q.UserName).Key(), "page", q.Target.Key())
+		es = es[:limit]
+	}
+	d.Entries = es
+	addTag(r, purge.LogTitle)
+	p := s.page(r, d.Heading)
+	p.NoIndex = true
+	p.Data = d
+	s.writeBodyPage(w, r, p, "log", cacheShort, time.Time{})
+	return nil
 }

@@ -273,3 +273,77 @@ type LogQuery struct {
 	Before   int64 // entries with ID < Before; 0 for the newest
 	Limit    int
 }
+
+// ProtectionLevel says who may still do an action on a protected title:
+// everyone the wiki lets do it (""), registered users only, or
+// administrators only.
+type ProtectionLevel string
+
+const (
+	ProtectNone   ProtectionLevel = ""
+	ProtectUsers  ProtectionLevel = "users"
+	ProtectAdmins ProtectionLevel = "admins"
+)
+
+// ProtectionLevels lists the levels, from the weakest, as Special:Protect
+// offers them.
+var ProtectionLevels = []ProtectionLevel{ProtectNone, ProtectUsers, ProtectAdmins}
+
+// Allows reports whether a member of group g passes level l.
+func (l ProtectionLevel) Allows(g Group) bool {
+	switch l {
+	case ProtectAdmins:
+		return g.AtLeast(GroupAdmin)
+	case ProtectUsers:
+		return g.AtLeast(GroupUser)
+	}
+	return true
+}
+
+// Valid reports whether l is one of ProtectionLevels.
+func (l ProtectionLevel) Valid() bool {
+	return l == ProtectNone || l == ProtectUsers || l == ProtectAdmins
+}
+
+// The actions a protection restricts. Edit protection of a title that has
+// no page restricts its creation.
+const (
+	ProtectEdit = "edit"
+	ProtectMove = "move"
+)
+
+// Protection is a title's protection: who may edit (or create) it and who
+// may move it, until Expiry. It belongs to the title, not to a page row: it
+// stays when the page is deleted (then it protects the title's creation)
+// and moves with the page.
+type Protection struct {
+	Title    Title
+	Edit     ProtectionLevel
+	Move     ProtectionLevel
+	Expiry   time.Time // zero: never expires
+	UserID   int64     // who set it
+	UserName string
+	Reason   string
+	Time     time.Time
+}
+
+// Active reports whether p restricts anything at time now. An expired
+// protection stops applying by itself: nothing has to remove it.
+func (p Protection) Active(now time.Time) bool {
+	return (p.Edit != ProtectNone || p.Move != ProtectNone) && (p.Expiry.IsZero() || now.Before(p.Expiry))
+}
+
+// Level returns the level p sets for action (ProtectEdit or ProtectMove)
+// at time now.
+func (p Protection) Level(action string, now time.Time) ProtectionLevel {
+	if !p.Active(now) {
+		return ProtectNone
+	}
+	switch action {
+	case ProtectEdit:
+		return p.Edit
+	case ProtectMove:
+		return p.Move
+	}
+	return ProtectNone
+}

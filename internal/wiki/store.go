@@ -69,6 +69,21 @@ type MoveRequest struct {
 	Jobs          []JobSpec // enqueued in the same transaction, or not at all
 }
 
+// ProtectRequest sets a title's protection (see Protection). Both levels
+// empty removes it. The title need not name a page: edit protection of a
+// missing title protects its creation.
+type ProtectRequest struct {
+	Title    Title
+	Edit     ProtectionLevel
+	Move     ProtectionLevel
+	Expiry   time.Time // zero: never
+	Reason   string
+	UserID   int64
+	UserName string
+	Time     time.Time
+	Jobs     []JobSpec // enqueued in the same transaction, or not at all
+}
+
 // ListQuery pages through a list ordered by title.
 type ListQuery struct {
 	Prefix string // titles starting with this (display form)
@@ -113,6 +128,15 @@ type PageStore interface {
 	// UndeletePage restores them (the index follows through a job).
 	DeletePage(ctx context.Context, t Title, userID int64, userName, reason string, at time.Time, jobs ...JobSpec) error
 	UndeletePage(ctx context.Context, t Title, userID int64, userName, reason string, at time.Time, jobs ...JobSpec) (Page, error)
+
+	// FindProtection returns t's protection, expired or not (compare with
+	// Protection.Active); ErrNotFound when t has none.
+	FindProtection(ctx context.Context, t Title) (Protection, error)
+	// ProtectPage sets t's protection and writes its protect log entry in
+	// one transaction, and returns the entry's action: "protect" when t had
+	// no active protection, "modify" when it changes one, "unprotect" when
+	// both levels are empty (ErrNotFound if t had no active protection).
+	ProtectPage(ctx context.Context, req ProtectRequest) (string, error)
 
 	History(ctx context.Context, q HistoryQuery) ([]Revision, error)
 	RecentChanges(ctx context.Context, q ChangeQuery) ([]Change, error)

@@ -346,6 +346,9 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 			UserName: req.UserName, Target: req.From, PageID: from.ID, Comment: req.Reason, Params: params}); err != nil {
 			return err
 		}
+		if err := moveProtection(ctx, tx, req, from.ID, at); err != nil {
+			return err
+		}
 		if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
 			return err
 		}

@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"history pages through revisions newest first with parent sizes", testHistory},
 		{"recent changes pages newest first and filters by user", testRecentChanges},
 		{"deletions, restorations and moves are logged, filtered and paged", testLog},
+		{"protection is set, modified, expires, moves with its page and is logged", testProtection},
 		{"all pages lists by title with prefix and cursor", testAllPages},
 		{"backlinks and category members list live pages only", testLinks},
 		{"search finds English text with title matches first", testSearchEnglish},
@@ -1446,4 +1447,81 @@ func testPrefs(t *testing.T, s wiki.Store) {
 		t.Errorf("prefs = %+v", got.Prefs)
 	}
 	wantErr(t, s.UpdatePrefs(ctx, 9999, p), wiki.ErrNotFound)
+}
+
+func testProtection(t *testing.T, s wiki.Store) {
+	ctx := context.Background()
+	if _, err := s.FindProtection(ctx, "A"); !errors.Is(err, wiki.ErrNotFound) {
+		t.Fatalf("protection of an unprotected title: %v, want ErrNotFound", err)
+	}
+	if _, err := s.ProtectPage(ctx, wiki.ProtectRequest{Title: "A", UserName: "Admin", Time: at(1)}); !errors.Is(err, wiki.ErrNotFound) {
+		t.Errorf("unprotecting an unprotected title: %v, want ErrNotFound", err)
+	}
+	if _, err := s.ProtectPage(ctx, wiki.ProtectRequest{Title: "A", Edit: "everyone", UserName: "Admin", Time: at(1)}); wiki.KindOf(err) != wiki.KindInvalid {
+		t.Errorf("an unknown level: %v, want KindInvalid", err)
+	}
+	a := must[wiki.SaveResult](t)(s.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "a", UserName: "Alice", Time: at(1)}))
+
+	act := must[string](t)(s.ProtectPage(ctx, wiki.ProtectRequest{Title: "A", Edit: wiki.ProtectAdmins, Move: wiki.ProtectAdmins,
+		Expiry: at(60), Reason: "vandalism", UserID: 7, UserName: "Admin", Time: at(2)}))
+	if act != "protect" {
+		t.Errorf("first protection's action = %q, want protect", act)
+	}
+	p := must[wiki.Protection](t)(s.FindProtection(ctx, "A"))
+	if p.Edit != wiki.ProtectAdmins || p.Move != wiki.ProtectAdmins || !p.Expiry.Equal(at(60)) || p.UserName != "Admin" ||
+		p.Reason != "vandalism" || !p.Time.Equal(at(2)) || !p.Active(at(59)) || p.Active(at(60)) {
+		t.Errorf("protection = %+v", p)
+	}
+	if act := must[string](t)(s.ProtectPage(ctx, wiki.ProtectRequest{Title: "A", Edit: wiki.ProtectUsers, UserName: "Admin", Time: at(3)})); act != "modify" {
+		t.Errorf("changing a protection's action = %q, want modify", act)
+	}
+	if p := must[wiki.Protection](t)(s.FindProtection(ctx, "A")); p.Edit != wiki.ProtectUsers || p.Move != "" || !p.Expiry.IsZero() {
+		t.Errorf("modified protection = %+v", p)
+	}
+
+	// A protection follows its page when it moves; the redirect left behind is not protected.
+	must[wiki.Page](t)(s.MovePage(ctx, wiki.MoveRequest{From: "A", To: "B", Reason: "rename", UserName: "Mover", Time: at(4),
+		LeaveRedirect: true, RedirectText: "#REDIRECT [[B]]", RedirectLinks: wiki.LinkSet{Redirect: "B"}}))
+	if _, err := s.FindProtection(ctx, "A"); !errors.Is(err, wiki.ErrNotFound) {
+		t.Errorf("the old title is still protected after the move: %v", err)
+	}
+	if p := must[wiki.Protection](t)(s.FindProtection(ctx, "B")); p.Edit != wiki.ProtectUsers {
+		t.Errorf("the moved page's protection = %+v", p)
+	}
+
+	if act := must[string](t)(s.ProtectPage(ctx, wiki.ProtectRequest{Title: "B", UserName: "Admin", Reason: "calm", Time: at(5)})); act != "unprotect" {
+		t.Errorf("unprotecting's action = %q", act)
+	}
+	if _, err := s.FindProtection(ctx, "B"); !errors.Is(err, wiki.ErrNotFound) {
+		t.Errorf("protection after unprotect: %v", err)
+	}
+
+	// An expired protection counts as none: protecting again is "protect".
+	must[string](t)(s.ProtectPage(ctx, wiki.ProtectRequest{Title: "Nowhere", Edit: wiki.ProtectAdmins, Expiry: at(7), UserName: "Admin", Time: at(6)}))
+	if act := must[string](t)(s.ProtectPage(ctx, wiki.ProtectRequest{Title: "Nowhere", Edit: wiki.ProtectUsers, UserName: "Admin", Time: at(8)})); act != "protect" {
+		t.Errorf("protecting after expiry: action %q, want protect", act)
+	}
+
+	log := must[[]wiki.LogEntry](t)(s.Log(ctx, wiki.LogQuery{Type: wiki.LogProtect}))
+	var got []string
+	for _, e := range log {
+		got = append(got, string(e.Target)+":"+e.Action)
+	}
+	if want := "Nowhere:protect Nowhere:protect B:unprotect B:move_prot A:modify A:protect"; strings.Join(got, " ") != want {
+		t.Errorf("protect log = %s, want %s", strings.Join(got, " "), want)
+	}
+	first := log[len(log)-1]
+	if first.Params["edit"] != "admins" || first.Params["move"] != "admins" || first.Params["expiry"] != at(60).UTC().Format(time.RFC3339) ||
+		first.PageID != a.Page.ID || first.Comment != "vandalism" || first.UserID != 7 {
+		t.Errorf("protect entry = %+v", first)
+	}
+	if e := log[len(log)-2]; e.Params["expiry"] != "infinite" || e.Params["move"] != "" {
+		t.Errorf("modify entry = %+v", e)
+	}
+	if e := log[3]; e.Params["from"] != "A" || e.Target != "B" {
+		t.Errorf("move_prot entry = %+v", e)
+	}
+	if e := log[0]; e.PageID != 0 {
+		t.Errorf("a missing title's protection names page %d", e.PageID)
+	}
 }
