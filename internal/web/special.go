@@ -347,6 +347,9 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 	if errors.Is(err, wiki.ErrExists) {
 		return taken(norm) // created by another request since the check above
 	}
+	if wiki.KindOf(err) == wiki.KindConflict {
+		return fail(err) // a look-alike of an existing account (wiki.TooSimilarError)
+	}
 	if err != nil {
 		return err
 	}
