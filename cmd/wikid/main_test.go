@@ -80,6 +80,8 @@ func TestCLI(t *testing.T) {
 			{"short\n", "bob", "too short"},
 			{"", "bob", "no password"},
 			{"long-password\n", "a/b", "may not contain"},
+			{"long-password\n", "\u0410lice", "The name “\u0410lice” is too similar to the existing account “Alice”. Choose another name."},
+			{"long-password\n", "Al\u200bice", "the user name contains U+200B ZERO WIDTH SPACE (an invisible character) at character 3; remove it"},
 		}
 		for _, c := range cases {
 			_, _, err := wikid(t, c.stdin, nil, "user", "add", c.name, "--data", data)

@@ -86,7 +86,7 @@ func TestLoggedInViewsThroughTheFront(t *testing.T) {
 		if r.status != 200 || r.header.Get("X-Cache") != "SPLICE" || r.header.Get("Cache-Control") != "private, no-cache" {
 			t.Fatalf("view %d: %d X-Cache %q Cache-Control %q", i+1, r.status, r.header.Get("X-Cache"), r.header.Get("Cache-Control"))
 		}
-		if !strings.Contains(r.body, `class="me">Fay</a>`) || !strings.Contains(r.body, "Log out") {
+		if !strings.Contains(r.body, `class="me"><bdi>Fay</bdi></a>`) || !strings.Contains(r.body, "Log out") {
 			t.Fatalf("view %d lacks Fay's user bar", i+1)
 		}
 	}

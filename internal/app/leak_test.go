@@ -290,7 +290,7 @@ func (w *leakWorld) check(cell string, method string, kind reqKind, who *princip
 		if q == who {
 			continue
 		}
-		for _, s := range []string{`class="me">` + q.user + `<`, "Contributions/" + q.user, q.csrf, q.token} {
+		for _, s := range []string{`class="me"><bdi>` + q.user + `<`, "Contributions/" + q.user, q.csrf, q.token} {
 			if strings.Contains(body, s) {
 				fail("carries %s's private data %q", q.label, s)
 			}
@@ -308,7 +308,7 @@ func (w *leakWorld) check(cell string, method string, kind reqKind, who *princip
 	}
 	isHTML := strings.HasPrefix(res.header.Get("Content-Type"), "text/html")
 	if isHTML && res.status != http.StatusNotModified && method != "HEAD" && strings.Contains(body, "<html") {
-		if who.loggedIn() && !strings.Contains(body, `class="me">`+who.user+`</a>`) {
+		if who.loggedIn() && !strings.Contains(body, `class="me"><bdi>`+who.user+`</bdi></a>`) {
 			fail("lacks %s's own user bar", who.label)
 		}
 		for _, m := range csrfFieldRE.FindAllStringSubmatch(body, -1) {

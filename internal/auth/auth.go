@@ -78,21 +78,9 @@ func ValidatePassword(password, retype string) error {
 	return nil
 }
 
-// NormalizeUserName validates a user name: it must be a valid title text
-// without namespace, '/', '@' or ':' and at most 85 characters (as MediaWiki).
-func NormalizeUserName(name string) (string, error) {
-	if strings.ContainsAny(name, "/:@") {
-		return "", wiki.Errorf(wiki.KindInvalid, "user names may not contain '/', ':' or '@'; choose another name")
-	}
-	t, err := wiki.ParseTitle(name)
-	if err != nil {
-		return "", wiki.Errorf(wiki.KindInvalid, "that user name cannot be used: %s", wiki.Message(err))
-	}
-	if utf8.RuneCountInString(string(t)) > 85 {
-		return "", wiki.Errorf(wiki.KindInvalid, "the user name is too long: use at most 85 characters")
-	}
-	return string(t), nil
-}
+// NormalizeUserName validates a user name; it is wiki.ParseUserName, kept
+// here for the callers that reach names through this package.
+func NormalizeUserName(name string) (string, error) { return wiki.ParseUserName(name) }
 
 // NewSecret returns n random bytes, base64url-encoded without padding.
 func NewSecret(n int) string {

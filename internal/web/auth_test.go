@@ -111,7 +111,7 @@ func TestCSRFOnEveryPost(t *testing.T) {
 	}
 	mustStatus(t, admin.Get("/wiki/Csrf_target"), http.StatusOK)
 	mustStatus(t, admin.Get("/wiki/Moved_by_forgery"), http.StatusNotFound)
-	mustContain(t, admin.Get("/wiki/Main_Page"), `class="me">Csrfadmin</a>`)
+	mustContain(t, admin.Get("/wiki/Main_Page"), `class="me"><bdi>Csrfadmin</bdi></a>`)
 	if _, err := w.App.Store.FindUserByName(context.Background(), "Forged account"); !errors.Is(err, wiki.ErrNotFound) {
 		t.Errorf("an account was created without a token: %v", err)
 	}
@@ -172,8 +172,8 @@ func TestSessionLifecycle(t *testing.T) {
 		if _, err := w.App.Store.FindSession(ctx, auth.HashToken(planted)); !errors.Is(err, wiki.ErrNotFound) {
 			t.Errorf("the planted session survived the login: %v", err)
 		}
-		mustNotContain(t, attacker.Get("/wiki/Main_Page"), `class="me">Victim<`)
-		mustContain(t, victim.Get("/wiki/Main_Page"), `class="me">Victim</a>`)
+		mustNotContain(t, attacker.Get("/wiki/Main_Page"), `class="me"><bdi>Victim<`)
+		mustContain(t, victim.Get("/wiki/Main_Page"), `class="me"><bdi>Victim</bdi></a>`)
 		// A CSRF token of the old session is not valid in the new one.
 		sess, _ := w.App.Store.FindSession(ctx, auth.HashToken(victim.SessionCookie()))
 		if old := attacker.CSRF("/wiki/Special:UserLogin"); old == sess.CSRF {

@@ -293,7 +293,7 @@ func TestReadingAndEditing(t *testing.T) {
 			"/wiki/Summarized?diff=" + ids[0] + "&oldid=" + ids[1]} {
 			res := anon.Get(path)
 			mustStatus(t, res, http.StatusOK)
-			mustContain(t, res, `<span class="summary">(`+want+`)</span>`)
+			mustContain(t, res, `<span class="summary">(<bdi>`+want+`</bdi>)</span>`)
 			mustNotContain(t, res, "<b onclick")
 		}
 	})
@@ -353,7 +353,7 @@ func TestRegistration(t *testing.T) {
 			"password": {"long-enough-pw"}, "retype": {"long-enough-pw"}, "returnto": {"Help:Syntax"}})
 		mustRedirect(t, res, http.StatusSeeOther, "/wiki/Help:Syntax")
 		res = c.Get("/wiki/Help:Syntax")
-		mustContain(t, res, `class="me">Newbie</a>`, "Log out")
+		mustContain(t, res, `class="me"><bdi>Newbie</bdi></a>`, "Log out")
 	})
 
 	t.Run("a taken name is refused with the form again", func(t *testing.T) {

@@ -64,7 +64,7 @@ func TestCookies(t *testing.T) {
 		}
 		oldCookie = ck.Value
 		res = c.Get("/wiki/Main_Page")
-		mustContain(t, res, `class="me">Carol</a>`)
+		mustContain(t, res, `class="me"><bdi>Carol</bdi></a>`)
 		if cc := res.Header.Get("Cache-Control"); strings.Contains(cc, "public") {
 			t.Errorf("a logged-in view is publicly cacheable: %q", cc)
 		}

@@ -387,6 +387,9 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 	if errors.Is(err, wiki.ErrExists) {
 		return taken(norm) // created by another request since the check above
 	}
+	if wiki.KindOf(err) == wiki.KindConflict {
+		return fail(err) // a look-alike of an existing account (wiki.TooSimilarError)
+	}
 	if err != nil {
 		return err
 	}
@@ -413,11 +416,12 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 }
 
 type changesData struct {
-	Heading string
-	Intro   string
-	Changes []wiki.Change
-	Days    []changeDay
-	Next    string
+	Heading     string
+	HeadingName string // a user name after Heading, isolated with <bdi>
+	Intro       string
+	Changes     []wiki.Change
+	Days        []changeDay
+	Next        string
 }
 
 type changeDay struct {
@@ -451,7 +455,7 @@ func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesDa
 		d.Next = rq.Spec.Link(base, "offset", strconv.FormatInt(cs[limit-1].ID, 10), "limit", strconv.Itoa(limit))
 		cs = cs[:limit]
 	}
-	p := s.page(r, d.Heading)
+	p := s.page(r, strings.TrimSpace(d.Heading+" "+d.HeadingName))
 	d.Changes, d.Days = cs, groupByDay(cs, p)
 	p.NoIndex = true
 	p.Data = d
@@ -468,18 +472,20 @@ func (s *Server) contributions(w http.ResponseWriter, r *http.Request, norm stri
 	if norm == "" {
 		return wiki.Errorf(wiki.KindInvalid, "give a user name: Special:Contributions/NAME")
 	}
-	return s.changesPage(w, r, changesData{Heading: "Contributions of " + norm},
+	return s.changesPage(w, r, changesData{Heading: "Contributions of", HeadingName: norm},
 		wiki.ChangeQuery{UserName: norm}, view.ContribsURL(norm))
 }
 
 type titlesData struct {
-	Heading    string
-	Intro      string
-	PrefixForm bool
-	Prefix     string
-	Pages      []wiki.Page
-	Empty      string
-	Next       string
+	Heading     string
+	HeadingName string // a title or prefix after Heading, quoted and isolated with <bdi>
+	EmptyName   string // a title after Empty, isolated with <bdi>
+	Intro       string
+	PrefixForm  bool
+	Prefix      string
+	Pages       []wiki.Page
+	Empty       string
+	Next        string
 }
 
 func (s *Server) listTitles(w http.ResponseWriter, r *http.Request, d titlesData, list func(wiki.ListQuery) ([]wiki.Page, error), q wiki.ListQuery, path string, linkParams ...string) error {
@@ -496,7 +502,11 @@ func (s *Server) listTitles(w http.ResponseWriter, r *http.Request, d titlesData
 		pages = pages[:limit]
 	}
 	d.Pages = pages
-	p := s.page(r, d.Heading)
+	heading := d.Heading
+	if d.HeadingName != "" {
+		heading += " “" + d.HeadingName + "”"
+	}
+	p := s.page(r, heading)
 	p.Data = d
 	s.writeBodyPage(w, r, p, "titles", cacheShort, time.Time{})
 	return nil
@@ -509,7 +519,7 @@ func (s *Server) allPages(w http.ResponseWriter, r *http.Request, _ string) erro
 	}
 	d := titlesData{Heading: "All pages", PrefixForm: true, Prefix: prefix, Empty: "No pages found."}
 	if prefix != "" {
-		d.Heading = "Pages starting with “" + prefix + "”"
+		d.Heading, d.HeadingName = "Pages starting with", prefix
 	}
 	var link []string
 	if prefix != "" {
@@ -530,7 +540,7 @@ func (s *Server) whatLinksHere(w http.ResponseWriter, r *http.Request, arg strin
 		return wiki.Errorf(wiki.KindInvalid, "give a page: Special:WhatLinksHere/Title")
 	}
 	t := wiki.Title(arg) // normalized by special
-	d := titlesData{Heading: "Pages that link to “" + string(t) + "”", Empty: "No pages link to " + string(t) + "."}
+	d := titlesData{Heading: "Pages that link to", HeadingName: string(t), Empty: "No pages link to", EmptyName: string(t)}
 	return s.listTitles(w, r, d, func(q wiki.ListQuery) ([]wiki.Page, error) { return s.store.Backlinks(r.Context(), t, q) },
 		wiki.ListQuery{}, view.WhatLinksHereURL(t))
 }

@@ -31,12 +31,17 @@ type Title string
 
 // ParseTitle normalizes s the way MediaWiki does and rejects what cannot
 // be a title, with an error that says which character or rule was at fault.
-// Underscores and runs of white space become single spaces.
+// Underscores and runs of white space become single spaces. Invisible,
+// bidirectional-control, private-use and unassigned characters are refused
+// (see checkCharacters): every path that accepts a title comes through here.
 func ParseTitle(s string) (Title, error) {
 	if !utf8.ValidString(s) {
 		return "", Errorf(KindInvalid, "the title is not valid UTF-8; use plain Unicode text")
 	}
 	s = normalizeNFC(s)
+	if err := checkCharacters(s, "title", true); err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
@@ -59,10 +64,6 @@ func ParseTitle(s string) (Title, error) {
 		switch {
 		case strings.ContainsRune("#<>[]|{}", r):
 			return "", Errorf(KindInvalid, "the title %q contains the character %q, which titles may not contain (forbidden: # < > [ ] | { })", s, string(r))
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			return "", Errorf(KindInvalid, "the title contains a control character (U+%04X); remove it", r)
-		case r == '\ufffd':
-			return "", Errorf(KindInvalid, "the title contains the replacement character U+FFFD; remove it")
 		case r == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
 			return "", Errorf(KindInvalid, "the title %q contains a percent-encoded sequence (%s); decode it or write the character itself", s, s[i:i+3])
 		}

@@ -179,6 +179,9 @@ func checkTitle(t *testing.T, in string, ti Title) {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r != ' ' && unicode.IsSpace(r)) {
 			t.Fatalf("ParseTitle(%q) = %q has control or space character %U", in, s, r)
 		}
+		if c := charClass(r); c != "" && r != 0x200c && r != 0x200d {
+			t.Fatalf("ParseTitle(%q) = %q has %U, %s", in, s, r, c)
+		}
 	}
 	// Idempotent.
 	again, err := ParseTitle(s)
@@ -228,7 +231,8 @@ func TestTitlesOfTheTable(t *testing.T) {
 func FuzzParseTitle(f *testing.F) {
 	for _, s := range []string{"Main Page", "main_page", "  a  b  ", "user:alice", "User : alice", "Help:User:x",
 		"대문", "\u1112\u1161\u11ab", "e\u0301cole", "ſpecial:x", "A%41", "100%", "Foo/../Bar", "~~~", "A|b",
-		"\x00", "\xff", "\u00a0x\u3000", "Category:한국어_문서", strings.Repeat("한", 86), "\u0131\u0307", "i\u0307x", "A//B", "A/"} {
+		"\x00", "\xff", "\u00a0x\u3000", "Category:한국어_문서", strings.Repeat("한", 86), "\u0131\u0307", "i\u0307x", "A//B", "A/",
+		"A\u202eB", "\ufeffA", "می\u200cخواهم", "👩\u200d💻", "Ad\u200dmin", "\ue000", "\U000E0041"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {

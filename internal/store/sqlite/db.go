@@ -66,6 +66,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	if err := db.fillSkeletons(ctx); err != nil {
+		db.w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: user name skeletons: %w", path, err)
+	}
 	db.r, err = sql.Open("sqlite", dsn(path, true))
 	if err != nil {
 		db.w.Close()

@@ -44,3 +44,10 @@ func Exec(ctx context.Context, db *DB, q string, args ...any) error {
 	_, err := db.w.ExecContext(ctx, q, args...)
 	return err
 }
+
+// UserSkeleton reads the stored skeleton of a user's name.
+func UserSkeleton(ctx context.Context, db *DB, id int64) (string, error) {
+	var s string
+	err := db.r.QueryRowContext(ctx, `SELECT skeleton FROM users WHERE id = ?`, id).Scan(&s)
+	return s, err
+}

@@ -55,6 +55,45 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("user name skeletons are filled at open, and existing look-alikes are kept", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "w.db")
+		db, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		admin, err := db.CreateUser(ctx, wiki.User{Name: "Admin", PasswordHash: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// As a database from before the skeleton column: a look-alike
+		// account that exists already, and no skeletons.
+		if err := sqlite.Exec(ctx, db, `INSERT INTO users (name, name_key, password_hash, grp, created) VALUES ('\u0410dmin', '\u0430dmin', 'x', 'user', 0)`); err != nil {
+			t.Fatal(err)
+		}
+		if err := sqlite.Exec(ctx, db, `UPDATE users SET skeleton = ''`); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		db, err = sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if s, err := sqlite.UserSkeleton(ctx, db, admin.ID); err != nil || s != wiki.UserNameSkeleton("Admin") {
+			t.Fatalf("skeleton of Admin = %q, %v", s, err)
+		}
+		if n, err := db.CountUsers(ctx); err != nil || n != 2 {
+			t.Fatalf("count = %d, %v; want both accounts kept", n, err)
+		}
+		if _, err := db.CreateUser(ctx, wiki.User{Name: "Adrnin", PasswordHash: "x"}); wiki.KindOf(err) != wiki.KindConflict {
+			t.Fatalf("create Adrnin: %v; want refused as a look-alike", err)
+		}
+		plan, err := sqlite.Plan(ctx, db, `SELECT name FROM users WHERE skeleton IN (?, ?) ORDER BY name_key = ? DESC, id LIMIT 1`, "x", "x", "y")
+		if err != nil || !strings.Contains(strings.Join(plan, "\n"), "users_skeleton") {
+			t.Fatalf("the look-alike lookup does not use the index: %q, %v", plan, err)
+		}
+	})
+
 	t.Run("leasing finds due jobs through the jobs_due index", func(t *testing.T) {
 		db := sqlite.MustOpen(t)
 		plan, err := sqlite.Plan(ctx, db, `SELECT id FROM jobs INDEXED BY jobs_due WHERE state IN ('queued', 'running') AND run_at <= ? ORDER BY run_at, id LIMIT ?`, 0, 1)

@@ -41,15 +41,32 @@ func scanUser(s scanner) (wiki.User, error) {
 // CreateUser stores a new account and returns it with its ID, and logs its
 // creation in the same transaction. Names are unique case-insensitively
 // (Unicode case folding): ErrExists otherwise.
+// A name whose skeleton (wiki.UserNameSkeleton) is an existing account's is
+// refused with wiki.TooSimilarError. The lookup and the insert share the
+// write transaction, and writes are serialized on the one writer connection,
+// so two look-alike registrations at once cannot both succeed.
 func (db *DB) CreateUser(ctx context.Context, u wiki.User) (wiki.User, error) {
 	u.Created = now(u.Created)
 	if u.Group == "" {
 		u.Group = wiki.GroupUser
 	}
+	keys := wiki.UserNameLookAlikeKeys(u.Name)
+	keys = append(keys, keys[0]) // two parameters, one or two distinct keys
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `INSERT INTO users (name, name_key, password_hash, grp, created, time_zone, date_format, minor_default)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			u.Name, nameKey(u.Name), u.PasswordHash, string(u.Group), ms(u.Created),
+		var existing string
+		err := tx.QueryRowContext(ctx, `SELECT name FROM users WHERE skeleton IN (?, ?) ORDER BY name_key = ? DESC, id LIMIT 1`,
+			keys[0], keys[1], nameKey(u.Name)).Scan(&existing)
+		switch {
+		case err == nil && nameKey(existing) == nameKey(u.Name):
+			return wiki.ErrExists
+		case err == nil:
+			return wiki.TooSimilarError(u.Name, existing)
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		err = tx.QueryRowContext(ctx, `INSERT INTO users (name, name_key, skeleton, password_hash, grp, created, time_zone, date_format, minor_default)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			u.Name, nameKey(u.Name), keys[0], u.PasswordHash, string(u.Group), ms(u.Created),
 			u.Prefs.TimeZone, u.Prefs.DateFormat, b2i(u.Prefs.MinorDefault)).Scan(&u.ID)
 		if err != nil {
 			return err
@@ -64,6 +81,39 @@ func (db *DB) CreateUser(ctx context.Context, u wiki.User) (wiki.User, error) {
 		return wiki.User{}, fmt.Errorf("sqlite: create user %q: %w", u.Name, err)
 	}
 	return u, nil
+}
+
+// fillSkeletons computes the skeleton of users that have none: those created
+// before the column existed (SQL cannot compute it). Run at open.
+func (db *DB) fillSkeletons(ctx context.Context) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id, name FROM users WHERE skeleton = ''`)
+		if err != nil {
+			return err
+		}
+		type row struct {
+			id   int64
+			name string
+		}
+		var todo []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.id, &r.name); err != nil {
+				rows.Close()
+				return err
+			}
+			todo = append(todo, r)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		for _, r := range todo {
+			if _, err := tx.ExecContext(ctx, `UPDATE users SET skeleton = ? WHERE id = ?`, wiki.UserNameSkeleton(r.name), r.id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // FindUser returns the user with the given ID.
@@ -88,8 +138,8 @@ func (db *DB) FindUserByName(ctx context.Context, name string) (wiki.User, error
 // is no such user, ErrExists if the new name is taken.
 func (db *DB) UpdateUser(ctx context.Context, u wiki.User) error {
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE users SET name = ?, name_key = ?, password_hash = ?, grp = ? WHERE id = ?`,
-			u.Name, nameKey(u.Name), u.PasswordHash, string(u.Group), u.ID)
+		res, err := tx.ExecContext(ctx, `UPDATE users SET name = ?, name_key = ?, skeleton = ?, password_hash = ?, grp = ? WHERE id = ?`,
+			u.Name, nameKey(u.Name), wiki.UserNameSkeleton(u.Name), u.PasswordHash, string(u.Group), u.ID)
 		if err != nil {
 			return err
 		}

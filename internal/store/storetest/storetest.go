@@ -45,6 +45,8 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"search indexes the text it is given, not the source", testSearchText},
 		{"random page and page count see live pages", testRandomCount},
 		{"user names are unique case-insensitively", testUsers},
+		{"a user name that looks like an existing one is refused, naming it", testUserLookAlike},
+		{"concurrent look-alike registrations: exactly one wins", testUserLookAlikeConcurrent},
 		{"sessions expire and tokens are found", testSessionsTokens},
 		{"account creation and group changes are logged in their transaction", testGroups},
 		{"blocks are set, changed, expire by themselves and are lifted, with log entries", testBlocks},
@@ -753,6 +755,47 @@ func testUsers(t *testing.T, s wiki.Store) {
 	wantErr(t, s.UpdateUser(ctx, u), wiki.ErrExists)
 	if n := must[int](t)(s.CountUsers(ctx)); n != 2 {
 		t.Fatalf("count = %d", n)
+	}
+}
+
+func testUserLookAlike(t *testing.T, s wiki.Store) {
+	must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Admin", PasswordHash: "x"}))
+	for _, name := range []string{"\u0410dmin", "Adrnin", "\u0410DMIN"} {
+		_, err := s.CreateUser(ctx, wiki.User{Name: name, PasswordHash: "x"})
+		if wiki.KindOf(err) != wiki.KindConflict || errors.Is(err, wiki.ErrExists) ||
+			wiki.Message(err) != "The name “"+name+"” is too similar to the existing account “Admin”. Choose another name." {
+			t.Fatalf("create %q: %v; want the look-alike error naming Admin", name, err)
+		}
+	}
+	_, err := s.CreateUser(ctx, wiki.User{Name: "admin", PasswordHash: "x"})
+	wantErr(t, err, wiki.ErrExists)
+	must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Administrator", PasswordHash: "x"}))
+	if n := must[int](t)(s.CountUsers(ctx)); n != 2 {
+		t.Fatalf("count = %d, want 2", n)
+	}
+}
+
+func testUserLookAlikeConcurrent(t *testing.T, s wiki.Store) {
+	names := []string{"Olga", "\u039flga", "\u041elga", "0lga", "OLGA", "Оlgа"}
+	var wg sync.WaitGroup
+	errs := make([]error, len(names))
+	for i, name := range names {
+		wg.Go(func() {
+			_, errs[i] = s.CreateUser(ctx, wiki.User{Name: name, PasswordHash: "x"})
+		})
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case wiki.KindOf(err) != wiki.KindConflict:
+			t.Errorf("create %q: %v", names[i], err)
+		}
+	}
+	if n := must[int](t)(s.CountUsers(ctx)); won != 1 || n != 1 {
+		t.Fatalf("%d registrations succeeded, %d users stored; want 1", won, n)
 	}
 }
 

@@ -4,10 +4,17 @@
 // Without JavaScript the placeholder is a link to the special page.
 (function () {
   "use strict";
+  // bdi isolates a user-supplied title or name, so that right-to-left text
+  // in it cannot reorder the list around it.
+  function bdi(text) {
+    var b = document.createElement("bdi");
+    b.textContent = text;
+    return b;
+  }
   function link(item) {
     var a = document.createElement("a");
     a.href = item.url;
-    a.textContent = item.title;
+    a.appendChild(bdi(item.title));
     return a;
   }
   function list(items, extra) {
@@ -26,7 +33,7 @@
       el.replaceChildren(list(data.changes, function (li, c) {
         var s = document.createElement("span");
         s.className = "muted small";
-        s.textContent = " · " + c.user + " · " + new Date(c.time).toLocaleString();
+        s.append(" · ", bdi(c.user), " · " + new Date(c.time).toLocaleString());
         li.appendChild(s);
       }));
     },

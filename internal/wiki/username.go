@@ -1,0 +1,34 @@
+package wiki
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxUserNameRunes is the longest user name accepted, in characters (as MediaWiki).
+const MaxUserNameRunes = 85
+
+// ParseUserName validates and normalizes a user name: a valid title text
+// (NFC, first letter upper-cased, spaces for underscores) without a
+// namespace, '/', ':' or '@', at most 85 characters, and held to the
+// character rules of titles, except that no emoji ZWJ sequence is allowed.
+// Every path that accepts a new or given user name comes through here.
+func ParseUserName(name string) (string, error) {
+	if !utf8.ValidString(name) {
+		return "", Errorf(KindInvalid, "the user name is not valid UTF-8; use plain Unicode text")
+	}
+	if strings.ContainsAny(name, "/:@") {
+		return "", Errorf(KindInvalid, "user names may not contain '/', ':' or '@'; choose another name")
+	}
+	if err := checkCharacters(normalizeNFC(name), "user name", false); err != nil {
+		return "", err
+	}
+	t, err := ParseTitle(name)
+	if err != nil {
+		return "", Errorf(KindInvalid, "that user name cannot be used: %s", Message(err))
+	}
+	if utf8.RuneCountInString(string(t)) > MaxUserNameRunes {
+		return "", Errorf(KindInvalid, "the user name is too long: use at most %d characters", MaxUserNameRunes)
+	}
+	return string(t), nil
+}
