@@ -192,10 +192,17 @@ func TestAdminPagesAreForAdmins(t *testing.T) {
 		if res := other.Get("/wiki/Special:BlockList"); res.StatusCode != http.StatusOK {
 			t.Fatalf("admin: %d", res.StatusCode)
 		}
+		if res := other.Get("/metrics"); res.StatusCode != http.StatusOK {
+			t.Fatalf("admin: /metrics %d", res.StatusCode)
+		}
 		// Demoted by another process (the command line): straight in the store.
 		o, _ := w.App.Store.FindUserByName(bg, "Otheradmin")
 		if _, err := w.App.Store.SetUserGroup(bg, wiki.GroupChange{UserID: o.ID, Group: wiki.GroupUser, By: wiki.MaintenanceActor}); err != nil {
 			t.Fatal(err)
+		}
+		// First: the admin pages below drop the stale session on the way.
+		if res := other.Get("/metrics"); res.StatusCode != http.StatusForbidden {
+			t.Errorf("demoted admin: /metrics %d, want 403", res.StatusCode)
 		}
 		if res := other.Get("/wiki/Special:BlockList"); res.StatusCode != http.StatusForbidden {
 			t.Errorf("demoted admin: BlockList %d, want 403", res.StatusCode)

@@ -397,7 +397,9 @@ func (s *Server) AdminOnly(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if v.IsAdmin() {
+		// The group is read from the store, not the session cache: a
+		// demotion applies on the next request, wherever it was made.
+		if v.IsAdmin() && s.requireAdmin(r) == nil {
 			w.Header().Set("Cache-Control", "no-store")
 			next.ServeHTTP(w, r)
 			return
