@@ -61,6 +61,12 @@ Usage:
         Count jobs per state and show the oldest queued job's age.
   wikid jobs retry ID
         Queue a dead job again.
+  wikid check
+        Report stored data that today's rules refuse: page titles and user
+        names with invisible, bidirectional or unassigned characters or not
+        in normal form, users whose names look alike, pages whose latest
+        revision is missing. Reads only (safe beside a running serve); exit
+        status 0 when all is well, 1 when problems were found, 2 on errors.
   wikid version
         Print the version.
 
@@ -73,8 +79,15 @@ Common flags (every command):
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv); err != nil {
-		fmt.Fprintln(os.Stderr, "wikid:", err)
-		os.Exit(1)
+		code := 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code, err = ee.code, ee.err
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "wikid:", err)
+		}
+		os.Exit(code)
 	}
 }
 
@@ -148,6 +161,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return userCommand(ctx, cfg, sub, positional, accountFlags{admin: *admin, until: *until, reason: *reason, stdin: *fromStdin}, stdin, stdout, stderr)
 	case "token":
 		return tokenCommand(ctx, cfg, sub, positional, accountFlags{all: *all}, stdout)
+	case "check":
+		return check(ctx, cfg, positional, stdout)
 	case "jobs":
 		return jobsCommand(ctx, cfg, log, sub, positional, wiki.JobState(*state), *limit, stdout)
 	}

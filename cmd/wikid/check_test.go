@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// checkStatus runs wikid check on data and returns its output and exit status.
+func checkStatus(t *testing.T, data string) (string, int) {
+	t.Helper()
+	out, _, err := wikid(t, "", nil, "check", "--data", data)
+	var ee *exitError
+	switch {
+	case err == nil:
+		return out, 0
+	case errors.As(err, &ee):
+		return out, ee.code
+	}
+	t.Fatalf("wikid check: %v, not an exit status", err)
+	return "", 0
+}
+
+// savePage creates title with one revision by user 1 (Admin).
+func savePage(t *testing.T, db *sqlite.DB, title string) wiki.Page {
+	t.Helper()
+	res, err := db.SavePage(context.Background(), wiki.SaveRequest{
+		Title: wiki.MustTitle(title), Text: "Text of " + title + ".", UserID: 1, UserName: "Admin", Time: time.Now(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Page
+}
+
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	data := t.TempDir()
+	if _, _, err := wikid(t, "admin-password\n", nil, "user", "add", "Admin", "--admin", "--data", data); err != nil {
+		t.Fatal(err)
+	}
+	// The store stays open, as a running server's would.
+	db, err := sqlite.Open(ctx, filepath.Join(data, "wikid.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	savePage(t, db, "Main Page")
+	savePage(t, db, "Talk:Main Page")
+	if _, err := db.CreateUser(ctx, wiki.User{Name: "Alice", PasswordHash: "x"}); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("a clean wiki has no problems and exit status 0", func(t *testing.T) {
+		out, code := checkStatus(t, data)
+		if code != 0 || out != "no problems found\n" {
+			t.Errorf("exit %d, output:\n%s", code, out)
+		}
+	})
+
+	t.Run("a missing database is exit status 2 and is not created", func(t *testing.T) {
+		empty := t.TempDir()
+		_, _, err := wikid(t, "", nil, "check", "--data", empty)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 2 || ee.err == nil {
+			t.Errorf("err %v, want exit status 2 with a message", err)
+		}
+		if _, err := os.Stat(filepath.Join(empty, "wikid.db")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("check created the database: %v", err)
+		}
+	})
+
+	t.Run("arguments are a usage error with exit status 2", func(t *testing.T) {
+		_, _, err := wikid(t, "", nil, "check", "extra", "--data", data)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "usage: wikid check") {
+			t.Errorf("err %v", err)
+		}
+	})
+
+	// Rows today's rules refuse, written as older versions (or hands) could.
+	rlo := savePage(t, db, "Invoice")
+	nfd := savePage(t, db, "Cafe")
+	broken := savePage(t, db, "Broken")
+	wrongNS := savePage(t, db, "Notes")
+	raw, err := sql.Open("sqlite", filepath.Join(data, "wikid.db")+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`UPDATE pages SET title = ? WHERE id = ?`, []any{"Invoice\u202Efdp.exe", rlo.ID}},
+		{`UPDATE pages SET title = ?, deleted = 1 WHERE id = ?`, []any{"Cafe\u0301", nfd.ID}},
+		{`UPDATE pages SET latest_rev = 999999 WHERE id = ?`, []any{broken.ID}},
+		{`UPDATE pages SET ns = 'Talk' WHERE id = ?`, []any{wrongNS.ID}},
+		{`INSERT INTO revisions (page_id, user_id, user_name, ts, summary, text, size, sha1) VALUES (424242, 1, 'Admin', 0, '', 'x', 1, '')`, nil},
+		{`UPDATE users SET name = ?, name_key = ?, skeleton = ? WHERE name = 'Alice'`,
+			[]any{"Al\u200Bice", "al\u200Bice", wiki.UserNameSkeleton("Al\u200Bice")}},
+		{`INSERT INTO users (name, name_key, skeleton, password_hash, grp, created) VALUES (?, ?, ?, 'x', 'user', 0)`,
+			[]any{"\u0410dmin", "\u0430dmin", wiki.UserNameSkeleton("\u0410dmin")}},
+	} {
+		if _, err := raw.ExecContext(ctx, q.sql, q.args...); err != nil {
+			t.Fatalf("%s: %v", q.sql, err)
+		}
+	}
+
+	t.Run("each bad row is one line under its heading, exit status 1", func(t *testing.T) {
+		out, code := checkStatus(t, data)
+		if code != 1 {
+			t.Errorf("exit status %d, want 1", code)
+		}
+		want := []string{
+			"Page titles the title rules refuse or now spell differently:",
+			fmt.Sprintf(`  page %d "Invoice\u202efdp.exe": the title contains U+202E RIGHT-TO-LEFT OVERRIDE (an invisible bidirectional control) at character 8; remove it`, rlo.ID),
+			fmt.Sprintf("  page %d (deleted) \"Cafe\u0301\" (\"Cafe\\u0301\"): not in normal form; the title is now \"Caf\u00e9\" (\"Caf\\u00e9\"), which cannot reach this page", nfd.ID),
+			"",
+			"User names the name rules refuse or now spell differently:",
+			`  user 2 "Al\u200bice": the user name contains U+200B ZERO WIDTH SPACE (an invisible character) at character 3; remove it`,
+			"",
+			"Users whose names look alike (only one of each group could be created today):",
+			"  \"Admin\" (id 1), \"\u0410dmin\" (\"\\u0410dmin\") (id 3)",
+			"",
+			"Stored data that disagrees with itself:",
+			fmt.Sprintf(`  page %d "Notes": its namespace column says "Talk", its title (main)`, wrongNS.ID),
+			fmt.Sprintf(`  page %d "Broken": its latest revision 999999 does not exist`, broken.ID),
+			fmt.Sprintf(`  revision %d belongs to page 424242, which does not exist`, wrongNS.LatestID+1),
+			"",
+			"7 problems found",
+		}
+		if got := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("output:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
+		}
+	})
+
+	t.Run("check changes nothing", func(t *testing.T) {
+		var n int
+		if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM pages WHERE title = ?`, "Invoice\u202Efdp.exe").Scan(&n); err != nil || n != 1 {
+			t.Errorf("the refused title is gone (count %d, err %v)", n, err)
+		}
+	})
+}
