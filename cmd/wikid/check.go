@@ -93,13 +93,19 @@ func checkData(ctx context.Context, db *sqlite.DB, r *checkReport) error {
 		if p.Deleted {
 			state = " (deleted)"
 		}
+		// A live page no URL reaches can be renamed by its id.
+		repair := ""
+		if !p.Deleted {
+			repair = fmt.Sprintf("; rename with: wikid page move --id %d NEW_TITLE", p.PageID)
+		}
 		t, err := wiki.ParseTitle(p.Title)
 		switch {
 		case err != nil:
-			r.finding("page %d%s %q: %s", p.PageID, state, p.Title, wiki.Message(err))
+			r.finding("page %d%s %q: %s%s", p.PageID, state, p.Title, wiki.Message(err), repair)
 			t = wiki.Title(p.Title)
 		case string(t) != p.Title:
-			r.finding("page %d%s %s: not in normal form; the title is now %s, which cannot reach this page", p.PageID, state, quoteName(p.Title), quoteName(string(t)))
+			r.finding("page %d%s %s: not in normal form; the title is now %s, which cannot reach this page%s",
+				p.PageID, state, quoteName(p.Title), quoteName(string(t)), repair)
 		}
 		if t.Namespace() != p.NS {
 			nsMismatch = append(nsMismatch, p)

@@ -54,7 +54,12 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	closed := false
+	defer func() {
+		if !closed {
+			db.Close()
+		}
+	}()
 	savePage(t, db, "Main Page")
 	savePage(t, db, "Talk:Main Page")
 	if _, err := db.CreateUser(ctx, wiki.User{Name: "Alice", PasswordHash: "x"}); err != nil {
@@ -124,7 +129,7 @@ func TestCheck(t *testing.T) {
 		}
 		want := []string{
 			"Page titles the title rules refuse or now spell differently:",
-			fmt.Sprintf(`  page %d "Invoice\u202efdp.exe": the title contains U+202E RIGHT-TO-LEFT OVERRIDE (an invisible bidirectional control) at character 8; remove it`, rlo.ID),
+			fmt.Sprintf(`  page %d "Invoice\u202efdp.exe": the title contains U+202E RIGHT-TO-LEFT OVERRIDE (an invisible bidirectional control) at character 8; remove it; rename with: wikid page move --id %d NEW_TITLE`, rlo.ID, rlo.ID),
 			fmt.Sprintf("  page %d (deleted) \"Cafe\u0301\" (\"Cafe\\u0301\"): not in normal form; the title is now \"Caf\u00e9\" (\"Caf\\u00e9\"), which cannot reach this page", nfd.ID),
 			"",
 			"User names the name rules refuse or now spell differently:",
@@ -145,10 +150,59 @@ func TestCheck(t *testing.T) {
 		}
 	})
 
+	t.Run("with no server holding the database open, the findings are the same", func(t *testing.T) {
+		before, _ := checkStatus(t, data)
+		closed = true
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if after, code := checkStatus(t, data); code != 1 || after != before {
+			t.Errorf("exit %d, output:\n%s\nwant:\n%s", code, after, before)
+		}
+	})
+
+	t.Run("page move renames a page no URL reaches, as the maintenance script", func(t *testing.T) {
+		id := fmt.Sprint(rlo.ID)
+		for _, c := range []struct {
+			args []string
+			msg  string
+		}{
+			{[]string{"page", "move", "Invoice.pdf"}, "usage: wikid page move"},
+			{[]string{"page", "move", "--id", "424242", "Invoice.pdf"}, "there is no page 424242"},
+			{[]string{"page", "move", "--id", fmt.Sprint(nfd.ID), "Café"}, "is deleted"},
+			{[]string{"page", "move", "--id", id, "Main Page"}, `a page "Main Page" already exists`},
+			{[]string{"page", "move", "--id", id, "Bad\u200Etitle"}, "U+200E LEFT-TO-RIGHT MARK"},
+		} {
+			if _, _, err := wikid(t, "", nil, append(c.args, "--data", data)...); err == nil || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("wikid %q: err %v, want %q", c.args, err, c.msg)
+			}
+		}
+		out, _, err := wikid(t, "", nil, "page", "move", "--id", id, "Invoice.pdf", "--reason", "unreadable title", "--data", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("moved page %d from \"Invoice\\u202efdp.exe\" to \"Invoice.pdf\"\n", rlo.ID); out != want {
+			t.Errorf("output %q, want %q", out, want)
+		}
+		var n int
+		var by string
+		if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM pages WHERE title = ? OR title = 'Invoice.pdf' AND id <> ?`,
+			"Invoice\u202Efdp.exe", rlo.ID).Scan(&n); err != nil || n != 0 {
+			t.Errorf("pages at the old title or a copy: %d (err %v), want 0: no redirect at the old title", n, err)
+		}
+		if err := raw.QueryRowContext(ctx, `SELECT user_name FROM log WHERE type = 'move' ORDER BY id DESC LIMIT 1`).Scan(&by); err != nil || by != "Maintenance script" {
+			t.Errorf("move logged by %q (err %v), want Maintenance script", by, err)
+		}
+		out, code := checkStatus(t, data)
+		if code != 1 || strings.Contains(out, "Invoice") || !strings.Contains(out, "6 problems found") {
+			t.Errorf("check after the move: exit %d, output:\n%s", code, out)
+		}
+	})
+
 	t.Run("check changes nothing", func(t *testing.T) {
 		var n int
-		if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM pages WHERE title = ?`, "Invoice\u202Efdp.exe").Scan(&n); err != nil || n != 1 {
-			t.Errorf("the refused title is gone (count %d, err %v)", n, err)
+		if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM pages WHERE title = ?`, "Cafe\u0301").Scan(&n); err != nil || n != 1 {
+			t.Errorf("the title not in NFC is gone (count %d, err %v)", n, err)
 		}
 	})
 }
