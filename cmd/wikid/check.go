@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 	"strings"
 
@@ -65,6 +66,9 @@ func check(ctx context.Context, cfg config.Config, args []string, stdout io.Writ
 		return &exitError{2, err}
 	}
 	db, err := sqlite.OpenReadOnly(ctx, cfg.DBPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return &exitError{2, fmt.Errorf("there is no wiki database at %s; give the data directory with --data or WIKID_DATA", cfg.DBPath())}
+	}
 	if err != nil {
 		return &exitError{2, err}
 	}

@@ -77,7 +77,7 @@ func TestCheck(t *testing.T) {
 		empty := t.TempDir()
 		_, _, err := wikid(t, "", nil, "check", "--data", empty)
 		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != 2 || ee.err == nil {
+		if !errors.As(err, &ee) || ee.code != 2 || ee.err == nil || !strings.Contains(err.Error(), "there is no wiki database at") {
 			t.Errorf("err %v, want exit status 2 with a message", err)
 		}
 		if _, err := os.Stat(filepath.Join(empty, "wikid.db")); !errors.Is(err, os.ErrNotExist) {
@@ -205,4 +205,32 @@ func TestCheck(t *testing.T) {
 			t.Errorf("the title not in NFC is gone (count %d, err %v)", n, err)
 		}
 	})
+}
+
+func TestLookAlikes(t *testing.T) {
+	t.Parallel()
+	l := newLookAlikes()
+	for _, u := range []sqlite.CheckUser{
+		{ID: 1, Name: "Admin"}, {ID: 2, Name: "Bob", Skeleton: "stale"}, {ID: 3, Name: "\u0410dmin"},
+		{ID: 4, Name: "Carol"}, {ID: 5, Name: "B\u043Eb"}, {ID: 6, Name: "Adrnin"},
+	} {
+		if u.Skeleton == "" {
+			u.Skeleton = wiki.UserNameSkeleton(u.Name)
+		}
+		l.add(u)
+	}
+	var got []string
+	for _, g := range l.groups() {
+		var ids []string
+		for _, u := range g {
+			ids = append(ids, fmt.Sprint(u.ID))
+		}
+		got = append(got, strings.Join(ids, ","))
+	}
+	if strings.Join(got, " ") != "1,3,6 2,5" {
+		t.Errorf("groups %q, want 1,3,6 and 2,5", got)
+	}
+	if len(l.staleSkeletons) != 1 || l.staleSkeletons[0].ID != 2 {
+		t.Errorf("stale skeletons %+v, want Bob's", l.staleSkeletons)
+	}
 }
