@@ -61,6 +61,15 @@ Usage:
         Count jobs per state and show the oldest queued job's age.
   wikid jobs retry ID
         Queue a dead job again.
+  wikid page move --id ID NEWTITLE [--reason TEXT]
+        Rename the page with id ID (as listed by wikid check), as the
+        maintenance script; works for a title no URL reaches any more.
+  wikid check
+        Report stored data that today's rules refuse: page titles and user
+        names with invisible, bidirectional or unassigned characters or not
+        in normal form, users whose names look alike, pages whose latest
+        revision is missing. Reads only (safe beside a running serve); exit
+        status 0 when all is well, 1 when problems were found, 2 on errors.
   wikid version
         Print the version.
 
@@ -73,8 +82,15 @@ Common flags (every command):
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv); err != nil {
-		fmt.Fprintln(os.Stderr, "wikid:", err)
-		os.Exit(1)
+		code := 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code, err = ee.code, ee.err
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "wikid:", err)
+		}
+		os.Exit(code)
 	}
 }
 
@@ -85,7 +101,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	cmd, rest := args[0], args[1:]
 	sub := ""
-	if (cmd == "user" || cmd == "token" || cmd == "jobs") && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+	if (cmd == "user" || cmd == "token" || cmd == "jobs" || cmd == "page") && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		sub, rest = rest[0], rest[1:]
 	}
 	fs := flag.NewFlagSet("wikid "+cmd, flag.ContinueOnError)
@@ -100,9 +116,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	state := fs.String("state", "", "jobs list: only jobs in this state")
 	limit := fs.Int("limit", 50, "jobs list: how many")
 	until := fs.String("until", "", "user block: how long (24h, 7d, infinite)")
-	reason := fs.String("reason", "", "user set-groups, block, unblock: the reason, for the log")
+	reason := fs.String("reason", "", "user set-groups, block, unblock, page move: the reason, for the log")
 	fromStdin := fs.Bool("stdin", false, "user reset-password: read the new password from standard input")
 	all := fs.Bool("all", false, "token revoke: every token of the user")
+	pageID := fs.Int64("id", 0, "page move: the id of the page to move")
 	// Flags may follow positional arguments: wikid user add NAME --admin.
 	var positional []string
 	for {
@@ -148,6 +165,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return userCommand(ctx, cfg, sub, positional, accountFlags{admin: *admin, until: *until, reason: *reason, stdin: *fromStdin}, stdin, stdout, stderr)
 	case "token":
 		return tokenCommand(ctx, cfg, sub, positional, accountFlags{all: *all}, stdout)
+	case "page":
+		return pageCommand(ctx, cfg, log, sub, positional, *pageID, *reason, stdout)
+	case "check":
+		return check(ctx, cfg, positional, stdout)
 	case "jobs":
 		return jobsCommand(ctx, cfg, log, sub, positional, wiki.JobState(*state), *limit, stdout)
 	}

@@ -136,7 +136,7 @@ func (db *DB) Close() error {
 	if db.r != nil {
 		errs = append(errs, db.r.Close())
 	}
-	if db.w != nil {
+	if db.w != nil && db.w != db.r {
 		// Closing the last connection checkpoints the WAL.
 		errs = append(errs, db.w.Close())
 	}

@@ -54,6 +54,16 @@ func (db *DB) FindPage(ctx context.Context, t wiki.Title) (wiki.Page, error) {
 	return p, nil
 }
 
+// FindPageByID returns the page with the given ID, deleted or not, with its
+// title as stored (a title today's rules refuse included).
+func (db *DB) FindPageByID(ctx context.Context, id int64) (wiki.Page, error) {
+	p, err := scanPage(db.r.QueryRowContext(ctx, `SELECT `+pageCols+` FROM pages p WHERE p.id = ?`, id))
+	if err != nil {
+		return wiki.Page{}, fmt.Errorf("sqlite: find page %d: %w", id, notFound(err))
+	}
+	return p, nil
+}
+
 // FindRevision returns a visible revision with its text; deleted
 // revisions are ErrNotFound.
 func (db *DB) FindRevision(ctx context.Context, id int64) (wiki.Revision, error) {
