@@ -144,7 +144,7 @@ func withAccount(ctx context.Context, cfg config.Config, name string, fn func(*s
 	defer db.Close()
 	var u wiki.User
 	if name != "" {
-		norm, err := auth.NormalizeUserName(name)
+		norm, err := auth.LookupUserName(name)
 		if err != nil {
 			return errors.New(wiki.Message(err))
 		}

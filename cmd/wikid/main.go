@@ -273,7 +273,7 @@ func tokenCreate(ctx context.Context, cfg config.Config, name string, stdout io.
 		return err
 	}
 	defer db.Close()
-	norm, err := auth.NormalizeUserName(name)
+	norm, err := auth.LookupUserName(name)
 	if err != nil {
 		return errors.New(wiki.Message(err))
 	}

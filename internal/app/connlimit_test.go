@@ -155,7 +155,7 @@ func TestSlowClientsCannotExhaustConnections(t *testing.T) {
 		}
 	}
 	t.Logf("server: %+v; at most %d counted open, %d descriptors over the baseline of %d", during, maxOpen.Load(), maxFDs.Load(), baseFDs)
-	if len(times) < 5 {
+	if len(times) < 3 {
 		t.Errorf("only %d readers ran during the flood", len(times))
 	}
 	if during.SlowHeadEvicted == 0 {

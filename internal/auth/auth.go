@@ -82,6 +82,10 @@ func ValidatePassword(password, retype string) error {
 // here for the callers that reach names through this package.
 func NormalizeUserName(name string) (string, error) { return wiki.ParseUserName(name) }
 
+// LookupUserName normalizes a name given to find an existing account; it
+// is wiki.LookupUserName.
+func LookupUserName(name string) (string, error) { return wiki.LookupUserName(name) }
+
 // NewSecret returns n random bytes, base64url-encoded without padding.
 func NewSecret(n int) string {
 	b := make([]byte, n)

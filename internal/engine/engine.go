@@ -582,9 +582,14 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	if from == to {
 		return wiki.Page{}, wiki.Errorf(wiki.KindInvalid, "the new title is the same as the old one; choose a different title")
 	}
-	// Moving needs the source's move level and the target's edit (or
-	// creation) level.
+	// Moving needs the source's move and edit levels (as in MediaWiki:
+	// otherwise a page protected from editing only could be moved away,
+	// taking its protection along, and its title edited as a redirect)
+	// and the target's edit (or creation) level.
 	if err := e.checkProtection(ctx, from, wiki.ProtectMove, false, ed); err != nil {
+		return wiki.Page{}, err
+	}
+	if err := e.checkProtection(ctx, from, wiki.ProtectEdit, false, ed); err != nil {
 		return wiki.Page{}, err
 	}
 	if err := e.checkProtection(ctx, to, wiki.ProtectEdit, true, ed); err != nil {

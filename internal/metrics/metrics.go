@@ -81,7 +81,7 @@ func (m *Metrics) FastHit(method, target string, remote func() string, personal 
 	}
 	m.hitBytes.Add(float64(bytes))
 	if m.access != nil {
-		m.access.Log(Entry{Time: time.Now(), Method: method, Path: target, Status: status, Bytes: bytes, Duration: d, Cache: cache, Remote: remote()})
+		m.access.Log(Entry{Time: time.Now(), Method: method, Path: redactSecrets(target), Status: status, Bytes: bytes, Duration: d, Cache: cache, Remote: remote()})
 	}
 }
 
@@ -103,7 +103,7 @@ func (m *Metrics) Middleware(next http.Handler) http.Handler {
 		m.duration.WithLabelValues(route, cache).Observe(d.Seconds())
 		m.bytes.WithLabelValues(route).Add(float64(sw.bytes))
 		if m.access != nil {
-			m.access.Log(Entry{Time: start, Method: r.Method, Path: r.URL.RequestURI(), Status: sw.status, Bytes: sw.bytes,
+			m.access.Log(Entry{Time: start, Method: r.Method, Path: redactSecrets(r.URL.RequestURI()), Status: sw.status, Bytes: sw.bytes,
 				Duration: d, Cache: cache, Remote: r.RemoteAddr})
 		}
 	})
@@ -259,4 +259,20 @@ func (c connCollector) Collect(ch chan<- prometheus.Metric) {
 // RegisterConns exposes the connection figures that stats reports.
 func (m *Metrics) RegisterConns(stats func() ConnCounts) {
 	m.Registry.MustRegister(connCollector(stats))
+}
+
+// redactSecrets hides the value of a token parameter (a password reset
+// link's secret) from the access log: whoever reads the log must not be
+// able to use the link.
+func redactSecrets(target string) string {
+	i := strings.Index(target, "token=")
+	if i < 0 || (i > 0 && target[i-1] != '?' && target[i-1] != '&') {
+		return target
+	}
+	j := i + len("token=")
+	k := strings.IndexByte(target[j:], '&')
+	if k < 0 {
+		return target[:j] + "REDACTED"
+	}
+	return target[:j] + "REDACTED" + target[j+k:]
 }

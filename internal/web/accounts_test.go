@@ -380,3 +380,26 @@ func TestRegistrationIsLogged(t *testing.T) {
 		t.Errorf("newusers log = %+v, %v", l, err)
 	}
 }
+
+// An account made before the character rules, with a name they refuse, can
+// still log in and be blocked by name: the rules are for new names (names_test.go
+// checks that new names are held to them).
+func TestAccountsWithNamesTheRulesRefuse(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	_, apw := w.CreateUser(t, "Legacyadmin", wiki.GroupAdmin)
+	const name = "Ev\u202eil" // a right-to-left override, stored before the rules
+	_, pw := w.CreateUser(t, name, wiki.GroupUser)
+	ev := w.Login(t, name, pw)
+	ev.Edit("Legacy page", "before\n")
+	csrf, base := ev.EditForm("Legacy page")
+	ac := w.Login(t, "Legacyadmin", apw)
+	res := ac.PostForm("/wiki/Special:Block", url.Values{"csrf": {ac.CSRF("/wiki/Special:Block")},
+		"target": {name}, "expiry": {"1d"}, "reason": {"old vandal"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("block %q: %d\n%s", name, res.StatusCode, res.Body)
+	}
+	if res := ev.Submit("Legacy page", csrf, base, "after\n"); res.StatusCode != http.StatusForbidden {
+		t.Errorf("the blocked legacy account edited: %d", res.StatusCode)
+	}
+}

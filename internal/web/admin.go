@@ -27,7 +27,7 @@ func (s *Server) adminTarget(r *http.Request, arg string) (wiki.User, string, er
 	if name == "" {
 		return wiki.User{}, "", nil
 	}
-	norm, err := auth.NormalizeUserName(name)
+	norm, err := auth.LookupUserName(name)
 	if err != nil {
 		return wiki.User{}, name, err
 	}
@@ -209,6 +209,11 @@ func (s *Server) unblockPage(w http.ResponseWriter, r *http.Request, arg string)
 		u = wiki.User{}
 	}
 	if r.Method == http.MethodPost && u.ID != 0 {
+		// A blocked administrator cannot lift blocks, their own included:
+		// otherwise blocking an administrator would do nothing.
+		if err := s.checkBlock(r); err != nil {
+			return err
+		}
 		reason, err := formValue(r, "reason")
 		if err != nil {
 			return err

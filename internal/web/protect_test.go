@@ -148,4 +148,29 @@ func TestProtection(t *testing.T) {
 		mustNotContain(t, anon.Get("/wiki/Brief"), `class="lock"`)
 		ann.Edit("Brief", "brief, after expiry\n")
 	})
+
+	t.Run("a page protected from editing only cannot be moved away by a user", func(t *testing.T) {
+		ann.Edit("Edit only", "Edit-only text.\n")
+		mustRedirect(t, protectForm(t, boss, "Edit only", "admins", "", "infinite", "edit war"), http.StatusSeeOther, "/wiki/Edit_only")
+		res := ann.PostForm("/wiki/Edit_only?action=move", url.Values{"csrf": {ann.CSRF("/wiki/Edit_only?action=move")},
+			"newtitle": {"Edit only moved"}, "redirect": {"1"}})
+		mustStatus(t, res, http.StatusForbidden)
+		if got := anon.Get("/wiki/Edit_only?action=raw"); got.StatusCode != http.StatusOK {
+			t.Errorf("the page moved: %d", got.StatusCode)
+		}
+	})
+
+	t.Run("a blocked administrator can neither protect nor lift blocks, their own included", func(t *testing.T) {
+		_, cpw := w.CreateUser(t, "Carol", wiki.GroupAdmin)
+		carol := w.Login(t, "Carol", cpw)
+		res := carol.PostForm("/wiki/Special:Block/Boss", url.Values{"csrf": {carol.CSRF("/wiki/Special:Block/Boss")},
+			"expiry": {"1d"}, "reason": {"rogue admin"}})
+		mustStatus(t, res, http.StatusSeeOther)
+		mustStatus(t, protectForm(t, boss, "Guarded", "admins", "admins", "infinite", "mine"), http.StatusForbidden)
+		res = boss.PostForm("/wiki/Special:Unblock/Boss", url.Values{"csrf": {boss.CSRF("/wiki/Special:Unblock/Boss")}, "reason": {"me"}})
+		mustStatus(t, res, http.StatusForbidden)
+		if bl := anon.Get("/wiki/Special:Log/block"); strings.Contains(bl.Body, "unblocked") {
+			t.Error("the blocked admin lifted the block")
+		}
+	})
 }

@@ -94,6 +94,10 @@ func (s *Server) sessionViewer(ctx context.Context, id string, fresh bool) (View
 			return v, true
 		}
 	}
+	// A sign-out or password change that deletes the session after it is
+	// read bumps an epoch; if any bump came meanwhile the answer is used
+	// for this request only, never cached.
+	bumps := s.sessions.bumps.Load()
 	sess, err := s.store.FindSession(ctx, id)
 	if err != nil {
 		if !errors.Is(err, wiki.ErrNotFound) {
@@ -107,7 +111,9 @@ func (s *Server) sessionViewer(ctx context.Context, id string, fresh bool) (View
 		return Viewer{}, false
 	}
 	v := Viewer{User: u, Session: sess, LoggedIn: true}
-	s.sessions.put(v, epoch)
+	if s.sessions.bumps.Load() == bumps {
+		s.sessions.put(v, epoch)
+	}
 	return v, true
 }
 

@@ -3,6 +3,7 @@ package web
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,7 @@ type sessionCache struct {
 	shards [64]sessionShard
 	now    func() time.Time
 	epochs [16]epochShard
+	bumps  atomic.Uint64 // bumpUser calls since start, any user
 }
 
 // epochShard holds the epochs of the users whose accounts changed since
@@ -57,6 +59,7 @@ func (c *sessionCache) bumpUser(userID int64) {
 	}
 	sh.m[userID]++
 	sh.mu.Unlock()
+	c.bumps.Add(1)
 }
 
 const sessionCacheTTL = 30 * time.Second

@@ -102,7 +102,7 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 			// which user names may not).
 			arg, path = a.Unmap().String(), view.ContribsURL(a.Unmap().String())
 		} else if arg != "" {
-			norm, err := auth.NormalizeUserName(arg)
+			norm, err := auth.LookupUserName(arg)
 			if err != nil {
 				s.writeError(w, r, wiki.Errorf(wiki.KindInvalid, "give a user name: Special:Contributions/NAME (%s)", wiki.Message(err)))
 				return
@@ -127,7 +127,7 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 			arg = raw.First("target")
 		}
 		if arg != "" {
-			norm, err := auth.NormalizeUserName(arg)
+			norm, err := auth.LookupUserName(arg)
 			if err != nil {
 				s.writeError(w, r, wiki.Errorf(wiki.KindInvalid, "give a user name: Special:%s/NAME (%s)", rt.name, wiki.Message(err)))
 				return
@@ -265,7 +265,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	name := strings.TrimSpace(r.PostFormValue("username"))
 	password := r.PostFormValue("password")
 	d := loginData{Username: name, ReturnTo: r.PostFormValue("returnto")}
-	norm, err := auth.NormalizeUserName(name)
+	norm, err := auth.LookupUserName(name)
 	account := norm
 	if err != nil {
 		account = sanitizeLine(name) // still one counter per (invalid) name

@@ -37,11 +37,17 @@ func ParseDuration(s string) (time.Duration, error) {
 			return 0, bad
 		}
 		unit := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour, 'y': 365 * 24 * time.Hour}[s[n-1]]
+		if time.Duration(v) > 100*365*24*time.Hour/unit {
+			return 0, Errorf(KindInvalid, "%.40q is longer than 100 years; use infinite for no end", s)
+		}
 		d = time.Duration(v) * unit
 	} else {
 		var err error
 		if d, err = time.ParseDuration(s); err != nil {
 			return 0, bad
+		}
+		if d > 100*365*24*time.Hour {
+			return 0, Errorf(KindInvalid, "%.40q is longer than 100 years; use infinite for no end", s)
 		}
 	}
 	if d <= 0 {

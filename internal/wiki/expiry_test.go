@@ -25,3 +25,14 @@ func TestParseExpiry(t *testing.T) {
 		}
 	}
 }
+
+func TestDurationsPastACenturyAreRefused(t *testing.T) {
+	for _, s := range []string{"585y", "101y", "36500w", "900000h"} {
+		if d, err := ParseDuration(s); err == nil {
+			t.Errorf("ParseDuration(%q) = %v, want an error (wrapped around or past 100 years)", s, d)
+		}
+	}
+	if d, err := ParseDuration("100y"); err != nil || d != 100*365*24*time.Hour {
+		t.Errorf("ParseDuration(100y) = %v, %v", d, err)
+	}
+}

@@ -34,13 +34,21 @@ type Title string
 // Underscores and runs of white space become single spaces. Invisible,
 // bidirectional-control, private-use and unassigned characters are refused
 // (see checkCharacters): every path that accepts a title comes through here.
-func ParseTitle(s string) (Title, error) {
+func ParseTitle(s string) (Title, error) { return parseTitle(s, true) }
+
+// parseTitle is ParseTitle; chars false skips the character rules, for
+// looking up names stored before them (LookupUserName).
+func parseTitle(s string, chars bool) (Title, error) {
 	if !utf8.ValidString(s) {
 		return "", Errorf(KindInvalid, "the title is not valid UTF-8; use plain Unicode text")
 	}
 	s = normalizeNFC(s)
-	if err := checkCharacters(s, "title", true); err != nil {
-		return "", err
+	if chars {
+		if err := checkCharacters(s, "title", true); err != nil {
+			return "", err
+		}
+	} else if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "", Errorf(KindInvalid, "the name contains a control character; remove it")
 	}
 	var b strings.Builder
 	b.Grow(len(s))

@@ -32,3 +32,25 @@ func ParseUserName(name string) (string, error) {
 	}
 	return string(t), nil
 }
+
+// LookupUserName normalizes a name given to find an existing account (log
+// in, block, rights, contributions): ParseUserName without the character
+// rules, which came after some accounts were made. A name those rules
+// refuse cannot be registered, but its account can still be reached, to
+// block it or reset its password; wikid check lists such names.
+func LookupUserName(name string) (string, error) {
+	if !utf8.ValidString(name) {
+		return "", Errorf(KindInvalid, "the user name is not valid UTF-8; use plain Unicode text")
+	}
+	if strings.ContainsAny(name, "/:@") {
+		return "", Errorf(KindInvalid, "user names may not contain '/', ':' or '@'")
+	}
+	t, err := parseTitle(name, false)
+	if err != nil {
+		return "", Errorf(KindInvalid, "that is not a user name: %s", Message(err))
+	}
+	if utf8.RuneCountInString(string(t)) > MaxUserNameRunes {
+		return "", Errorf(KindInvalid, "the user name is too long: names have at most %d characters", MaxUserNameRunes)
+	}
+	return string(t), nil
+}

@@ -96,7 +96,11 @@ func (db *DB) SetPassword(ctx context.Context, userID int64, hash, keepSession s
 		if err := affected(tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, hash, userID)); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND id <> ?`, userID, keepSession)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND id <> ?`, userID, keepSession); err != nil {
+			return err
+		}
+		// A reset link sent before the change must not undo it.
+		_, err := tx.ExecContext(ctx, `DELETE FROM password_resets WHERE user_id = ?`, userID)
 		return err
 	})
 	if err != nil {
@@ -366,7 +370,10 @@ func (db *DB) ResetPassword(ctx context.Context, id, hash string, at time.Time) 
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, hash, userID); err != nil {
 			return err
 		}
-		for _, q := range []string{`DELETE FROM password_resets WHERE user_id = ?`, `DELETE FROM sessions WHERE user_id = ?`} {
+		// A reset recovers an account: whoever held its sessions or its
+		// API tokens loses them.
+		for _, q := range []string{`DELETE FROM password_resets WHERE user_id = ?`, `DELETE FROM sessions WHERE user_id = ?`,
+			`DELETE FROM tokens WHERE user_id = ?`} {
 			if _, err := tx.ExecContext(ctx, q, userID); err != nil {
 				return err
 			}

@@ -1455,6 +1455,9 @@ func testPasswordResets(t *testing.T, s wiki.Store) {
 	if err := s.CreateSession(ctx, wiki.Session{ID: "s", UserID: u.ID, CSRF: "c", Expires: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.CreateToken(ctx, wiki.Token{ID: "t", UserID: u.ID, Name: "bot", Created: at(0)}); err != nil {
+		t.Fatal(err)
+	}
 	for _, pr := range []wiki.PasswordReset{{ID: "r1", UserID: u.ID, Created: at(0), Expires: at(60)}, {ID: "r2", UserID: u.ID, Created: at(0), Expires: at(60)}} {
 		if err := s.CreatePasswordReset(ctx, pr); err != nil {
 			t.Fatal(err)
@@ -1477,6 +1480,18 @@ func testPasswordResets(t *testing.T, s wiki.Store) {
 		wantErr(t, err, wiki.ErrNotFound)
 	}
 	_, err = s.FindSession(ctx, "s")
+	wantErr(t, err, wiki.ErrNotFound)
+	_, err = s.FindToken(ctx, "t")
+	wantErr(t, err, wiki.ErrNotFound)
+
+	// A password change spends the links sent before it.
+	if err := s.CreatePasswordReset(ctx, wiki.PasswordReset{ID: "r3", UserID: u.ID, Created: at(2), Expires: at(60)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetPassword(ctx, u.ID, "changed", ""); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.ResetPassword(ctx, "r3", "again", at(3))
 	wantErr(t, err, wiki.ErrNotFound)
 }
 

@@ -17,6 +17,11 @@ CREATE TABLE log (
 CREATE INDEX log_type ON log(type, id);
 CREATE INDEX log_user ON log(user_name, id);
 CREATE INDEX log_target ON log(target, id);
+-- A type with a performer or a target (Special:Log/block?user=X): without
+-- these, the rows of the performer's or target's other types are read and
+-- dropped one by one.
+CREATE INDEX log_user_type ON log(user_name, type, id);
+CREATE INDEX log_target_type ON log(target, type, id);
 
 -- Deletions, restorations and moves made before the log existed.
 INSERT INTO log (type, action, ts, user_id, user_name, target, page_id, comment, params)

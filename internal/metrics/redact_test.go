@@ -1,0 +1,16 @@
+package metrics
+
+import "testing"
+
+func TestRedactSecrets(t *testing.T) {
+	for in, want := range map[string]string{
+		"/wiki/Special:PasswordReset?token=abc":       "/wiki/Special:PasswordReset?token=REDACTED",
+		"/wiki/Special:PasswordReset?a=1&token=abc&b": "/wiki/Special:PasswordReset?a=1&token=REDACTED&b",
+		"/wiki/Main_Page":                             "/wiki/Main_Page",
+		"/wiki/Special:Search?q=mytoken=x":            "/wiki/Special:Search?q=mytoken=x",
+	} {
+		if got := redactSecrets(in); got != want {
+			t.Errorf("redactSecrets(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
