@@ -246,7 +246,7 @@ describe('an administrator handling a vandal in the browser', { timeout: 180_000
     const protect = page.locator('ul.log > li.log-protect');
     const del = page.locator('ul.log > li.log-delete');
     await block.first().waitFor();
-    assert.match(await block.innerText(), new RegExp(`${admin.name} \\(contribs\\) blocked ${vandal.name} with an expiration time of .*vandalism`));
+    assert.match(await block.innerText(), new RegExp(`${admin.name} \\(contribs\\) blocked ${vandal.name} \\(expires \\d\\d:\\d\\d, \\d+ \\w+ \\d{4}\\) \\(vandalism\\)`));
     assert.match(await protect.innerText(), new RegExp(`${admin.name} \\(contribs\\) protected Harbour \\[edit=admins\\] \\[move=admins\\] .*repeated vandalism`));
     assert.match(await del.innerText(), new RegExp(`deleted page ${junkPage}.*spam`));
     await page.locator('ul.log > li.log-newusers', { hasText: vandal.name }).waitFor();

@@ -215,7 +215,8 @@ func (s *Server) protectForm(w http.ResponseWriter, r *http.Request, t wiki.Titl
 		Fields: []formField{
 			{Name: "edit", Label: "Edit (and create)", Type: "select", Options: protectLevelOptions(edit, "edit")},
 			{Name: "move", Label: "Move", Type: "select", Options: protectLevelOptions(move, "move")},
-			{Name: "expiry", Label: "Expires (a duration such as “1 week” or “12 hours”, a date, or “infinite”)", Type: "text", Value: expiry},
+			{Name: "expiry", Label: "Expires", Type: "text", Value: expiry,
+				Help: "A duration such as “1 week” or “12 hours”, a date such as 2027-01-31, or “infinite”."},
 			{Name: "reason", Label: "Reason", Type: "text", Value: reason},
 		},
 	})
