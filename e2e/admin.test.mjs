@@ -144,7 +144,7 @@ describe('an administrator handling a vandal in the browser', { timeout: 180_000
     await page.getByLabel('User name').waitFor();
     await shoot(page, 'special-block');
     await page.getByLabel('User name').fill(vandal.name);
-    await page.getByLabel('Expiry').fill('1w');
+    await page.getByLabel('Expiry').fill('1 week');
     await page.getByLabel('Reason').fill('vandalism');
     await page.getByRole('button', { name: 'Block', exact: true }).click();
     await page.waitForURL((u) => u.pathname === '/wiki/Special:BlockList');

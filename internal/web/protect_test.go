@@ -52,6 +52,14 @@ func TestProtection(t *testing.T) {
 		mustStatus(t, protectForm(t, boss, "Guarded", "gods", "", "", ""), http.StatusBadRequest)
 	})
 
+	t.Run("the expiry may be written as on Special:Block", func(t *testing.T) {
+		mustRedirect(t, protectForm(t, boss, "Compact", "users", "", "2w", "short form"), http.StatusSeeOther, "/wiki/Compact")
+		p, err := w.App.Store.FindProtection(context.Background(), "Compact")
+		if err != nil || p.Expiry.Before(time.Now().Add(13*24*time.Hour)) || p.Expiry.After(time.Now().Add(15*24*time.Hour)) {
+			t.Fatalf("protection %+v, %v; want one expiring in two weeks", p, err)
+		}
+	})
+
 	t.Run("the anonymous view is cached without a lock before protection", func(t *testing.T) {
 		anon.Get("/wiki/Guarded")
 		res := anon.Get("/wiki/Guarded")
