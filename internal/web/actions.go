@@ -236,6 +236,9 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request, t wiki.Title) e
 	if err := s.requireAdmin(r); err != nil {
 		return err
 	}
+	if err := s.checkBlock(r); err != nil {
+		return err
+	}
 	reason, err := formValue(r, "reason")
 	if err != nil {
 		return err
