@@ -3,7 +3,6 @@ package web
 import (
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -215,7 +214,8 @@ func (s *Server) protectForm(w http.ResponseWriter, r *http.Request, t wiki.Titl
 		Fields: []formField{
 			{Name: "edit", Label: "Edit (and create)", Type: "select", Options: protectLevelOptions(edit, "edit")},
 			{Name: "move", Label: "Move", Type: "select", Options: protectLevelOptions(move, "move")},
-			{Name: "expiry", Label: "Expires (a duration such as “1 week” or “12 hours”, a date, or “infinite”)", Type: "text", Value: expiry},
+			{Name: "expiry", Label: "Expires", Type: "text", Value: expiry,
+				Help: "A duration such as “1 week” or “12 hours”, a date such as 2027-01-31, or “infinite”."},
 			{Name: "reason", Label: "Reason", Type: "text", Value: reason},
 		},
 	})
@@ -262,16 +262,10 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request, t wiki.Title) e
 	return nil
 }
 
-// expiryUnits are the words a protection's duration may use.
-var expiryUnits = map[string]time.Duration{
-	"minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour, "week": 7 * 24 * time.Hour,
-	"month": 30 * 24 * time.Hour, "year": 365 * 24 * time.Hour,
-}
-
 // parseExpiry reads an expiry as MediaWiki's protection form takes it:
 // "infinite" (or empty, "indefinite", "never"), a duration ("1 week",
-// "12 hours"), or a time (RFC 3339, or a date: its start in UTC). Zero
-// means never.
+// "12 hours", or "1w" as on Special:Block: wiki.ParseDuration), or a time
+// (RFC 3339, or a date: its start in UTC). Zero means never.
 func parseExpiry(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	switch strings.ToLower(s) {
@@ -284,12 +278,9 @@ func parseExpiry(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse("2006-01-02", s); err == nil {
 		return t.UTC(), nil
 	}
-	if n, unit, ok := strings.Cut(strings.ToLower(s), " "); ok {
-		count, err := strconv.Atoi(n)
-		d, known := expiryUnits[strings.TrimSuffix(strings.TrimSpace(unit), "s")]
-		if err == nil && known && count > 0 && count <= 1000 {
-			return now.Add(time.Duration(count) * d).UTC(), nil
-		}
+	// A duration, as the block form takes it too: "1 week", "12 hours", "1w", "30d".
+	if d, err := wiki.ParseDuration(s); err == nil {
+		return now.Add(d).UTC(), nil
 	}
 	return time.Time{}, wiki.Errorf(wiki.KindInvalid, "the expiry %.40q is not understood; give a duration such as \"1 week\" or \"12 hours\", a date such as 2027-01-31, or \"infinite\"", s)
 }

@@ -165,7 +165,7 @@ func (s *Server) blockPage(w http.ResponseWriter, r *http.Request, arg string) e
 	d.Fields = []formField{
 		{Name: "target", Label: "User name", Type: "text", Value: name, Required: true},
 		{Name: "expiry", Label: "Expiry", Type: "text", Value: expiry, Required: true,
-			Help: "A duration such as 1h, 1d, 1w, 30d or 1y, or infinite. Suggested: " + joinChoices(expiryChoices) + "."},
+			Help: "A duration such as 1h, 1d, 1w, 30d or 1y (or “1 week”, “12 hours”), or infinite. Suggested: " + joinChoices(expiryChoices) + "."},
 		{Name: "reason", Label: "Reason", Type: "text", Value: r.PostFormValue("reason")},
 	}
 	if u.ID != 0 {

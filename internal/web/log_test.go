@@ -97,6 +97,18 @@ func TestSpecialLog(t *testing.T) {
 		mustContain(t, anon.Get("/wiki/Special:SpecialPages"), `href="/wiki/Special:Log"`)
 	})
 
+	t.Run("a block's entry shows its expiry as a date, not as a timestamp (\"1 week\" is understood, as on the protection form)", func(t *testing.T) {
+		for _, b := range []struct{ expiry, want string }{{"1 week", `<bdi>Ann</bdi></a> (expires `}, {"infinite", `<bdi>Ann</bdi></a> (indefinite)`}} {
+			path := "/wiki/Special:Block/Ann"
+			mustStatus(t, boss.PostForm(path, url.Values{"csrf": {boss.CSRF(path)}, "expiry": {b.expiry}, "reason": {"test"}}), http.StatusSeeOther)
+			res := anon.Get("/wiki/Special:Log/block")
+			mustContain(t, res, b.want)
+			if m := regexp.MustCompile(`[^"\d]\d{4}-\d\d-\d\dT\d\d:\d\d`).FindString(res.Body); m != "" {
+				t.Errorf("a raw timestamp %q in the block log", m)
+			}
+		}
+	})
+
 }
 
 func unescapeAmp(s string) string { return regexp.MustCompile(`&amp;`).ReplaceAllString(s, "&") }

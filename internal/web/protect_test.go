@@ -52,6 +52,28 @@ func TestProtection(t *testing.T) {
 		mustStatus(t, protectForm(t, boss, "Guarded", "gods", "", "", ""), http.StatusBadRequest)
 	})
 
+	t.Run("a blocked administrator cannot protect", func(t *testing.T) {
+		bu, bpw := w.CreateUser(t, "Blockedboss", wiki.GroupAdmin)
+		bb := w.Login(t, "Blockedboss", bpw)
+		if _, err := w.App.Store.BlockUser(context.Background(), wiki.Block{UserID: bu.ID, By: wiki.MaintenanceActor, Reason: "rogue", Created: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		res := protectForm(t, bb, "Unguarded", "admins", "admins", "", "")
+		mustStatus(t, res, http.StatusForbidden)
+		mustContain(t, res, "rogue")
+		if _, err := w.App.Store.FindProtection(context.Background(), "Unguarded"); err == nil {
+			t.Fatal("a blocked administrator protected a page")
+		}
+	})
+
+	t.Run("the expiry may be written as on Special:Block", func(t *testing.T) {
+		mustRedirect(t, protectForm(t, boss, "Compact", "users", "", "2w", "short form"), http.StatusSeeOther, "/wiki/Compact")
+		p, err := w.App.Store.FindProtection(context.Background(), "Compact")
+		if err != nil || p.Expiry.Before(time.Now().Add(13*24*time.Hour)) || p.Expiry.After(time.Now().Add(15*24*time.Hour)) {
+			t.Fatalf("protection %+v, %v; want one expiring in two weeks", p, err)
+		}
+	})
+
 	t.Run("the anonymous view is cached without a lock before protection", func(t *testing.T) {
 		anon.Get("/wiki/Guarded")
 		res := anon.Get("/wiki/Guarded")
