@@ -215,7 +215,7 @@ describe('an administrator handling a vandal in the browser', { timeout: 180_000
     await anon.goto('/wiki/Harbour');
     const lock = anon.locator('a.lock');
     await lock.waitFor();
-    assert.equal((await lock.textContent()).trim(), '🔒');
+    assert.equal(await lock.locator('svg.icon-lock').count(), 1, 'the padlock icon');
     assert.match((await lock.getAttribute('title')) ?? '', /edit admins only/);
     await shoot(anon, 'protected-page');
   });
@@ -227,7 +227,7 @@ describe('an administrator handling a vandal in the browser', { timeout: 180_000
     await anon.waitForURL((u) => u.pathname === '/wiki/Special:UserLogin');
     await register(anon, newcomer);
     await anon.goto('/wiki/Harbour?action=edit');
-    const notice = anon.locator('.notice', { hasText: '🔒' });
+    const notice = anon.locator('.notice.protected');
     await notice.waitFor();
     assert.match(await notice.innerText(), /only administrators can edit it.*Reason: repeated vandalism.*expires at/s);
     assert.equal(await anon.getByRole('button', { name: 'Save page' }).count(), 0, 'no save button');

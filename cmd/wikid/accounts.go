@@ -59,7 +59,7 @@ func userCommand(ctx context.Context, cfg config.Config, sub string, args []stri
 			return err
 		}
 		return withAccount(ctx, cfg, args[0], func(db *sqlite.DB, u wiki.User) error {
-			old, err := db.SetUserGroup(ctx, wiki.GroupChange{UserID: u.ID, Group: g, By: wiki.MaintenanceActor, Reason: f.reason, Time: time.Now()})
+			old, err := db.SetUserGroup(ctx, wiki.GroupChange{UserID: u.ID, Group: g, By: wiki.MaintenanceActor, Reason: wiki.OneLine(f.reason, 500), Time: time.Now()})
 			if err != nil {
 				return err
 			}
@@ -84,7 +84,7 @@ func userCommand(ctx context.Context, cfg config.Config, sub string, args []stri
 			return fmt.Errorf("--until: %s", wiki.Message(err))
 		}
 		return withAccount(ctx, cfg, args[0], func(db *sqlite.DB, u wiki.User) error {
-			b := wiki.Block{UserID: u.ID, By: wiki.MaintenanceActor, Reason: f.reason, Created: now, Expires: expires}
+			b := wiki.Block{UserID: u.ID, By: wiki.MaintenanceActor, Reason: wiki.OneLine(f.reason, 500), Created: now, Expires: expires}
 			re, err := db.BlockUser(ctx, b)
 			if err != nil {
 				return err
@@ -101,7 +101,7 @@ func userCommand(ctx context.Context, cfg config.Config, sub string, args []stri
 			return err
 		}
 		return withAccount(ctx, cfg, args[0], func(db *sqlite.DB, u wiki.User) error {
-			err := db.UnblockUser(ctx, u.ID, wiki.MaintenanceActor, f.reason, time.Now())
+			err := db.UnblockUser(ctx, u.ID, wiki.MaintenanceActor, wiki.OneLine(f.reason, 500), time.Now())
 			if errors.Is(err, wiki.ErrNotFound) {
 				return fmt.Errorf("%s is not blocked; nothing to lift", u.Name)
 			}

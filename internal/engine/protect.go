@@ -89,7 +89,7 @@ func (e *Engine) Protect(ctx context.Context, t wiki.Title, edit, move wiki.Prot
 		return "", wiki.Errorf(wiki.KindInvalid, "the expiry is in the past; give a duration such as \"1 week\", or \"infinite\"")
 	}
 	action, err := e.store.ProtectPage(ctx, wiki.ProtectRequest{
-		Title: t, Edit: edit, Move: move, Expiry: expiry, Reason: oneLine(reason, 500),
+		Title: t, Edit: edit, Move: move, Expiry: expiry, Reason: wiki.OneLine(reason, 500),
 		UserID: ed.UserID, UserName: ed.UserName, Time: e.now(),
 		Jobs: e.cdnJobs(t, purge.LogTitle),
 	})

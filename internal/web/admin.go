@@ -73,6 +73,7 @@ func (s *Server) userRightsPage(w http.ResponseWriter, r *http.Request, arg stri
 		if err != nil {
 			return err
 		}
+		reason = wiki.OneLine(reason, 500)
 		if g != wiki.GroupUser && g != wiki.GroupAdmin {
 			d.Error, status = "Choose the group user or admin.", http.StatusBadRequest
 		} else {
@@ -142,6 +143,7 @@ func (s *Server) blockPage(w http.ResponseWriter, r *http.Request, arg string) e
 		if err != nil {
 			return err
 		}
+		reason = wiki.OneLine(reason, 500)
 		v := viewerOf(r)
 		now := s.now()
 		until, err := wiki.ParseExpiry(expiry, now)
@@ -218,6 +220,7 @@ func (s *Server) unblockPage(w http.ResponseWriter, r *http.Request, arg string)
 		if err != nil {
 			return err
 		}
+		reason = wiki.OneLine(reason, 500)
 		v := viewerOf(r)
 		err = s.store.UnblockUser(r.Context(), u.ID, actor(v), reason, s.now())
 		if errors.Is(err, wiki.ErrNotFound) {

@@ -1,6 +1,9 @@
 package wiki
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Group is a user's permission group. Anonymous readers have GroupAnonymous.
 type Group string
@@ -346,4 +349,18 @@ func (p Protection) Level(action string, now time.Time) ProtectionLevel {
 		return p.Move
 	}
 	return ProtectNone
+}
+
+// OneLine folds s to one line (runs of white space become one space) of at
+// most max bytes, cut at a character boundary: reasons and summaries.
+func OneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		cut := max
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut]
+	}
+	return s
 }
