@@ -196,3 +196,11 @@ func TestProtection(t *testing.T) {
 		}
 	})
 }
+
+func TestSpecialProtectIsThePagesProtectAction(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	c := w.Client(t)
+	mustRedirect(t, c.Get("/wiki/Special:Protect/Some_page"), http.StatusMovedPermanently, "/wiki/Some_page?action=protect")
+	mustStatus(t, c.Get("/wiki/Special:Protect"), http.StatusBadRequest)
+}

@@ -63,6 +63,7 @@ var specialRoutes = func() map[string]*specialRoute {
 		// open: the link works on a wiki only logged-in users may read.
 		{name: "PasswordReset", spec: specialSpec("PasswordReset", httpx.Param{Name: "token", Kind: httpx.Text, Max: 100}), post: true, open: true,
 			handle: (*Server).passwordResetPage},
+		{name: "Protect", spec: specialSpec("Protect"), handle: (*Server).protectSpecial},
 		{name: "Log", spec: specialSpec("Log", rcOffsetParam, limitParam(500, "50"),
 			httpx.Param{Name: "user", Kind: httpx.TitleKey}, httpx.Param{Name: "page", Kind: httpx.TitleKey}), handle: (*Server).logPage},
 	}
@@ -147,6 +148,17 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 				return
 			}
 			path = "/wiki/Special:Log/" + arg
+		}
+	case "Protect":
+		// Special:Protect/Title is the page's protect action.
+		if arg != "" {
+			pt, err := wiki.ParseTitle(arg)
+			if err != nil || pt.IsSpecial() {
+				s.writeError(w, r, wiki.Errorf(wiki.KindInvalid, "give the page to protect: Special:Protect/TITLE"))
+				return
+			}
+			httpx.Redirect(w, r, pt.URL()+"?action=protect", http.StatusMovedPermanently, httpx.NoStore, 0)
+			return
 		}
 	case "AllPages":
 		if arg != "" && raw.First("prefix") == "" {
@@ -687,4 +699,9 @@ func (s *Server) logPage(w http.ResponseWriter, r *http.Request, typ string) err
 	p.Data = d
 	s.writeBodyPage(w, r, p, "log", cacheShort, time.Time{})
 	return nil
+}
+
+// protectSpecial is Special:Protect without a page: it says how to name one.
+func (s *Server) protectSpecial(w http.ResponseWriter, r *http.Request, _ string) error {
+	return wiki.Errorf(wiki.KindInvalid, "give the page to protect: Special:Protect/TITLE, or open the page's Protect tab")
 }
