@@ -45,7 +45,7 @@ Usage:
   wikid user reset-password NAME [--stdin]
         Print a link that lets the user set a new password (once, for 24 h);
         with --stdin, set the password read from standard input. Either way
-        the user's sessions end.
+        the user's sessions end and their API tokens are revoked.
   wikid token create NAME
         Print a new API token for user NAME (use as "Authorization: Bearer TOKEN").
   wikid token list NAME
