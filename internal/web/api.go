@@ -303,7 +303,11 @@ func (s *Server) apiGetHTML(w http.ResponseWriter, r *http.Request) error {
 	b.WriteString("\n</body></html>\n")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; style-src 'self'")
 	addTag(r, v.Page.Title)
-	s.writeBody(w, r, http.StatusOK, "text/html; charset=utf-8", b.Bytes(), cachePublic, v.Revision.Time)
+	mode := cachePublic
+	if v.Rendered.TimedOut || v.Rendered.Partial {
+		mode = cacheBrief // rendered again soon: caches must not keep it longer
+	}
+	s.writeBody(w, r, http.StatusOK, "text/html; charset=utf-8", b.Bytes(), mode, v.Revision.Time)
 	return nil
 }
 

@@ -196,4 +196,9 @@ func TestARenderCutShortIsCachedBriefly(t *testing.T) {
 	if res := c.Get("/wiki/Slow"); xcache(res) != "HIT" {
 		t.Errorf("the page is not cached at all: X-Cache %q", xcache(res))
 	}
+	res = c.Get("/w/rest.php/v1/page/Slow/html")
+	mustStatus(t, res, http.StatusOK)
+	if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "s-maxage="+strconv.Itoa(ttl)) {
+		t.Errorf("REST html Cache-Control %q: want the short lifetime s-maxage=%d", cc, ttl)
+	}
 }
