@@ -485,9 +485,15 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		res, err := e.store.SavePage(ctx, wiki.SaveRequest{
 			Title: ed.Title, Text: text, Summary: ed.Summary, Minor: ed.Minor,
 			UserID: ed.Editor.UserID, UserName: ed.Editor.UserName,
-			BaseRevID: base, Links: links, Time: e.now(),
+			BaseRevID: base, Links: links, Time: e.now(), Group: ed.Editor.Group,
 			Jobs: e.changeJobs(ed.Title, base == 0, false, cats...),
 		})
+		if errors.Is(err, wiki.ErrProtected) {
+			// Protected since the check above: say so as it would have.
+			if perr := e.checkProtection(ctx, ed.Title, wiki.ProtectEdit, base == 0, ed.Editor); perr != nil {
+				return SaveOutcome{}, perr
+			}
+		}
 		if errors.Is(err, wiki.ErrConflict) || errors.Is(err, wiki.ErrExists) {
 			continue // lost a race with another save: merge against the new latest
 		}
@@ -607,8 +613,19 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	p, err := e.store.MovePage(ctx, wiki.MoveRequest{
 		From: from, To: to, Reason: summary, UserID: ed.UserID, UserName: ed.UserName,
 		LeaveRedirect: leaveRedirect, RedirectText: redirect, RedirectLinks: e.renderer.Links(redirect),
-		Time: e.now(), Jobs: jobs,
+		Time: e.now(), Jobs: jobs, Group: ed.Group,
 	})
+	if errors.Is(err, wiki.ErrProtected) {
+		// Protected since the checks above: say so as they would have.
+		for _, c := range []struct {
+			t      wiki.Title
+			action string
+		}{{from, wiki.ProtectMove}, {from, wiki.ProtectEdit}, {to, wiki.ProtectEdit}} {
+			if perr := e.checkProtection(ctx, c.t, c.action, c.t == to, ed); perr != nil {
+				return wiki.Page{}, perr
+			}
+		}
+	}
 	if err != nil {
 		return wiki.Page{}, err
 	}

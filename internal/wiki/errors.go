@@ -52,6 +52,9 @@ var (
 	ErrNotFound = &Error{Kind: KindNotFound, Msg: "not found"}
 	ErrConflict = &Error{Kind: KindConflict, Msg: "the page was changed by someone else in the meantime"}
 	ErrExists   = &Error{Kind: KindConflict, Msg: "that name is already taken"}
+	// ErrProtected: the title's protection (checked in the change's own
+	// transaction) does not let the editor's group through.
+	ErrProtected = &Error{Kind: KindForbidden, Msg: "the title is protected"}
 )
 
 // KindOf returns the kind of the first *Error in err's chain, or KindInternal.

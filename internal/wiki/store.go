@@ -44,6 +44,9 @@ type SaveRequest struct {
 	Links     LinkSet
 	Time      time.Time
 	Jobs      []JobSpec // enqueued in the same transaction, or not at all
+	// Group is the editor's: an edit protection of the title above it
+	// refuses the save with ErrProtected, checked in the transaction.
+	Group Group
 }
 
 // SaveResult tells what SavePage did.
@@ -67,6 +70,10 @@ type MoveRequest struct {
 	RedirectLinks LinkSet
 	Time          time.Time
 	Jobs          []JobSpec // enqueued in the same transaction, or not at all
+	// Group is the mover's: the move and edit protections of From and the
+	// edit protection of To must let it through (else ErrProtected),
+	// checked in the transaction.
+	Group Group
 }
 
 // ProtectRequest sets a title's protection (see Protection). Both levels

@@ -211,6 +211,9 @@ func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResu
 	var res wiki.SaveResult
 	at := now(req.Time)
 	err := db.write(ctx, func(tx *sql.Tx) error {
+		if err := allowedTx(ctx, tx, req.Title, req.Group, at, wiki.ProtectEdit); err != nil {
+			return err
+		}
 		cur, err := findPageTx(ctx, tx, req.Title)
 		if err != nil {
 			return err
@@ -299,6 +302,12 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		if req.From == req.To {
 			return wiki.Errorf(wiki.KindInvalid, "the page is already called %q; choose a different new title", req.To)
+		}
+		if err := allowedTx(ctx, tx, req.From, req.Group, at, wiki.ProtectMove, wiki.ProtectEdit); err != nil {
+			return err
+		}
+		if err := allowedTx(ctx, tx, req.To, req.Group, at, wiki.ProtectEdit); err != nil {
+			return err
 		}
 		from, err := findPageTx(ctx, tx, req.From)
 		if err != nil {

@@ -127,3 +127,23 @@ func moveProtection(ctx context.Context, tx *sql.Tx, req wiki.MoveRequest, pageI
 	return insertLog(ctx, tx, wiki.LogEntry{Type: wiki.LogProtect, Action: "move_prot", Time: at, UserID: req.UserID,
 		UserName: req.UserName, Target: req.To, PageID: pageID, Comment: req.Reason, Params: params})
 }
+
+// allowedTx returns ErrProtected unless t's protection, as it stands in
+// tx, lets group g make each of actions at time at. The engine checks the
+// same before a change, for its message; this check closes the window
+// between that check and the change's transaction.
+func allowedTx(ctx context.Context, tx *sql.Tx, t wiki.Title, g wiki.Group, at time.Time, actions ...string) error {
+	p, err := scanProtection(tx.QueryRowContext(ctx, `SELECT `+protectionCols+` FROM protection WHERE title = ?`, string(t)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, a := range actions {
+		if !p.Level(a, at).Allows(g) {
+			return wiki.ErrProtected
+		}
+	}
+	return nil
+}

@@ -1537,8 +1537,19 @@ func testProtection(t *testing.T, s wiki.Store) {
 		t.Errorf("modified protection = %+v", p)
 	}
 
+	// The protection is checked in the change's transaction: the group
+	// given must pass it.
+	_, err := s.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "anonymous change", UserName: "192.0.2.1", BaseRevID: a.Revision.ID, Time: at(3)})
+	wantErr(t, err, wiki.ErrProtected)
+	_, err = s.MovePage(ctx, wiki.MoveRequest{From: "A", To: "B", UserName: "Anon", Time: at(3)})
+	wantErr(t, err, wiki.ErrProtected)
+	must[string](t)(s.ProtectPage(ctx, wiki.ProtectRequest{Title: "Locked", Edit: wiki.ProtectAdmins, UserName: "Admin", Time: at(3)}))
+	_, err = s.SavePage(ctx, wiki.SaveRequest{Title: "Locked", Text: "by a user", UserName: "U", Group: wiki.GroupUser, Time: at(3)})
+	wantErr(t, err, wiki.ErrProtected)
+	must[wiki.SaveResult](t)(s.SavePage(ctx, wiki.SaveRequest{Title: "Locked", Text: "by an admin", UserName: "Admin", Group: wiki.GroupAdmin, Time: at(3)}))
+
 	// A protection follows its page when it moves; the redirect left behind is not protected.
-	must[wiki.Page](t)(s.MovePage(ctx, wiki.MoveRequest{From: "A", To: "B", Reason: "rename", UserName: "Mover", Time: at(4),
+	must[wiki.Page](t)(s.MovePage(ctx, wiki.MoveRequest{From: "A", To: "B", Reason: "rename", UserName: "Mover", Group: wiki.GroupUser, Time: at(4),
 		LeaveRedirect: true, RedirectText: "#REDIRECT [[B]]", RedirectLinks: wiki.LinkSet{Redirect: "B"}}))
 	if _, err := s.FindProtection(ctx, "A"); !errors.Is(err, wiki.ErrNotFound) {
 		t.Errorf("the old title is still protected after the move: %v", err)
@@ -1565,7 +1576,7 @@ func testProtection(t *testing.T, s wiki.Store) {
 	for _, e := range log {
 		got = append(got, string(e.Target)+":"+e.Action)
 	}
-	if want := "Nowhere:protect Nowhere:protect B:unprotect B:move_prot A:modify A:protect"; strings.Join(got, " ") != want {
+	if want := "Nowhere:protect Nowhere:protect B:unprotect B:move_prot Locked:protect A:modify A:protect"; strings.Join(got, " ") != want {
 		t.Errorf("protect log = %s, want %s", strings.Join(got, " "), want)
 	}
 	first := log[len(log)-1]
