@@ -69,6 +69,9 @@ func main() {
 	if pathoFlags.on {
 		runMode = runPathological // pathological.go: no servers, no tools
 	}
+	if scaleFlags.on {
+		runMode = runScale // scale.go: its own wikid, no tools
+	}
 	if err := runMode(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
