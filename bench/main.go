@@ -187,6 +187,13 @@ func run(ctx context.Context, o options) error {
 		}
 		text += pathoTable(run, nil)
 	}
+	if o.smoke && !scaleFlags.skip { // scale.go: 1,000 generated pages (a full run leaves it to -scale)
+		t, err := scaleRun(ctx, o)
+		if err != nil {
+			return err
+		}
+		text += t
+	}
 	if !drainFlags.skip { // drain.go: page views while a job backlog drains
 		d, err := runDrain(ctx, e, o)
 		if err != nil {

@@ -33,6 +33,7 @@ import (
 
 var scaleFlags struct {
 	on      bool
+	skip    bool
 	pages   int
 	clients int
 	queries int
@@ -40,6 +41,7 @@ var scaleFlags struct {
 
 func init() {
 	flag.BoolVar(&scaleFlags.on, "scale", false, "run only the scale part: import a generated wiki through REST, then search, lists, cold start, size and RSS (output bench/out/scale.md unless -out)")
+	flag.BoolVar(&scaleFlags.skip, "no-scale", false, "leave the scale part out of a -smoke run (a full run leaves it to -scale: it takes long)")
 	flag.IntVar(&scaleFlags.pages, "scale-pages", 100000, "pages the scale part generates and imports (-smoke: 1000)")
 	flag.IntVar(&scaleFlags.clients, "scale-clients", 4, "parallel clients of the import and of the concurrent searches")
 	flag.IntVar(&scaleFlags.queries, "scale-queries", 200, "queries per class, endpoint and concurrency (-smoke: 10)")
@@ -95,7 +97,36 @@ type scaleSearchRow struct {
 	example         string
 }
 
+// runScale is the -scale mode: the scale part's table alone.
 func runScale(ctx context.Context, o options) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	if !flagSet("out") {
+		o.out = "bench/out/scale.md"
+	}
+	if !filepath.IsAbs(o.out) {
+		o.out = filepath.Join(root, o.out)
+	}
+	text, err := scaleRun(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Println()
+	fmt.Print(text)
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.out, []byte(text), 0o644); err != nil {
+		return err
+	}
+	fmt.Println("\nwritten to", o.out)
+	return nil
+}
+
+// scaleRun runs the scale part and returns its table.
+func scaleRun(ctx context.Context, o options) (string, error) {
 	start := time.Now()
 	pages, clients, queries := scaleFlags.pages, max(1, scaleFlags.clients), max(1, scaleFlags.queries)
 	if o.smoke {
@@ -108,17 +139,11 @@ func runScale(ctx context.Context, o options) error {
 	}
 	root, err := moduleRoot()
 	if err != nil {
-		return err
-	}
-	if !flagSet("out") {
-		o.out = "bench/out/scale.md"
-	}
-	if !filepath.IsAbs(o.out) {
-		o.out = filepath.Join(root, o.out)
+		return "", err
 	}
 	tmp, err := os.MkdirTemp("", "wikid-scale-")
 	if err != nil {
-		return err
+		return "", err
 	}
 	var w *proc
 	defer func() {
@@ -145,39 +170,39 @@ func runScale(ctx context.Context, o options) error {
 	step("scale: building wikid in %s", tmp)
 	bin, err := buildWikid(root, tmp)
 	if err != nil {
-		return err
+		return "", err
 	}
 	data := filepath.Join(tmp, "data")
 	const user, password = "ScaleAdmin", "scale-password-long-enough"
 	if _, err := wikidCLI(bin, data, password+"\n", "user", "add", user, "--admin"); err != nil {
-		return err
+		return "", err
 	}
 	token, err := wikidCLI(bin, data, "", "token", "create", user)
 	if err != nil {
-		return err
+		return "", err
 	}
 	token = strings.TrimSpace(token[strings.LastIndexAny(token, " \n\t")+1:])
 
 	// The import: default settings (the edge cache on, one job worker).
 	w, base, err := startWikid("wikid-scale", bin, data, tmp, nil)
 	if err != nil {
-		return err
+		return "", err
 	}
 	step("scale: importing %d pages (%d MB of Markdown) with %d clients", pages, res.bytes>>20, clients)
 	if err := scaleImport(ctx, res, corpus, base, token, clients); err != nil {
-		return err
+		return "", err
 	}
 	imported := time.Now()
 	step("scale: imported in %s (%.0f pages/s); waiting for the job queue", res.importTook.Round(time.Millisecond), float64(pages)/res.importTook.Seconds())
 	if err := scaleLag(ctx, res, corpus, w, base, imported); err != nil {
-		return err
+		return "", err
 	}
 
 	// Size: stopped, so the WAL is checkpointed into the database file.
 	w.stop()
 	w = nil
 	if err := scaleSize(res, data, tmp); err != nil {
-		return err
+		return "", err
 	}
 
 	// Cold start, and the measured wikid: no edge cache, so every search,
@@ -185,30 +210,20 @@ func runScale(ctx context.Context, o options) error {
 	t0 = time.Now()
 	w, base, err = startWikid("wikid-scale-nocache", bin, data, tmp, map[string]any{"no_edge_cache": true})
 	if err != nil {
-		return err
+		return "", err
 	}
 	res.cold = time.Since(t0)
 	if err := scaleSearch(ctx, res, corpus, base, clients, queries); err != nil {
-		return err
+		return "", err
 	}
 	if err := scaleLists(ctx, res, corpus, base, queries); err != nil {
-		return err
+		return "", err
 	}
 	res.rss, _ = pidStatus(w.pid(), "VmRSS")
 	res.rssHWM, _ = pidStatus(w.pid(), "VmHWM")
 	res.took = time.Since(start)
 
-	text := res.markdown(o.smoke, clients)
-	fmt.Println()
-	fmt.Print(text)
-	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(o.out, []byte(text), 0o644); err != nil {
-		return err
-	}
-	fmt.Println("\nwritten to", o.out)
-	return nil
+	return res.markdown(o.smoke, clients), nil
 }
 
 // scaleImport creates every page through POST /w/rest.php/v1/page, clients
