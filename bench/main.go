@@ -69,6 +69,9 @@ func main() {
 	if pathoFlags.on {
 		runMode = runPathological // pathological.go: no servers, no tools
 	}
+	if scaleFlags.on {
+		runMode = runScale // scale.go: its own wikid, no tools
+	}
 	if err := runMode(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -183,6 +186,13 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		text += pathoTable(run, nil)
+	}
+	if o.smoke && !scaleFlags.skip { // scale.go: 1,000 generated pages (a full run leaves it to -scale)
+		t, err := scaleRun(ctx, o)
+		if err != nil {
+			return err
+		}
+		text += t
 	}
 	if !drainFlags.skip { // drain.go: page views while a job backlog drains
 		d, err := runDrain(ctx, e, o)
