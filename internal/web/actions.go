@@ -105,13 +105,7 @@ func (s *Server) deleteForm(w http.ResponseWriter, r *http.Request, t wiki.Title
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
-	if err := s.requireAdmin(r); err != nil {
-		return err
-	}
-	if err := s.checkBlock(r); err != nil {
-		return err
-	}
-	reason, err := formValue(r, "reason")
+	reason, err := s.adminPost(r)
 	if err != nil {
 		return err
 	}
@@ -138,13 +132,7 @@ func (s *Server) undeleteForm(w http.ResponseWriter, r *http.Request, t wiki.Tit
 }
 
 func (s *Server) undelete(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
-	if err := s.requireAdmin(r); err != nil {
-		return err
-	}
-	if err := s.checkBlock(r); err != nil {
-		return err
-	}
-	reason, err := formValue(r, "reason")
+	reason, err := s.adminPost(r)
 	if err != nil {
 		return err
 	}
@@ -233,13 +221,7 @@ func levelText(l wiki.ProtectionLevel) string {
 
 // protect sets, changes or removes t's protection (a POST from protectForm).
 func (s *Server) protect(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
-	if err := s.requireAdmin(r); err != nil {
-		return err
-	}
-	if err := s.checkBlock(r); err != nil {
-		return err
-	}
-	reason, err := formValue(r, "reason")
+	reason, err := s.adminPost(r)
 	if err != nil {
 		return err
 	}
@@ -283,4 +265,17 @@ func parseExpiry(s string, now time.Time) (time.Time, error) {
 		return now.Add(d).UTC(), nil
 	}
 	return time.Time{}, wiki.Errorf(wiki.KindInvalid, "the expiry %.40q is not understood; give a duration such as \"1 week\" or \"12 hours\", a date such as 2027-01-31, or \"infinite\"", s)
+}
+
+// adminPost checks that an administrator who is not blocked sent r, and
+// returns the form's reason, folded to one line.
+func (s *Server) adminPost(r *http.Request) (string, error) {
+	if err := s.requireAdmin(r); err != nil {
+		return "", err
+	}
+	if err := s.checkBlock(r); err != nil {
+		return "", err
+	}
+	reason, err := formValue(r, "reason")
+	return wiki.OneLine(reason, 500), err
 }

@@ -38,6 +38,26 @@ func (s *Server) adminTarget(r *http.Request, arg string) (wiki.User, string, er
 	return u, norm, err
 }
 
+// adminForm starts an administrator's page that acts on an account: it
+// checks the viewer, finds the account (the subpage, or the form's target)
+// and sets the form's action. A name that finds no account is the form's
+// error, with its status; the account is then the zero User.
+func (s *Server) adminForm(r *http.Request, arg, page string, d *formData) (wiki.User, string, int, error) {
+	if err := s.requireAdmin(r); err != nil {
+		return wiki.User{}, "", 0, err
+	}
+	u, name, err := s.adminTarget(r, arg)
+	d.Action = userPath(page, name)
+	if err != nil {
+		if wiki.KindOf(err) == wiki.KindInternal {
+			return wiki.User{}, "", 0, err
+		}
+		d.Error = wiki.Message(err)
+		return wiki.User{}, name, statusOf(err), nil
+	}
+	return u, name, http.StatusOK, nil
+}
+
 // actor is the viewer as the performer of an administrative action.
 func actor(v Viewer) wiki.Actor { return wiki.Actor{ID: v.User.ID, Name: v.User.Name} }
 
@@ -50,19 +70,11 @@ func userPath(name, user string) string {
 }
 
 func (s *Server) userRightsPage(w http.ResponseWriter, r *http.Request, arg string) error {
-	if err := s.requireAdmin(r); err != nil {
-		return err
-	}
-	u, name, err := s.adminTarget(r, arg)
-	d := formData{Heading: "User rights", Action: userPath("UserRights", name), Submit: "Save group", Cancel: "/wiki/Special:SpecialPages",
+	d := formData{Heading: "User rights", Submit: "Save group", Cancel: "/wiki/Special:SpecialPages",
 		Intro: "Administrators may delete and restore pages, block users and change groups. Users may edit."}
-	status := http.StatusOK
+	u, name, status, err := s.adminForm(r, arg, "UserRights", &d)
 	if err != nil {
-		if wiki.KindOf(err) == wiki.KindInternal {
-			return err
-		}
-		d.Error, status = wiki.Message(err), statusOf(err)
-		u = wiki.User{}
+		return err
 	}
 	if r.Method == http.MethodPost && u.ID != 0 {
 		if err := s.checkBlock(r); err != nil {
@@ -117,19 +129,11 @@ func (s *Server) writeAdminForm(w http.ResponseWriter, r *http.Request, status i
 }
 
 func (s *Server) blockPage(w http.ResponseWriter, r *http.Request, arg string) error {
-	if err := s.requireAdmin(r); err != nil {
-		return err
-	}
-	u, name, err := s.adminTarget(r, arg)
-	d := formData{Heading: "Block user", Action: userPath("Block", name), Submit: "Block", Cancel: "/wiki/Special:BlockList", Danger: true,
+	d := formData{Heading: "Block user", Submit: "Block", Cancel: "/wiki/Special:BlockList", Danger: true,
 		Intro: "A blocked user can still read and log in, but cannot edit, move, delete or use the API to change anything."}
-	status := http.StatusOK
+	u, name, status, err := s.adminForm(r, arg, "Block", &d)
 	if err != nil {
-		if wiki.KindOf(err) == wiki.KindInternal {
-			return err
-		}
-		d.Error, status = wiki.Message(err), statusOf(err)
-		u = wiki.User{}
+		return err
 	}
 	expiry := r.PostFormValue("expiry")
 	if expiry == "" {
@@ -196,19 +200,11 @@ func joinChoices(cs []string) string {
 }
 
 func (s *Server) unblockPage(w http.ResponseWriter, r *http.Request, arg string) error {
-	if err := s.requireAdmin(r); err != nil {
-		return err
-	}
-	u, name, err := s.adminTarget(r, arg)
-	d := formData{Heading: "Unblock user", Action: userPath("Unblock", name), Submit: "Unblock", Cancel: "/wiki/Special:BlockList",
+	d := formData{Heading: "Unblock user", Submit: "Unblock", Cancel: "/wiki/Special:BlockList",
 		Intro: "Lift a block: the user may edit again at once."}
-	status := http.StatusOK
+	u, name, status, err := s.adminForm(r, arg, "Unblock", &d)
 	if err != nil {
-		if wiki.KindOf(err) == wiki.KindInternal {
-			return err
-		}
-		d.Error, status = wiki.Message(err), statusOf(err)
-		u = wiki.User{}
+		return err
 	}
 	if r.Method == http.MethodPost && u.ID != 0 {
 		// A blocked administrator cannot lift blocks, their own included:
