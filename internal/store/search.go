@@ -15,8 +15,11 @@ import (
 const MaxSearchTerms = 8
 
 // SearchTerms splits a user's query into terms on white space, dropping
-// duplicates and keeping at most MaxSearchTerms. Terms are literal text:
-// quotes, asterisks and operators such as AND or NEAR carry no meaning.
+// duplicates and keeping at most MaxSearchTerms. A run of words in double
+// quotes is one term, a phrase: its words must stand in that order, one
+// space apart (white space in the text counts as one space). Everything
+// else is literal text: an unpaired quote, asterisks and operators such as
+// AND or NEAR carry no meaning.
 func SearchTerms(query string) []string {
 	var terms []string
 	seen := map[string]bool{}
@@ -28,15 +31,24 @@ func SearchTerms(query string) []string {
 		}
 		return r
 	}, query)
-	for _, f := range strings.Fields(query) {
-		k := strings.ToLower(f)
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		terms = append(terms, f)
-		if len(terms) == MaxSearchTerms {
+	for len(terms) < MaxSearchTerms {
+		query = strings.TrimLeftFunc(query, unicode.IsSpace)
+		if query == "" {
 			break
+		}
+		var term string
+		if end := strings.IndexByte(query[min(1, len(query)):], '"'); query[0] == '"' && end >= 0 {
+			term, query = strings.Join(strings.Fields(query[1:1+end]), " "), query[end+2:]
+		} else {
+			i := strings.IndexFunc(query, unicode.IsSpace)
+			if i < 0 {
+				i = len(query)
+			}
+			term, query = query[:i], query[i:]
+		}
+		if k := strings.ToLower(term); term != "" && !seen[k] {
+			seen[k] = true
+			terms = append(terms, term)
 		}
 	}
 	return terms

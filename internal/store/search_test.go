@@ -8,10 +8,16 @@ import (
 )
 
 func TestSearchTerms(t *testing.T) {
-	got := SearchTerms(`  위키  "quoted" Foo foo a b c d e f g h i j `)
-	want := []string{"위키", `"quoted"`, "Foo", "a", "b", "c", "d", "e"}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Fatalf("terms = %q, want %q", got, want)
+	for q, want := range map[string][]string{
+		`  위키  "quoted" Foo foo a b c d e f g h i j `: {"위키", "quoted", "Foo", "a", "b", "c", "d", "e"},
+		`"quick  brown fox" jumps`:                    {"quick brown fox", "jumps"},
+		`say "hello`:                                  {"say", `"hello`},
+		`hello" "" "  " x"y`:                          {`hello"`, `x"y`},
+		`"a b"c`:                                      {"a b", "c"},
+	} {
+		if got := SearchTerms(q); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("SearchTerms(%q) = %q, want %q", q, got, want)
+		}
 	}
 }
 

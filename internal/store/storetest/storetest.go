@@ -574,6 +574,16 @@ func testSearchEnglish(t *testing.T, s wiki.Store) {
 	if hits := searchTitles(t, s, "a red"); hitTitles(hits) != "Tomato" {
 		t.Fatalf("short terms = %s", hitTitles(hits))
 	}
+	create(t, s, "Fox", "The quick brown fox jumps.")
+	if hits := searchTitles(t, s, `"quick brown"`); hitTitles(hits) != "Fox" {
+		t.Fatalf("phrase = %s", hitTitles(hits))
+	}
+	if hits := searchTitles(t, s, `"brown quick"`); len(hits) != 0 {
+		t.Fatalf("a phrase in another order matched %s", hitTitles(hits))
+	}
+	if hits := searchTitles(t, s, `brown quick`); hitTitles(hits) != "Fox" {
+		t.Fatalf("words in another order = %s", hitTitles(hits))
+	}
 	if hits := searchTitles(t, s, "nothing-like-this"); len(hits) != 0 {
 		t.Fatalf("no match = %+v", hits)
 	}
