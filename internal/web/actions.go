@@ -268,11 +268,17 @@ func parseExpiry(s string, now time.Time) (time.Time, error) {
 }
 
 // adminPost checks that an administrator who is not blocked sent r, and
-// returns the form's reason, folded to one line.
+// returns the form's reason (actionReason).
 func (s *Server) adminPost(r *http.Request) (string, error) {
 	if err := s.requireAdmin(r); err != nil {
 		return "", err
 	}
+	return s.actionReason(r)
+}
+
+// actionReason refuses a blocked viewer and returns the form's reason,
+// folded to one line: the start of every administrator's change.
+func (s *Server) actionReason(r *http.Request) (string, error) {
 	if err := s.checkBlock(r); err != nil {
 		return "", err
 	}

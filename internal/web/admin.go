@@ -77,15 +77,11 @@ func (s *Server) userRightsPage(w http.ResponseWriter, r *http.Request, arg stri
 		return err
 	}
 	if r.Method == http.MethodPost && u.ID != 0 {
-		if err := s.checkBlock(r); err != nil {
-			return err
-		}
-		g := wiki.Group(r.PostFormValue("group"))
-		reason, err := formValue(r, "reason")
+		reason, err := s.actionReason(r)
 		if err != nil {
 			return err
 		}
-		reason = wiki.OneLine(reason, 500)
+		g := wiki.Group(r.PostFormValue("group"))
 		if g != wiki.GroupUser && g != wiki.GroupAdmin {
 			d.Error, status = "Choose the group user or admin.", http.StatusBadRequest
 		} else {
@@ -140,14 +136,10 @@ func (s *Server) blockPage(w http.ResponseWriter, r *http.Request, arg string) e
 		expiry = "infinite"
 	}
 	if r.Method == http.MethodPost && u.ID != 0 {
-		if err := s.checkBlock(r); err != nil {
-			return err
-		}
-		reason, err := formValue(r, "reason")
+		reason, err := s.actionReason(r)
 		if err != nil {
 			return err
 		}
-		reason = wiki.OneLine(reason, 500)
 		v := viewerOf(r)
 		now := s.now()
 		until, err := wiki.ParseExpiry(expiry, now)
@@ -209,14 +201,10 @@ func (s *Server) unblockPage(w http.ResponseWriter, r *http.Request, arg string)
 	if r.Method == http.MethodPost && u.ID != 0 {
 		// A blocked administrator cannot lift blocks, their own included:
 		// otherwise blocking an administrator would do nothing.
-		if err := s.checkBlock(r); err != nil {
-			return err
-		}
-		reason, err := formValue(r, "reason")
+		reason, err := s.actionReason(r)
 		if err != nil {
 			return err
 		}
-		reason = wiki.OneLine(reason, 500)
 		v := viewerOf(r)
 		err = s.store.UnblockUser(r.Context(), u.ID, actor(v), reason, s.now())
 		if errors.Is(err, wiki.ErrNotFound) {
