@@ -20,6 +20,7 @@ import (
 	"github.com/wikid/wikid/internal/diff"
 	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/render"
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/timing"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -300,6 +301,18 @@ func (e *Engine) renderText(ctx context.Context, text string) (*Rendered, error)
 	}, nil
 }
 
+// analyze parses text for its link set and plain text (the search
+// entry) in a slot of the render gate.
+func (e *Engine) analyze(ctx context.Context, text string) (wiki.LinkSet, string, error) {
+	release, err := e.gate.acquire(ctx)
+	if err != nil {
+		return wiki.LinkSet{}, "", err
+	}
+	defer release()
+	ls, plain := e.renderer.Analyze(text)
+	return ls, plain, nil
+}
+
 // links parses text for its link set in a slot of the render gate: the
 // parse is most of a render's cost.
 func (e *Engine) links(ctx context.Context, text string) (wiki.LinkSet, error) {
@@ -475,7 +488,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 				return SaveOutcome{}, err
 			}
 		}
-		links, err := e.links(ctx, text)
+		links, plain, err := e.analyze(ctx, text)
 		if err != nil {
 			return SaveOutcome{}, err
 		}
@@ -485,7 +498,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		res, err := e.store.SavePage(ctx, wiki.SaveRequest{
 			Title: ed.Title, Text: text, Summary: ed.Summary, Minor: ed.Minor,
 			UserID: ed.Editor.UserID, UserName: ed.Editor.UserName,
-			BaseRevID: base, Links: links, Time: e.now(), Group: ed.Editor.Group,
+			BaseRevID: base, Links: links, SearchText: plain, Time: e.now(), Group: ed.Editor.Group,
 			Jobs: e.changeJobs(ed.Title, base == 0, false, cats...),
 		})
 		if errors.Is(err, wiki.ErrProtected) {
@@ -511,14 +524,15 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 	return SaveOutcome{}, wiki.Errorf(wiki.KindConflict, "the page is being edited very often right now; try saving again")
 }
 
-// changeJobs is what a change to title t defers: its search entry, the
-// link colour of pages linking to it when its existence changed, its link
-// rows when they must be re-derived from text, and the external purge of t
-// and the other titles whose responses changed (its categories).
-func (e *Engine) changeJobs(t wiki.Title, existenceChanged, relink bool, also ...wiki.Title) []wiki.JobSpec {
-	jobs := []wiki.JobSpec{IndexJob(t)}
-	if relink {
-		jobs = append(jobs, LinksJob(t))
+// changeJobs is what a change to title t defers: the link colour of pages
+// linking to it when its existence changed, its link rows and search entry
+// when they must be re-derived from text (a save writes both itself), and
+// the external purge of t and the other titles whose responses changed
+// (its categories).
+func (e *Engine) changeJobs(t wiki.Title, existenceChanged, reindex bool, also ...wiki.Title) []wiki.JobSpec {
+	var jobs []wiki.JobSpec
+	if reindex {
+		jobs = append(jobs, IndexJob(t), LinksJob(t))
 	}
 	if existenceChanged {
 		jobs = append(jobs, BacklinksJob(t))
@@ -608,8 +622,11 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	redirect := "#REDIRECT [[" + to.String() + "]]\n"
 	// To now exists; From stops existing unless a redirect stays. Both
 	// titles' search entries follow (the moved page's, the redirect's).
-	jobs := e.changeJobs(to, true, false, from, purge.LogTitle)
+	jobs := append(e.changeJobs(to, true, false, from, purge.LogTitle), IndexJob(to))
 	jobs = append(jobs, e.changeJobs(from, !leaveRedirect, false)...)
+	if leaveRedirect {
+		jobs = append(jobs, IndexJob(from))
+	}
 	p, err := e.store.MovePage(ctx, wiki.MoveRequest{
 		From: from, To: to, Reason: summary, UserID: ed.UserID, UserName: ed.UserName,
 		LeaveRedirect: leaveRedirect, RedirectText: redirect, RedirectLinks: e.renderer.Links(redirect),
@@ -707,4 +724,19 @@ func (e *Engine) purgeExternal(ctx context.Context, titles ...wiki.Title) {
 		return
 	}
 	e.jobsQueued()
+}
+
+// Search runs a search (see wiki.Store.Search) and makes each hit's
+// snippet from its page's text as readers see it.
+func (e *Engine) Search(ctx context.Context, query string, offset, limit int) ([]wiki.SearchHit, error) {
+	hits, err := e.store.Search(ctx, query, offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	q := store.ParseQuery(query)
+	for i := range hits {
+		hits[i].Snippet = store.Snippet(e.renderer.PlainText(hits[i].Source), q)
+		hits[i].Source = ""
+	}
+	return hits, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/wikid/wikid/internal/wiki"
 	"github.com/yuin/goldmark/ast"
 	xhtml "golang.org/x/net/html"
 )
@@ -16,18 +17,30 @@ import (
 // macros, URLs, HTML tags (and the content of <script> and <style>) and
 // the redirect line are not. A parse that runs out of time (the render
 // time limit) returns src as it is.
-func (r *Renderer) PlainText(src string) (plain string) {
+func (r *Renderer) PlainText(src string) string {
+	_, plain := r.Analyze(src)
+	return plain
+}
+
+// Analyze parses src once for what a save stores beside the revision: its
+// link set (see Links) and its plain text (see PlainText).
+func (r *Renderer) Analyze(src string) (ls wiki.LinkSet, plain string) {
 	defer func() {
 		if v := recover(); v != nil {
 			if v != errTimeout {
 				panic(v)
 			}
-			plain = src
+			ls, plain = redirectLinks(src), src
 		}
 	}()
 	bud, done := r.budget(context.Background())
 	defer done()
-	source, doc, _ := r.parse(src, bud)
+	source, doc, ls := r.parse(src, bud)
+	return ls, plainOf(doc, source)
+}
+
+// plainOf is the text of a parsed document as PlainText returns it.
+func plainOf(doc ast.Node, source []byte) string {
 	var b strings.Builder
 	b.Grow(len(source))
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {

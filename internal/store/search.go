@@ -11,47 +11,111 @@ import (
 	"github.com/wikid/wikid/internal/wiki"
 )
 
-// MaxSearchTerms bounds the work a single query can ask for.
-const MaxSearchTerms = 8
+// MaxSearchTerms bounds the work a single query can ask for: terms, and
+// words in one phrase.
+const (
+	MaxSearchTerms = 8
+	MaxPhraseWords = 16
+)
 
-// SearchTerms splits a user's query into terms on white space, dropping
+// Query is a parsed search query: pages match when they hold every term.
+type Query struct {
+	Terms []QueryTerm
+}
+
+// QueryTerm is one term of a query: a word, or a phrase whose words must
+// stand in that order. A word the analyzer splits (e-mail, a run of Korean
+// or Chinese characters) is a phrase of its parts.
+type QueryTerm struct {
+	Words  []string // analyzer terms
+	Prefix bool     // the last word is a prefix (typed with a trailing *)
+}
+
+// ParseQuery splits a user's query into terms on white space, dropping
 // duplicates and keeping at most MaxSearchTerms. A run of words in double
-// quotes is one term, a phrase: its words must stand in that order, one
-// space apart (white space in the text counts as one space). Everything
-// else is literal text: an unpaired quote, asterisks and operators such as
-// AND or NEAR carry no meaning.
-func SearchTerms(query string) []string {
-	var terms []string
+// quotes (straight or typographic) is one phrase. A word ending in * is a
+// prefix, if at least two characters come before it (one for Korean,
+// Chinese or Japanese). Everything else is literal text: an unpaired
+// quote, operators such as AND or NEAR and punctuation carry no meaning.
+func ParseQuery(query string) Query {
+	var q Query
 	seen := map[string]bool{}
-	// Control characters (NUL above all) cannot be in indexed text and break
-	// FTS5 queries: they separate terms like spaces do.
 	query = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		switch {
+		case r < 0x20 || r == 0x7f:
 			return ' '
+		case r == '“' || r == '”' || r == '„' || r == '«' || r == '»' || r == '＂':
+			return '"'
 		}
 		return r
 	}, query)
-	for len(terms) < MaxSearchTerms {
+	for len(q.Terms) < MaxSearchTerms {
 		query = strings.TrimLeftFunc(query, unicode.IsSpace)
 		if query == "" {
 			break
 		}
-		var term string
+		var raw string
 		if end := strings.IndexByte(query[min(1, len(query)):], '"'); query[0] == '"' && end >= 0 {
-			term, query = strings.Join(strings.Fields(query[1:1+end]), " "), query[end+2:]
+			raw, query = query[1:1+end], query[end+2:]
 		} else {
 			i := strings.IndexFunc(query, unicode.IsSpace)
 			if i < 0 {
 				i = len(query)
 			}
-			term, query = query[:i], query[i:]
+			raw, query = query[:i], query[i:]
 		}
-		if k := strings.ToLower(term); term != "" && !seen[k] {
-			seen[k] = true
-			terms = append(terms, term)
+		var t QueryTerm
+		if strings.HasSuffix(raw, "*") {
+			raw = strings.TrimRight(raw, "*")
+			t.Prefix = true
+		}
+		t.Words = queryTerms(raw)
+		if len(t.Words) == 0 {
+			continue
+		}
+		if len(t.Words) == 1 && isCJK([]rune(t.Words[0])[0]) && utf8.RuneCountInString(t.Words[0]) == 1 {
+			// One character: the start of a bigram, or a run's last.
+			t.Prefix = true
+		}
+		if len(t.Words) > MaxPhraseWords {
+			t.Words, t.Prefix = t.Words[:MaxPhraseWords], false
+		}
+		if last := t.Words[len(t.Words)-1]; t.Prefix && utf8.RuneCountInString(last) < 2 && !isCJK([]rune(last)[0]) {
+			t.Prefix = false
+		}
+		key := strings.Join(t.Words, " ")
+		if t.Prefix {
+			key += "*"
+		}
+		if !seen[key] {
+			seen[key] = true
+			q.Terms = append(q.Terms, t)
 		}
 	}
-	return terms
+	return q
+}
+
+// FTS5Match returns q as an FTS5 query: every term a quoted phrase (a word
+// is a phrase of one), the prefix ones with *, all of them required.
+// Analyzer terms hold no quotes, so the quoting cannot be broken out of.
+func FTS5Match(q Query) string {
+	parts := make([]string, len(q.Terms))
+	for i, t := range q.Terms {
+		parts[i] = `"` + strings.Join(t.Words, " ") + `"`
+		if t.Prefix {
+			parts[i] += " *"
+		}
+	}
+	return strings.Join(parts, " AND ")
+}
+
+// Words returns every word of every term.
+func (q Query) Words() []string {
+	var out []string
+	for _, t := range q.Terms {
+		out = append(out, t.Words...)
+	}
+	return out
 }
 
 // EscapeLike escapes s for a LIKE pattern with ESCAPE '\'.
@@ -64,87 +128,88 @@ func EscapeLike(s string) string {
 const SnippetRunes = 160
 
 // Snippet returns a window of text of about SnippetRunes characters around
-// the first match of any term, with every match inside the window enclosed
-// in wiki.MarkStart … wiki.MarkEnd. Matching folds case rune by rune. Without
-// a match it returns the start of the text. White space runs become one space.
-func Snippet(text string, terms []string) string {
+// the first match of the query, with every matching word inside the window
+// enclosed in wiki.MarkStart … wiki.MarkEnd. Words match as the index
+// matches them (folded by the analyzer). Without a match it returns the
+// start of the text. White space runs become one space.
+func Snippet(text string, q Query) string {
 	text = strings.Join(strings.Fields(text), " ")
-	rs := []rune(text)
-	folded := make([]rune, len(rs))
-	for i, r := range rs {
-		folded[i] = unicode.ToLower(r)
-	}
-	fterms := make([][]rune, 0, len(terms))
-	for _, t := range terms {
-		if t == "" {
-			continue
+	var toks []Token
+	Tokenize(text, func(tok Token) { toks = append(toks, tok) })
+	// matchAt reports whether term t's words stand at toks[i:].
+	matchAt := func(t QueryTerm, i int) bool {
+		if i+len(t.Words) > len(toks) {
+			return false
 		}
-		ft := []rune(t)
-		for i, r := range ft {
-			ft[i] = unicode.ToLower(r)
-		}
-		fterms = append(fterms, ft)
-	}
-	// matchAt returns the length of the longest term matching at i, or 0.
-	matchAt := func(i int) int {
-		best := 0
-		for _, ft := range fterms {
-			if len(ft) > best && i+len(ft) <= len(folded) && equalRunes(folded[i:i+len(ft)], ft) {
-				best = len(ft)
+		for j, w := range t.Words {
+			got := toks[i+j].Term
+			if got != w && !(t.Prefix && j == len(t.Words)-1 && strings.HasPrefix(got, w)) {
+				return false
 			}
 		}
-		return best
+		return true
 	}
-	first := -1
-	for i := range folded {
-		if matchAt(i) > 0 {
-			first = i
-			break
+	// Marked spans, in bytes; overlapping or touching ones merge (the
+	// bigrams of a Korean or Chinese word).
+	type span struct{ start, end int }
+	var marks []span
+	for i := range toks {
+		for _, t := range q.Terms {
+			if !matchAt(t, i) {
+				continue
+			}
+			sp := span{toks[i].Start, toks[i+len(t.Words)-1].End}
+			if n := len(marks); n > 0 && sp.start <= marks[n-1].end {
+				marks[n-1].end = max(marks[n-1].end, sp.end)
+			} else {
+				marks = append(marks, sp)
+			}
 		}
 	}
+	// The window, in bytes: from a third of a snippet before the first
+	// match (at a word boundary when one is near) for SnippetRunes runes.
 	start := 0
-	if first > SnippetRunes/3 {
-		start = first - SnippetRunes/3
-		// Start at a word boundary when one is near.
-		for j := start; j < first && j < start+20; j++ {
-			if rs[j] == ' ' {
-				start = j + 1
-				break
+	if len(marks) > 0 {
+		first := marks[0].start
+		start = first
+		for n := 0; start > 0 && n < SnippetRunes/3; n++ {
+			_, size := utf8.DecodeLastRuneInString(text[:start])
+			start -= size
+		}
+		if start > 0 {
+			if j := strings.IndexByte(text[start:first], ' '); j >= 0 && j < 60 {
+				start += j + 1
 			}
 		}
 	}
-	end := min(len(rs), start+SnippetRunes)
+	end := start
+	for n := 0; end < len(text) && n < SnippetRunes; n++ {
+		_, size := utf8.DecodeRuneInString(text[end:])
+		end += size
+	}
 	var b strings.Builder
-	b.Grow((end - start) * 3)
+	b.Grow(end - start + 16)
 	if start > 0 {
 		b.WriteString("…")
 	}
-	for i := start; i < end; {
-		if n := matchAt(i); n > 0 {
-			b.WriteString(wiki.MarkStart)
-			b.WriteString(string(rs[i:min(i+n, len(rs))]))
-			b.WriteString(wiki.MarkEnd)
-			i += n
+	at := start
+	for _, m := range marks {
+		if m.end <= start {
 			continue
 		}
-		b.WriteRune(rs[i])
-		i++
+		if m.start >= end {
+			break
+		}
+		ms, me := max(m.start, at), min(m.end, end)
+		b.WriteString(text[at:ms])
+		b.WriteString(wiki.MarkStart)
+		b.WriteString(text[ms:me])
+		b.WriteString(wiki.MarkEnd)
+		at = me
 	}
-	if end < len(rs) {
+	b.WriteString(text[at:end])
+	if end < len(text) {
 		b.WriteString("…")
 	}
 	return b.String()
 }
-
-func equalRunes(a, b []rune) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// RuneLen is utf8.RuneCountInString, named for what the backends ask:
-// trigram indexes match terms of three characters or more.
-func RuneLen(s string) int { return utf8.RuneCountInString(s) }

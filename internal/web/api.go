@@ -40,6 +40,7 @@ var (
 	specRESTEdit     = &httpx.Spec{Name: "rest:page:edit"}
 	specRESTCreate   = &httpx.Spec{Name: "rest:page:create"}
 	specRESTSearch   = &httpx.Spec{Name: "rest:search", Params: []httpx.Param{{Name: "q", Kind: httpx.Text, Max: 300}, {Name: "limit", Kind: httpx.Limit, Max: 100, Default: "10"}}}
+	specRESTTitles   = &httpx.Spec{Name: "rest:search-title", Params: []httpx.Param{{Name: "q", Kind: httpx.Text, Max: 255}, {Name: "limit", Kind: httpx.Limit, Max: 100, Default: "10"}}}
 	specRESTRevision = &httpx.Spec{Name: "rest:revision"}
 	specRESTCompare  = &httpx.Spec{Name: "rest:compare"}
 )
@@ -78,6 +79,7 @@ func (s *Server) apiRoutes() http.Handler {
 	mux.HandleFunc("PUT "+p+"page/{title}", s.api(specRESTEdit, title(""), s.apiPutPage))
 	mux.HandleFunc("POST "+p+"page", s.api(specRESTCreate, fixed(p+"page"), s.apiCreatePage))
 	mux.HandleFunc("GET "+p+"search/page", s.api(specRESTSearch, fixed(p+"search/page"), s.apiSearch))
+	mux.HandleFunc("GET "+p+"search/title", s.api(specRESTTitles, fixed(p+"search/title"), s.apiSearchTitles))
 	mux.HandleFunc("GET "+p+"revision/{id}", s.api(specRESTRevision, revision, s.apiRevision))
 	mux.HandleFunc("GET "+p+"revision/{from}/compare/{to}", s.api(specRESTCompare, compare, s.apiCompare))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -480,7 +482,7 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 	if q == "" {
 		return wiki.Errorf(wiki.KindInvalid, "give a search query: ?q=words")
 	}
-	hits, err := s.store.Search(r.Context(), q, 0, int(rq.Int("limit", 10)))
+	hits, err := s.eng.Search(r.Context(), q, 0, int(rq.Int("limit", 10)))
 	if err != nil {
 		return err
 	}
@@ -496,6 +498,35 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 	}{Pages: []page{}}
 	for _, h := range hits {
 		out.Pages = append(out.Pages, page{ID: h.PageID, Key: h.Title.Key(), Title: string(h.Title), Excerpt: string(view.Snippet(h.Snippet))})
+	}
+	s.writeJSON(w, r, http.StatusOK, out, cacheShort, time.Time{})
+	return nil
+}
+
+// apiSearchTitles is MediaWiki's title completion: pages whose title
+// starts with q, ignoring case and accents.
+func (s *Server) apiSearchTitles(w http.ResponseWriter, r *http.Request) error {
+	rq := httpx.From(r)
+	q := rq.Get("q")
+	if q == "" {
+		return wiki.Errorf(wiki.KindInvalid, "give the start of a title: ?q=text")
+	}
+	pages, err := s.store.SearchTitles(r.Context(), q, int(rq.Int("limit", 10)))
+	if err != nil {
+		return err
+	}
+	type page struct {
+		ID          int64   `json:"id"`
+		Key         string  `json:"key"`
+		Title       string  `json:"title"`
+		Excerpt     string  `json:"excerpt"`
+		Description *string `json:"description"`
+	}
+	out := struct {
+		Pages []page `json:"pages"`
+	}{Pages: []page{}}
+	for _, p := range pages {
+		out.Pages = append(out.Pages, page{ID: p.ID, Key: p.Title.Key(), Title: string(p.Title), Excerpt: string(p.Title)})
 	}
 	s.writeJSON(w, r, http.StatusOK, out, cacheShort, time.Time{})
 	return nil

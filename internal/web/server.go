@@ -102,6 +102,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/w/macro/{name}", s.macro)
 	mux.HandleFunc("/healthz", s.healthz)
 	mux.Handle("/w/rest.php/", s.apiRoutes())
+	mux.HandleFunc("/w/api.php", s.actionAPI)
+	mux.HandleFunc("/w/opensearch_desc.php", s.openSearchDescription)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		httpx.SetRoute(r, "other")
 		s.writeError(w, r, wiki.Errorf(wiki.KindNotFound, "there is nothing at %s; wiki pages live under /wiki/", sanitizeLine(r.URL.Path)))

@@ -609,7 +609,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, _ string) error 
 		}
 		d.Offset = int(rq.Int("offset", 0))
 		const limit = 20
-		hits, err := s.store.Search(ctx, q, d.Offset, limit+1)
+		hits, err := s.eng.Search(ctx, q, d.Offset, limit+1)
 		if err != nil {
 			return err
 		}

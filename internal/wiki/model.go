@@ -229,6 +229,9 @@ type SearchHit struct {
 	Title      Title
 	Snippet    string
 	TitleMatch bool
+	// Source is the latest revision's text, from which the engine makes
+	// Snippet (then Source is emptied).
+	Source string
 }
 
 // Private-use code points that delimit matches in SearchHit.Snippet.

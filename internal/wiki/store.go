@@ -29,10 +29,9 @@ type Store interface {
 // edit: links are refreshed, no revision or change is stored, and the result
 // holds the latest revision.
 //
-// Links are written in the edit's transaction (WhatLinksHere and the
-// backlinks job read them, so they must never lag the revision); the search
-// index is not: Jobs (a JobSearch among them) are inserted in the same
-// transaction and do it later.
+// Links and the search entry (made from SearchText) are written in the
+// edit's transaction: WhatLinksHere and the backlinks job read the links,
+// and a page just saved is found by search at once.
 type SaveRequest struct {
 	Title     Title
 	Text      string
@@ -42,8 +41,11 @@ type SaveRequest struct {
 	UserName  string
 	BaseRevID int64
 	Links     LinkSet
-	Time      time.Time
-	Jobs      []JobSpec // enqueued in the same transaction, or not at all
+	// SearchText is Text as readers see it (render's PlainText), for the
+	// search index.
+	SearchText string
+	Time       time.Time
+	Jobs       []JobSpec // enqueued in the same transaction, or not at all
 	// Group is the editor's: an edit protection of the title above it
 	// refuses the save with ErrProtected, checked in the transaction.
 	Group Group
@@ -124,9 +126,9 @@ type PageStore interface {
 	// One query for the whole batch.
 	ExistingTitles(ctx context.Context, titles []Title) (map[Title]bool, error)
 
-	// SavePage stores a revision, updates the page, links, categories and
-	// recent changes, and enqueues req.Jobs, in one transaction. The search
-	// index follows through a JobSearch (UpdateSearchIndex).
+	// SavePage stores a revision, updates the page, links, categories,
+	// search entry and recent changes, and enqueues req.Jobs, in one
+	// transaction.
 	SavePage(ctx context.Context, req SaveRequest) (SaveResult, error)
 	// MovePage renames a page in one transaction (see MoveRequest).
 	MovePage(ctx context.Context, req MoveRequest) (Page, error)
@@ -156,8 +158,14 @@ type PageStore interface {
 	CategoryMembers(ctx context.Context, cat Title, q ListQuery) ([]Page, error)
 	// PageCategories returns the categories page pageID is in.
 	PageCategories(ctx context.Context, pageID int64) ([]Title, error)
-	// Search finds pages by title and text in any language (title matches first).
+	// Search finds live pages by title and text in any language, title
+	// matches first, then by relevance; hits carry Source, not Snippet.
+	// Its cost is bounded by a backend's candidate limit, not by the
+	// number of matches.
 	Search(ctx context.Context, query string, offset, limit int) ([]SearchHit, error)
+	// SearchTitles returns live pages whose title starts with prefix,
+	// ignoring case and accents (title completion).
+	SearchTitles(ctx context.Context, prefix string, limit int) ([]Page, error)
 	RandomPage(ctx context.Context) (Title, error)
 	PageCount(ctx context.Context) (int, error)
 }

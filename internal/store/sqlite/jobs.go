@@ -313,22 +313,25 @@ func (db *DB) RefreshLinks(ctx context.Context, pageID, revID int64, ls wiki.Lin
 	return done, nil
 }
 
-// UpdateSearchIndex makes the page's search row match its current state.
-// The latest revision is read and turned into text before the write
-// transaction, so that the writer is not held while text runs; the write
-// goes ahead only if that revision is still the latest (otherwise it reads
-// again). An entry that already holds the right title and text is left
-// alone, so a repeated job costs a read and no re-tokenizing.
+// UpdateSearchIndex makes the page's search entry match its current state.
+// An entry made from the latest revision (pages.search_rev) is left alone,
+// so a repeated job costs one read. Otherwise the latest revision is read
+// and turned into text before the write transaction, so that the writer is
+// not held while text runs; the write goes ahead only if that revision is
+// still the latest (otherwise it reads again).
 func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(source string) string) error {
 	for range 3 {
 		var src string
-		var rev int64
+		var rev, indexed int64
 		var deleted bool
-		err := db.r.QueryRowContext(ctx, `SELECT p.latest_rev, p.deleted, r.text FROM pages p JOIN revisions r ON r.id = p.latest_rev
-			WHERE p.id = ?`, pageID).Scan(&rev, &deleted, &src)
+		err := db.r.QueryRowContext(ctx, `SELECT p.latest_rev, p.deleted, p.search_rev, r.text FROM pages p JOIN revisions r ON r.id = p.latest_rev
+			WHERE p.id = ?`, pageID).Scan(&rev, &deleted, &indexed, &src)
 		gone := errors.Is(err, sql.ErrNoRows) || (err == nil && deleted)
 		if err != nil && !gone {
 			return fmt.Errorf("sqlite: update search index of page %d: %w", pageID, err)
+		}
+		if !gone && indexed == rev {
+			return nil
 		}
 		plain := ""
 		if !gone {
@@ -340,7 +343,11 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(sou
 			var latest int64
 			var deleted bool
 			err := tx.QueryRowContext(ctx, `SELECT title, latest_rev, deleted FROM pages WHERE id = ?`, pageID).Scan(&title, &latest, &deleted)
-			if errors.Is(err, sql.ErrNoRows) || (err == nil && deleted) {
+			if errors.Is(err, sql.ErrNoRows) {
+				_, err := tx.ExecContext(ctx, `DELETE FROM search WHERE rowid = ?`, pageID)
+				return err
+			}
+			if err == nil && deleted {
 				return unindexPage(ctx, tx, pageID)
 			}
 			if err != nil {
@@ -350,15 +357,7 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(sou
 				changed = true
 				return nil
 			}
-			var curTitle, curText string
-			err = tx.QueryRowContext(ctx, `SELECT title, text FROM search WHERE rowid = ?`, pageID).Scan(&curTitle, &curText)
-			if err == nil && curTitle == title && curText == plain {
-				return nil
-			}
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-			return indexPage(ctx, tx, pageID, wiki.Title(title), plain)
+			return indexPage(ctx, tx, pageID, rev, wiki.Title(title), plain)
 		})
 		if err != nil {
 			return fmt.Errorf("sqlite: update search index of page %d: %w", pageID, err)

@@ -1,9 +1,13 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/wikid/wikid/internal/store"
@@ -190,62 +194,157 @@ func (db *DB) PageCount(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// Search finds live pages whose title or text contains every term of
-// query (see store.SearchTerms), title matches first. Terms of three or
-// more characters go through the trigram index (MATCH); shorter ones, such
-// as two-syllable Korean words, are LIKE filters on the same table (a scan
-// when every term is short).
+// SearchCandidates bounds the rows a search ranks: per query, the newest
+// SearchCandidates pages matching every term, and as many matching in
+// their titles. A query with fewer matches is ranked exactly; a query of
+// only very common words is ranked among its newest matches, so that its
+// cost does not grow with the wiki.
+const SearchCandidates = 1000
+
+// Search finds live pages holding every term of query (store.ParseQuery),
+// title matches first (an exact title before all), then by BM25 with
+// title words weighing more than body words. Hits carry the latest
+// revision's text in Source, for the caller's snippet.
 func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki.SearchHit, error) {
-	terms := store.SearchTerms(query)
-	if len(terms) == 0 {
+	q := store.ParseQuery(query)
+	if len(q.Terms) == 0 {
 		return nil, nil
 	}
 	lim = min(limit(lim), 100)
 	offset = max(offset, 0)
-
-	var match []string
-	var where []string
-	var args []any
-	var titleMatch []string
-	var titleArgs []any
-	for _, t := range terms {
-		like := "%" + store.EscapeLike(t) + "%"
-		titleMatch = append(titleMatch, `title LIKE ? ESCAPE '\'`)
-		titleArgs = append(titleArgs, like)
-		if store.RuneLen(t) >= 3 {
-			match = append(match, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
-			continue
+	if offset >= 2*SearchCandidates {
+		return nil, nil
+	}
+	match := store.FTS5Match(q)
+	type cand struct {
+		id         int64
+		score      float64
+		titleMatch bool
+		exact      bool
+	}
+	var cands []cand
+	byID := map[int64]int{}
+	scan := func(sqlq string, args ...any) error {
+		rows, err := db.r.QueryContext(ctx, sqlq, args...)
+		if err != nil {
+			return err
 		}
-		where = append(where, `(title LIKE ? ESCAPE '\' OR text LIKE ? ESCAPE '\')`)
-		args = append(args, like, like)
+		defer rows.Close()
+		for rows.Next() {
+			var c cand
+			if err := rows.Scan(&c.id, &c.score); err != nil {
+				return err
+			}
+			if i, ok := byID[c.id]; ok {
+				cands[i].titleMatch = true
+				continue
+			}
+			byID[c.id] = len(cands)
+			cands = append(cands, c)
+		}
+		return rows.Err()
 	}
-	order := ""
-	if len(match) > 0 {
-		where = append([]string{`search MATCH ?`}, where...)
-		args = append([]any{strings.Join(match, " ")}, args...)
-		order = "rank, "
+	err := scan(`SELECT rowid, bm25(search, 10.0, 1.0) FROM search WHERE search MATCH ? ORDER BY rowid DESC LIMIT ?`, match, SearchCandidates)
+	if err == nil {
+		// Title matches: marked among the candidates, added when older.
+		n := len(cands)
+		err = scan(`SELECT rowid, bm25(search, 10.0, 1.0) FROM search WHERE search MATCH ? ORDER BY rowid DESC LIMIT ?`, "{title} : ("+match+")", SearchCandidates)
+		for i := n; i < len(cands); i++ {
+			cands[i].titleMatch = true
+		}
 	}
-	sqlq := `SELECT rowid, title, text, (` + strings.Join(titleMatch, " AND ") + `) AS tm FROM search
-		WHERE ` + strings.Join(where, " AND ") + `
-		ORDER BY tm DESC, ` + order + `title LIMIT ? OFFSET ?`
-	all := append(append(titleArgs, args...), lim, offset)
-	rows, err := db.r.QueryContext(ctx, sqlq, all...)
+	if err == nil {
+		var id int64
+		err = db.r.QueryRowContext(ctx, `SELECT id FROM pages WHERE deleted = 0 AND title_fold = ? ORDER BY id LIMIT 1`, store.Fold(query)).Scan(&id)
+		if i, ok := byID[id]; ok && err == nil {
+			cands[i].exact, cands[i].titleMatch = true, true
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int {
+		switch {
+		case a.exact != b.exact:
+			return boolOrder(a.exact)
+		case a.titleMatch != b.titleMatch:
+			return boolOrder(a.titleMatch)
+		}
+		return cmp.Compare(a.score, b.score) // BM25 here is lower for better
+	})
+	if offset >= len(cands) {
+		return nil, nil
+	}
+	cands = cands[offset:min(len(cands), offset+lim)]
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
+		ids[i] = c.id
+	}
+	idList, _ := json.Marshal(ids)
+	rows, err := db.r.QueryContext(ctx, `SELECT p.id, p.title, r.text FROM pages p JOIN revisions r ON r.id = p.latest_rev
+		WHERE p.deleted = 0 AND p.id IN (SELECT value FROM json_each(?))`, string(idList))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
 	}
 	defer rows.Close()
-	var hits []wiki.SearchHit
+	found := map[int64]wiki.SearchHit{}
 	for rows.Next() {
-		var title, text string
 		var h wiki.SearchHit
-		if err := rows.Scan(&h.PageID, &title, &text, &h.TitleMatch); err != nil {
+		var title string
+		if err := rows.Scan(&h.PageID, &title, &h.Source); err != nil {
 			return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
 		}
-		h.Title, h.Snippet = wiki.Title(title), store.Snippet(text, terms)
-		hits = append(hits, h)
+		h.Title = wiki.Title(title)
+		found[h.PageID] = h
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
 	}
+	hits := make([]wiki.SearchHit, 0, len(cands))
+	for _, c := range cands {
+		if h, ok := found[c.id]; ok {
+			h.TitleMatch = c.titleMatch
+			hits = append(hits, h)
+		}
+	}
 	return hits, nil
+}
+
+// boolOrder sorts true first.
+func boolOrder(a bool) int {
+	if a {
+		return -1
+	}
+	return 1
+}
+
+// SearchTitles returns live pages whose title, folded (store.Fold),
+// starts with prefix folded, in folded-title order: what title completion
+// offers. One index range, as long as limit.
+func (db *DB) SearchTitles(ctx context.Context, prefix string, lim int) ([]wiki.Page, error) {
+	p := store.Fold(strings.TrimSpace(prefix))
+	if p == "" {
+		return nil, nil
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT `+pageCols+` FROM pages p WHERE p.deleted = 0 AND p.title_fold >= ? AND p.title_fold < ?
+		ORDER BY p.title_fold, p.id LIMIT ?`, p, p+"\U0010FFFF", min(limit(lim), 100))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search titles %q: %w", prefix, err)
+	}
+	defer rows.Close()
+	var out []wiki.Page
+	for rows.Next() {
+		pg, err := scanPage(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: search titles %q: %w", prefix, err)
+		}
+		out = append(out, pg)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: search titles %q: %w", prefix, err)
+	}
+	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -188,22 +189,31 @@ func insertChange(ctx context.Context, tx *sql.Tx, c wiki.Change) (int64, error)
 	return id, err
 }
 
-func indexPage(ctx context.Context, tx *sql.Tx, pageID int64, t wiki.Title, text string) error {
+// indexPage makes the page's search entry hold title and plain (the
+// page's text as readers see it), made from revision revID.
+func indexPage(ctx context.Context, tx *sql.Tx, pageID, revID int64, t wiki.Title, plain string) error {
 	if err := unindexPage(ctx, tx, pageID); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO search (rowid, title, text) VALUES (?, ?, ?)`, pageID, string(t), text)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO search (rowid, title, body) VALUES (?, ?, ?)`,
+		pageID, store.IndexText(string(t)), store.IndexText(plain)); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = ?, title_fold = ? WHERE id = ?`, revID, store.Fold(string(t)), pageID)
 	return err
 }
 
+// unindexPage drops the page's search entry.
 func unindexPage(ctx context.Context, tx *sql.Tx, pageID int64) error {
-	_, err := tx.ExecContext(ctx, `DELETE FROM search WHERE rowid = ?`, pageID)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM search WHERE rowid = ?`, pageID); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = 0 WHERE id = ?`, pageID)
 	return err
 }
 
 // SavePage stores an edit in one transaction: revision, page row, links,
-// recent change and the request's jobs (the search index follows through a
-// job, keeping the writer's transaction short). A page deleted earlier is created again on
+// search entry (req.SearchText), recent change and the request's jobs. A page deleted earlier is created again on
 // its old row (its deleted revisions stay hidden until an undelete). An edit
 // whose text equals the latest revision's is a null edit: it refreshes the
 // links but stores no revision or change, and returns the latest revision.
@@ -268,6 +278,9 @@ func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResu
 			return err
 		}
 		if err := replaceLinks(ctx, tx, pageID, req.Links); err != nil {
+			return err
+		}
+		if err := indexPage(ctx, tx, pageID, rev.ID, req.Title, req.SearchText); err != nil {
 			return err
 		}
 		kind := wiki.ChangeEdit

@@ -1,0 +1,255 @@
+package store
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+	"golang.org/x/text/unicode/norm"
+)
+
+// The search analyzer: how text and queries become index terms. Every
+// backend indexes the output of IndexText and searches with the terms of
+// ParseQuery, so that what is found does not depend on the database.
+//
+// A term is a word folded for matching: lower case, Latin, Greek and
+// Cyrillic letters without their accents (é → e, ß → ss), full-width forms
+// as ASCII, apostrophes inside a word dropped (don't, don’t → dont). Han,
+// Hiragana, Katakana and Hangul have no spaces between words: a run of them
+// becomes its overlapping two-character terms (bigrams) and its last
+// character alone, so that any two characters of the run are one term and
+// a single character is found as a prefix. English words are stemmed
+// (tomatoes → tomato), in the text and in queries alike.
+
+// MaxTermBytes bounds a term: a longer word (a hash, base64) is cut.
+const MaxTermBytes = 64
+
+// Token is one term of a text and where it stands in that text.
+type Token struct {
+	Term       string
+	Start, End int // byte offsets of the term's source in the text
+}
+
+// Tokenize calls emit for each term of s in order.
+func Tokenize(s string, emit func(Token)) { tokenize(s, true, emit) }
+
+// tokenize is Tokenize; a query (index false) leaves out the last
+// character of a CJK run of two or more: the bigrams find it.
+func tokenize(s string, index bool, emit func(Token)) {
+	var word strings.Builder
+	wordStart, lastEnd := -1, 0
+	flush := func() {
+		if wordStart >= 0 && word.Len() > 0 {
+			t := stem(word.String())
+			if len(t) > MaxTermBytes {
+				t = t[:MaxTermBytes]
+				for !utf8.ValidString(t) {
+					t = t[:len(t)-1]
+				}
+			}
+			emit(Token{Term: t, Start: wordStart, End: lastEnd})
+		}
+		word.Reset()
+		wordStart = -1
+	}
+	// The CJK run being cut into bigrams: the previous character.
+	prevCJK, prevStart, run := rune(-1), 0, 0
+	endCJK := func(end int) {
+		if prevCJK >= 0 && (index || run == 1) {
+			emit(Token{Term: string(prevCJK), Start: prevStart, End: end})
+		}
+		prevCJK, run = -1, 0
+	}
+	for i, r := range s {
+		size := utf8.RuneLen(r)
+		if r == utf8.RuneError {
+			size = 1
+		}
+		if isCJK(r) {
+			flush()
+			r = foldCJK(r)
+			if prevCJK >= 0 {
+				emit(Token{Term: string([]rune{prevCJK, r}), Start: prevStart, End: i + size})
+			}
+			prevCJK, prevStart = r, i
+			run++
+			lastEnd = i + size
+			continue
+		}
+		if prevCJK >= 0 {
+			endCJK(lastEnd)
+		}
+		if isApostrophe(r) && wordStart >= 0 && i+size < len(s) {
+			if next, _ := utf8.DecodeRuneInString(s[i+size:]); isWordRune(next) && !isCJK(next) {
+				continue // inside a word: don't → dont
+			}
+		}
+		if r >= 0x300 && r <= 0x36f { // a combining accent: folded away
+			if wordStart >= 0 {
+				lastEnd = i + size
+			}
+			continue
+		}
+		if !isWordRune(r) {
+			flush()
+			continue
+		}
+		if wordStart < 0 {
+			wordStart = i
+		}
+		foldRune(&word, r)
+		lastEnd = i + size
+	}
+	endCJK(lastEnd)
+	flush()
+}
+
+// stem returns the English stem (Porter2) of a word of ASCII letters
+// longer than three, so that tomato finds tomatoes; other words as they
+// are. Stems are remembered: text repeats its words (a few thousand make
+// most of any text), and a stem costs microseconds.
+func stem(w string) string {
+	if len(w) <= 3 || len(w) > 24 {
+		return w
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return w
+		}
+	}
+	if s, ok := stems.Load(w); ok {
+		return s.(string)
+	}
+	s := english.Stem(w, false)
+	if stemCount.Add(1) < maxStems {
+		stems.Store(strings.Clone(w), s)
+	}
+	return s
+}
+
+// maxStems bounds the stem cache: text made of random words cannot grow
+// it without end.
+const maxStems = 200_000
+
+var (
+	stems     sync.Map // word → stem
+	stemCount atomic.Int64
+)
+
+// IndexText returns the terms of s separated by spaces: the text a
+// backend's word index (FTS5 unicode61, PostgreSQL 'simple') stores.
+func IndexText(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	Tokenize(s, func(t Token) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.Term)
+	})
+	return b.String()
+}
+
+// queryTerms returns the terms of a query's word or phrase s.
+func queryTerms(s string) []string {
+	var out []string
+	tokenize(s, false, func(t Token) { out = append(out, t.Term) })
+	return out
+}
+
+// Fold returns s folded for matching as the analyzer does (case, accents,
+// apostrophes, full-width forms), keeping everything else, so that title
+// completion and "go to the page" compare titles as search does.
+func Fold(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i, r := range s {
+		switch {
+		case r >= 0x300 && r <= 0x36f:
+		case isApostrophe(r) && i > 0:
+			if next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):]); !isWordRune(next) {
+				b.WriteRune(r)
+			}
+		case isCJK(r):
+			b.WriteRune(foldCJK(r))
+		case isWordRune(r):
+			foldRune(&b, r)
+		default:
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+func isApostrophe(r rune) bool {
+	return r == '\'' || r == '’' || r == 'ʼ' || r == '‘' || r == '＇'
+}
+
+// isWordRune: letters, digits and the combining marks some scripts write
+// words with (Devanagari vowel signs).
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.M, r) ||
+		(r >= 0xFF10 && r <= 0xFF19)
+}
+
+// isCJK reports the scripts written without spaces between words that the
+// analyzer cuts into bigrams.
+func isCJK(r rune) bool {
+	if r < 0x1100 {
+		return false
+	}
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) ||
+		unicode.Is(unicode.Hangul, r) || r == 0x30FC // ー, the prolonged sound mark
+}
+
+// foldCJK maps half-width Katakana to full width, so both spellings meet.
+func foldCJK(r rune) rune {
+	if r >= 0xFF66 && r <= 0xFF9D {
+		return []rune(norm.NFKC.String(string(r)))[0]
+	}
+	return r
+}
+
+// foldRune writes r folded: lower case, without accents (Latin, Greek,
+// Cyrillic), full-width ASCII as ASCII.
+func foldRune(b *strings.Builder, r rune) {
+	switch {
+	case r < utf8.RuneSelf:
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		b.WriteByte(byte(r))
+		return
+	case r >= 0xFF01 && r <= 0xFF5E: // full-width ASCII
+		foldRune(b, r-0xFEE0)
+		return
+	}
+	if s, ok := specialFolds[r]; ok {
+		b.WriteString(s)
+		return
+	}
+	if r < 0x530 || (r >= 0x1E00 && r <= 0x1FFF) {
+		// Latin, Greek, Cyrillic: the base letter of the decomposition.
+		for _, d := range norm.NFD.String(string(r)) {
+			if d < 0x300 || d > 0x36f {
+				b.WriteRune(unicode.ToLower(d))
+			}
+		}
+		return
+	}
+	b.WriteRune(unicode.ToLower(r))
+}
+
+// specialFolds are letters without a decomposition that readers type
+// without their stroke or ligature.
+var specialFolds = map[rune]string{
+	'ß': "ss", 'ẞ': "ss", 'æ': "ae", 'Æ': "ae", 'œ': "oe", 'Œ': "oe", 'ø': "o", 'Ø': "o",
+	'đ': "d", 'Đ': "d", 'ł': "l", 'Ł': "l", 'ı': "i", 'þ': "th", 'Þ': "th", 'ð': "d", 'Ð': "d",
+	'ς': "σ", 'ﬁ': "fi", 'ﬂ': "fl",
+}

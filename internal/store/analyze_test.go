@@ -1,0 +1,80 @@
+package store
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestIndexText(t *testing.T) {
+	for in, want := range map[string]string{
+		"Don't stop, DON’T STOP":        "dont stop dont stop",
+		"Café crème Ångström naïve":     "cafe creme angstrom naiv",
+		"Cafe\u0301 (decomposed)":       "cafe decompos",
+		"Straße Æsir Øre Łódź":          "strass aesir ore lodz",
+		"Tomatoes, running cities":      "tomato run citi",
+		"ＷＩＫＩ ２０２４":                     "wiki 2024",
+		"e-mail snake_case a.b":         "e mail snake case a b",
+		"서울특별시 위키":                      "서울 울특 특별 별시 시 위키 키",
+		"東京2020年":                       "東京 京 2020 年",
+		"ｶﾀｶﾅ カタカナ":                     "カタ タカ カナ ナ カタ タカ カナ ナ",
+		"हिन्दी भाषा":                   "हिन्दी भाषा",
+		"Ελληνικά Ωμέγα Москва Ёлка":    "ελληνικα ωμεγα москва елка",
+		"'quoted' it's o'clock 'tis":    "quot its oclock tis",
+		"x " + strings.Repeat("a", 100): "x " + strings.Repeat("a", MaxTermBytes),
+	} {
+		if got := IndexText(in); got != want {
+			t.Errorf("IndexText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTokenizeOffsets(t *testing.T) {
+	s := "Grüße, 위키백과!"
+	var got []string
+	Tokenize(s, func(tok Token) { got = append(got, tok.Term+"="+s[tok.Start:tok.End]) })
+	want := "gruss=Grüße 위키=위키 키백=키백 백과=백과 과=과"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("tokens = %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+func TestFold(t *testing.T) {
+	for in, want := range map[string]string{
+		"Don’t Panic":    "dont panic",
+		"Éclair/Ünïcode": "eclair/unicode",
+		"위키 Main_Page":   "위키 main_page",
+	} {
+		if got := Fold(in); got != want {
+			t.Errorf("Fold(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseQuery(t *testing.T) {
+	show := func(q Query) string {
+		var parts []string
+		for _, t := range q.Terms {
+			s := strings.Join(t.Words, "+")
+			if t.Prefix {
+				s += "*"
+			}
+			parts = append(parts, s)
+		}
+		return strings.Join(parts, " ")
+	}
+	for q, want := range map[string]string{
+		`  위키  "quoted" Foo foo a b c d e f g h i j `: "위키 quot foo a b c d e",
+		`"quick  brown fox" jumps`:                    "quick+brown+fox jump",
+		`“Don’t panic” don't`:                         "dont+panic dont",
+		`say "hello`:                                  "say hello",
+		`hello" "" "  " x"y`:                          "hello x+y",
+		`"a b"c`:                                      "a+b c",
+		`wik* a* 위*  ** NEAR AND`:                     "wik* a 위* near and",
+		`서울특별시`:                                       "서울+울특+특별+별시",
+		`!!! ...`:                                     "",
+	} {
+		if got := show(ParseQuery(q)); got != want {
+			t.Errorf("ParseQuery(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
