@@ -15,6 +15,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -165,6 +166,10 @@ type drainResult struct {
 	notes    []string
 }
 
+// errNoJobStats: wikid could not read its queue's stats for this scrape
+// (wikid_jobs_stats_error), as happens under load; ask again.
+var errNoJobStats = errors.New(`/metrics has no wikid_jobs{state="queued"}`)
+
 // jobCounts reads wikid_jobs{state=...} from /metrics on ops, the base
 // URL of wikid's ops_addr.
 func jobCounts(c *http.Client, ops string) (map[string]int, error) {
@@ -196,7 +201,7 @@ func jobCounts(c *http.Client, ops string) (map[string]int, error) {
 		out[st] = int(f)
 	}
 	if _, ok := out["queued"]; !ok {
-		return nil, fmt.Errorf("/metrics has no wikid_jobs{state=\"queued\"}")
+		return nil, errNoJobStats
 	}
 	return out, sc.Err()
 }

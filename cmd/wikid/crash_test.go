@@ -68,7 +68,7 @@ func TestCrashDuringDrain(t *testing.T) {
 			t.Fatalf("Page %d: the link to a missing page is not red", i)
 		}
 	}
-	api.put("Crash target", 0, "Now it exists.")
+	api.put("Crash target", 0, "Now it exists: zqtarget.")
 	for i := range edits {
 		latest[i] = api.put(fmt.Sprintf("Page %d", i), latest[i], fmt.Sprintf("Word zqb%dx, edited. See [[Crash target]].", i))
 	}
@@ -145,8 +145,8 @@ func TestCrashDuringDrain(t *testing.T) {
 				}
 			}
 		}
-		if hits, _ := db.Search(ctx, "exists", 0, 10); len(hits) != 1 {
-			t.Fatalf("the target is found %d times", len(hits))
+		if hits, _ := db.Search(ctx, "zqtarget", 0, 10); len(hits) != 1 {
+			t.Fatalf("the target is found %d times: %+v", len(hits), hits)
 		}
 	})
 	t.Run("every linking page was re-rendered with a blue link", func(t *testing.T) {

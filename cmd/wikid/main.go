@@ -64,6 +64,14 @@ Usage:
   wikid page move --id ID NEWTITLE [--reason TEXT]
         Rename the page with id ID (as listed by wikid check), as the
         maintenance script; works for a title no URL reaches any more.
+  wikid import FILE.jsonl | DIRECTORY | - [--summary TEXT] [--user NAME]
+        Import pages: JSON lines ({"title": "…", "text": "…"} per line; "-"
+        reads standard input) or every .md file under DIRECTORY (the title
+        is the path without .md, "_" as a space). Each page becomes a new
+        revision (or the page is created), indexed for search at once, in
+        batches of 250 per transaction. The jobs it queues (link colours,
+        purges) run in the server. Pages a running server showed as
+        missing may show so until its edge cache expires them.
   wikid check
         Report stored data that today's rules refuse: page titles and user
         names with invisible, bidirectional or unassigned characters or not
@@ -120,6 +128,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fromStdin := fs.Bool("stdin", false, "user reset-password: read the new password from standard input")
 	all := fs.Bool("all", false, "token revoke: every token of the user")
 	pageID := fs.Int64("id", 0, "page move: the id of the page to move")
+	summary := fs.String("summary", "", "import: the edit summary of the imported revisions")
+	asUser := fs.String("user", "", "import: the account the revisions are attributed to (default: the maintenance script)")
 	// Flags may follow positional arguments: wikid user add NAME --admin.
 	var positional []string
 	for {
@@ -169,6 +179,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return pageCommand(ctx, cfg, log, sub, positional, *pageID, *reason, stdout)
 	case "check":
 		return check(ctx, cfg, positional, stdout)
+	case "import":
+		return importCommand(ctx, cfg, log, positional, *summary, *asUser, stdin, stdout, stderr)
 	case "jobs":
 		return jobsCommand(ctx, cfg, log, sub, positional, wiki.JobState(*state), *limit, stdout)
 	}

@@ -7,11 +7,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/wikid/wikid/internal/app"
 	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/store/sqlite"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -154,6 +157,65 @@ func TestCLI(t *testing.T) {
 
 // TestCLIAccounts: the account commands change the store and log what they
 // did as the maintenance script.
+func TestCLIImport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	jsonl := filepath.Join(dir, "pages.jsonl")
+	if err := os.WriteFile(jsonl, []byte(`{"title": "Imported one", "text": "Words about quokkas."}
+{"title": "Imported two", "text": "See [[Imported one]]."}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := wikid(t, "", nil, "import", jsonl, "--data", data, "--summary", "from a file")
+	if err != nil || !strings.Contains(out, "imported 2 pages (2 created, 0 changed, 0 unchanged)") {
+		t.Fatalf("import: %v, %q", err, out)
+	}
+	md := filepath.Join(dir, "md")
+	if err := os.MkdirAll(filepath.Join(md, "Sub"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(md, "Imported_one.md"), []byte("Words about quokkas, changed."), 0o600)
+	os.WriteFile(filepath.Join(md, "Sub", "Page.md"), []byte("A subpage."), 0o600)
+	os.WriteFile(filepath.Join(md, "notes.txt"), []byte("not a page"), 0o600)
+	out, _, err = wikid(t, "", nil, "import", md, "--data", data)
+	if err != nil || !strings.Contains(out, "imported 2 pages (1 created, 1 changed, 0 unchanged)") {
+		t.Fatalf("import of a directory: %v, %q", err, out)
+	}
+	out, _, err = wikid(t, `{"title": "Imported two", "text": "See [[Imported one]]."}`+"\n", nil, "import", "-", "--data", data)
+	if err != nil || !strings.Contains(out, "(0 created, 0 changed, 1 unchanged)") {
+		t.Fatalf("import from stdin: %v, %q", err, out)
+	}
+	db, err := sqlite.Open(context.Background(), filepath.Join(data, "wikid.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	hits, err := db.Search(context.Background(), "quokkas changed", 0, 10)
+	if err != nil || len(hits) != 1 || hits[0].Title != "Imported one" {
+		t.Fatalf("search after import = %+v, %v", hits, err)
+	}
+	if p, err := db.FindPage(context.Background(), "Sub/Page"); err != nil || p.Deleted {
+		t.Fatalf("the subpage: %+v, %v", p, err)
+	}
+
+	for _, tc := range []struct{ name, input, want string }{
+		{"a line that is not JSON", "{nope\n", "line 1: not a JSON object"},
+		{"a line without text", `{"title": "X"}` + "\n", `line 1: no "text"`},
+		{"a bad title", `{"title": "a|b", "text": "x"}` + "\n", `line 1: title "a|b"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := wikid(t, tc.input, nil, "import", "-", "--data", data)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if _, _, err := wikid(t, "", nil, "import", "--data", data); err == nil || !strings.Contains(err.Error(), "usage: wikid import") {
+		t.Fatalf("no source: %v", err)
+	}
+}
+
 func TestCLIAccounts(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()

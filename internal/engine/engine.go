@@ -727,7 +727,8 @@ func (e *Engine) purgeExternal(ctx context.Context, titles ...wiki.Title) {
 }
 
 // Search runs a search (see wiki.Store.Search) and makes each hit's
-// snippet from its page's text as readers see it.
+// snippet from its page's text as readers see it: the lines around the
+// first match, as text.
 func (e *Engine) Search(ctx context.Context, query string, offset, limit int) ([]wiki.SearchHit, error) {
 	hits, err := e.store.Search(ctx, query, offset, limit)
 	if err != nil {
@@ -735,7 +736,7 @@ func (e *Engine) Search(ctx context.Context, query string, offset, limit int) ([
 	}
 	q := store.ParseQuery(query)
 	for i := range hits {
-		hits[i].Snippet = store.Snippet(e.renderer.PlainText(hits[i].Source), q)
+		hits[i].Snippet = store.Snippet(e.renderer.PlainText(store.SnippetSource(hits[i].Source, q)), q)
 		hits[i].Source = ""
 	}
 	return hits, nil

@@ -1,8 +1,8 @@
 package store
 
 import (
+	"hash/maphash"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
@@ -39,11 +39,11 @@ func Tokenize(s string, emit func(Token)) { tokenize(s, true, emit) }
 // tokenize is Tokenize; a query (index false) leaves out the last
 // character of a CJK run of two or more: the bigrams find it.
 func tokenize(s string, index bool, emit func(Token)) {
-	var word strings.Builder
+	word := make([]byte, 0, 32)
 	wordStart, lastEnd := -1, 0
 	flush := func() {
-		if wordStart >= 0 && word.Len() > 0 {
-			t := stem(word.String())
+		if wordStart >= 0 && len(word) > 0 {
+			t := stem(string(word))
 			if len(t) > MaxTermBytes {
 				t = t[:MaxTermBytes]
 				for !utf8.ValidString(t) {
@@ -52,7 +52,7 @@ func tokenize(s string, index bool, emit func(Token)) {
 			}
 			emit(Token{Term: t, Start: wordStart, End: lastEnd})
 		}
-		word.Reset()
+		word = word[:0]
 		wordStart = -1
 	}
 	// The CJK run being cut into bigrams: the previous character.
@@ -100,7 +100,7 @@ func tokenize(s string, index bool, emit func(Token)) {
 		if wordStart < 0 {
 			wordStart = i
 		}
-		foldRune(&word, r)
+		word = foldRune(word, r)
 		lastEnd = i + size
 	}
 	endCJK(lastEnd)
@@ -109,8 +109,9 @@ func tokenize(s string, index bool, emit func(Token)) {
 
 // stem returns the English stem (Porter2) of a word of ASCII letters
 // longer than three, so that tomato finds tomatoes; other words as they
-// are. Stems are remembered: text repeats its words (a few thousand make
-// most of any text), and a stem costs microseconds.
+// are. Stems are remembered in a fixed table indexed by the word's hash
+// (a newer word takes an older one's slot): text repeats its words, a
+// stem costs microseconds, and the table's size cannot grow.
 func stem(w string) string {
 	if len(w) <= 3 || len(w) > 24 {
 		return w
@@ -120,23 +121,20 @@ func stem(w string) string {
 			return w
 		}
 	}
-	if s, ok := stems.Load(w); ok {
-		return s.(string)
+	slot := &stems[maphash.String(stemSeed, w)&uint64(len(stems)-1)]
+	if e := slot.Load(); e != nil && e.word == w {
+		return e.stem
 	}
-	s := english.Stem(w, false)
-	if stemCount.Add(1) < maxStems {
-		stems.Store(strings.Clone(w), s)
-	}
-	return s
+	e := &stemEntry{word: w, stem: english.Stem(w, false)}
+	slot.Store(e)
+	return e.stem
 }
 
-// maxStems bounds the stem cache: text made of random words cannot grow
-// it without end.
-const maxStems = 200_000
+type stemEntry struct{ word, stem string }
 
 var (
-	stems     sync.Map // word → stem
-	stemCount atomic.Int64
+	stems    [1 << 16]atomic.Pointer[stemEntry]
+	stemSeed = maphash.MakeSeed()
 )
 
 // IndexText returns the terms of s separated by spaces: the text a
@@ -164,24 +162,23 @@ func queryTerms(s string) []string {
 // apostrophes, full-width forms), keeping everything else, so that title
 // completion and "go to the page" compare titles as search does.
 func Fold(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
+	b := make([]byte, 0, len(s))
 	for i, r := range s {
 		switch {
 		case r >= 0x300 && r <= 0x36f:
 		case isApostrophe(r) && i > 0:
 			if next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):]); !isWordRune(next) {
-				b.WriteRune(r)
+				b = utf8.AppendRune(b, r)
 			}
 		case isCJK(r):
-			b.WriteRune(foldCJK(r))
+			b = utf8.AppendRune(b, foldCJK(r))
 		case isWordRune(r):
-			foldRune(&b, r)
+			b = foldRune(b, r)
 		default:
-			b.WriteRune(unicode.ToLower(r))
+			b = utf8.AppendRune(b, unicode.ToLower(r))
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
 func isApostrophe(r rune) bool {
@@ -216,34 +213,31 @@ func foldCJK(r rune) rune {
 	return r
 }
 
-// foldRune writes r folded: lower case, without accents (Latin, Greek,
+// foldRune appends r folded: lower case, without accents (Latin, Greek,
 // Cyrillic), full-width ASCII as ASCII.
-func foldRune(b *strings.Builder, r rune) {
+func foldRune(b []byte, r rune) []byte {
 	switch {
 	case r < utf8.RuneSelf:
 		if 'A' <= r && r <= 'Z' {
 			r += 'a' - 'A'
 		}
-		b.WriteByte(byte(r))
-		return
+		return append(b, byte(r))
 	case r >= 0xFF01 && r <= 0xFF5E: // full-width ASCII
-		foldRune(b, r-0xFEE0)
-		return
+		return foldRune(b, r-0xFEE0)
 	}
 	if s, ok := specialFolds[r]; ok {
-		b.WriteString(s)
-		return
+		return append(b, s...)
 	}
 	if r < 0x530 || (r >= 0x1E00 && r <= 0x1FFF) {
 		// Latin, Greek, Cyrillic: the base letter of the decomposition.
 		for _, d := range norm.NFD.String(string(r)) {
 			if d < 0x300 || d > 0x36f {
-				b.WriteRune(unicode.ToLower(d))
+				b = utf8.AppendRune(b, unicode.ToLower(d))
 			}
 		}
-		return
+		return b
 	}
-	b.WriteRune(unicode.ToLower(r))
+	return utf8.AppendRune(b, unicode.ToLower(r))
 }
 
 // specialFolds are letters without a decomposition that readers type

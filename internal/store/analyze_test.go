@@ -78,3 +78,11 @@ func TestParseQuery(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkIndexText(b *testing.B) {
+	text := strings.Repeat("The quick brown foxes were jumping over the lazy dogs, which didn't notice the running tomatoes. ", 60)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		IndexText(text)
+	}
+}

@@ -213,3 +213,58 @@ func Snippet(text string, q Query) string {
 	}
 	return b.String()
 }
+
+// snippetContext is how much text around a match SnippetSource keeps, in
+// bytes on either side: more than a snippet shows, so that the snippet is
+// made from whole lines.
+const snippetContext = 600
+
+// SnippetSource returns the part of a page's source that its snippet for
+// q will come from: whole lines around the first place a word of q seems
+// to stand (its folded form, found in the lower-cased source), or the
+// start of the source. Turning a whole page into text for each hit would
+// cost a parse per hit; this part is a few lines.
+func SnippetSource(src string, q Query) string {
+	lower := strings.ToLower(src)
+	at := -1
+	for _, w := range q.Words() {
+		if i := strings.Index(lower, w); i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	if at < 0 {
+		// A word that folds differently in the source (an accent, a full-
+		// width letter): find it as the index does.
+		Tokenize(src, func(t Token) {
+			if at >= 0 {
+				return
+			}
+			for _, tt := range q.Terms {
+				for _, w := range tt.Words {
+					if t.Term == w || (tt.Prefix && strings.HasPrefix(t.Term, w)) {
+						at = t.Start
+					}
+				}
+			}
+		})
+	}
+	at = max(at, 0)
+	// Whole lines when a line break is near, else whole words.
+	start := max(0, at-snippetContext)
+	if start > 0 {
+		lo := max(0, start-2*snippetContext)
+		if i := strings.LastIndexByte(src[lo:start], '\n'); i >= 0 {
+			start = lo + i + 1
+		} else if i := strings.IndexByte(src[start:at], ' '); i >= 0 {
+			start += i + 1
+		}
+	}
+	end := min(len(src), at+snippetContext)
+	hi := min(len(src), end+2*snippetContext)
+	if i := strings.IndexByte(src[end:hi], '\n'); i >= 0 {
+		end += i + 1
+	} else if i := strings.LastIndexByte(src[at:end], ' '); i >= 0 && end < len(src) {
+		end = at + i
+	}
+	return src[start:end]
+}

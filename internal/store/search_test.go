@@ -42,3 +42,27 @@ func TestSnippet(t *testing.T) {
 		}
 	})
 }
+
+func TestSnippetSource(t *testing.T) {
+	long := strings.Repeat("filler line of text\n", 200)
+	for _, tc := range []struct{ name, src, q, want string }{
+		{"the lines around the match", long + "the Tomatoes are red\n" + long, "tomato", "the Tomatoes are red\n"},
+		{"the start without a match", "first line\n" + long, "zebra", "first line\n"},
+		{"a folded word found through the analyzer", long + "un café noir\n" + long, "cafe", "un café noir\n"},
+		{"a CJK word", long + "서울특별시는\n" + long, "서울", "서울특별시는\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := SnippetSource(tc.src, ParseQuery(tc.q))
+			if !strings.Contains(got, tc.want) || len(got) > 2*snippetContext+200 {
+				t.Fatalf("SnippetSource = %d bytes %.80q…, want the lines around %q", len(got), got, tc.want)
+			}
+		})
+	}
+	t.Run("one huge line is cut at words", func(t *testing.T) {
+		src := strings.Repeat("word ", 100000) + "needle " + strings.Repeat("word ", 100000)
+		got := SnippetSource(src, ParseQuery("needle"))
+		if !strings.Contains(got, "needle") || len(got) > 2*snippetContext+10 {
+			t.Fatalf("SnippetSource = %d bytes", len(got))
+		}
+	})
+}

@@ -36,6 +36,16 @@ func (st Timed) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveRe
 	return st.Store.SavePage(ctx, req)
 }
 
+func (st Timed) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.SaveResult, error) {
+	defer since(ctx, time.Now())
+	return st.Store.ImportPages(ctx, reqs)
+}
+
+func (st Timed) SearchTitles(ctx context.Context, prefix string, limit int) ([]wiki.Page, error) {
+	defer since(ctx, time.Now())
+	return st.Store.SearchTitles(ctx, prefix, limit)
+}
+
 func (st Timed) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, error) {
 	defer since(ctx, time.Now())
 	return st.Store.MovePage(ctx, req)

@@ -44,8 +44,12 @@ type SaveRequest struct {
 	// SearchText is Text as readers see it (render's PlainText), for the
 	// search index.
 	SearchText string
-	Time       time.Time
-	Jobs       []JobSpec // enqueued in the same transaction, or not at all
+	// SearchTerms, if not empty, is SearchText through the search
+	// analyzer (store.IndexText), made by the caller (an import does it
+	// on every core); else the store makes it.
+	SearchTerms string
+	Time        time.Time
+	Jobs        []JobSpec // enqueued in the same transaction, or not at all
 	// Group is the editor's: an edit protection of the title above it
 	// refuses the save with ErrProtected, checked in the transaction.
 	Group Group
@@ -53,9 +57,10 @@ type SaveRequest struct {
 
 // SaveResult tells what SavePage did.
 type SaveResult struct {
-	Page     Page
-	Revision Revision // Text not filled
-	Created  bool     // the page did not exist (or was deleted) before: pages linking to it change colour
+	Page      Page
+	Revision  Revision // Text not filled
+	Created   bool     // the page did not exist (or was deleted) before: pages linking to it change colour
+	Unchanged bool     // a null edit: the text was the latest revision's, nothing was stored
 }
 
 // MoveRequest renames a page. The moved page gets a null revision with the
@@ -130,6 +135,10 @@ type PageStore interface {
 	// search entry and recent changes, and enqueues req.Jobs, in one
 	// transaction.
 	SavePage(ctx context.Context, req SaveRequest) (SaveResult, error)
+	// ImportPages saves many pages in one transaction, each on top of its
+	// latest revision (BaseRevID ignored; a missing title is created). A
+	// JobBacklinks of a title no page links to is not enqueued.
+	ImportPages(ctx context.Context, reqs []SaveRequest) ([]SaveResult, error)
 	// MovePage renames a page in one transaction (see MoveRequest).
 	MovePage(ctx context.Context, req MoveRequest) (Page, error)
 	// DeletePage hides a page and all its revisions, removes it from the

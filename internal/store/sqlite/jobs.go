@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -333,9 +334,9 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(sou
 		if !gone && indexed == rev {
 			return nil
 		}
-		plain := ""
+		terms := ""
 		if !gone {
-			plain = text(src)
+			terms = store.IndexText(text(src))
 		}
 		changed := false
 		err = db.write(ctx, func(tx *sql.Tx) error {
@@ -344,8 +345,7 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(sou
 			var deleted bool
 			err := tx.QueryRowContext(ctx, `SELECT title, latest_rev, deleted FROM pages WHERE id = ?`, pageID).Scan(&title, &latest, &deleted)
 			if errors.Is(err, sql.ErrNoRows) {
-				_, err := tx.ExecContext(ctx, `DELETE FROM search WHERE rowid = ?`, pageID)
-				return err
+				return deleteSearch(ctx, tx, pageID)
 			}
 			if err == nil && deleted {
 				return unindexPage(ctx, tx, pageID)
@@ -357,7 +357,7 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(sou
 				changed = true
 				return nil
 			}
-			return indexPage(ctx, tx, pageID, rev, wiki.Title(title), plain)
+			return writeSearch(ctx, tx, []searchEntry{{pageID: pageID, revID: rev, title: wiki.Title(title), terms: terms, replace: true}})
 		})
 		if err != nil {
 			return fmt.Errorf("sqlite: update search index of page %d: %w", pageID, err)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
@@ -194,16 +195,28 @@ func (db *DB) PageCount(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// SearchCandidates bounds the rows a search ranks: per query, the newest
-// SearchCandidates pages matching every term, and as many matching in
-// their titles. A query with fewer matches is ranked exactly; a query of
-// only very common words is ranked among its newest matches, so that its
-// cost does not grow with the wiki.
-const SearchCandidates = 1000
+// Search's bounds: its cost follows them, not the number of pages.
+const (
+	// SearchCandidates: the newest pages matching every term that a
+	// search ranks (and as many title matches).
+	SearchCandidates = 1000
+	// searchRare: a word in at most this many pages is rare enough to
+	// rank by (BM25 reads the whole list of each word it weighs).
+	searchRare = 2000
+	// searchWords: at most this many words of a query are counted.
+	searchWords = 12
+	// searchBudget bounds the index reads of one search: a phrase or
+	// prefix of common words can ask for long lists. What was found by
+	// then is the answer.
+	searchBudget = 300 * time.Millisecond
+)
 
-// Search finds live pages holding every term of query (store.ParseQuery),
-// title matches first (an exact title before all), then by BM25 with
-// title words weighing more than body words. Hits carry the latest
+// Search finds live pages holding every term of query (store.ParseQuery):
+// pages whose title holds them first (an exact title before all, then by
+// BM25 over titles), then the others by BM25 over the query's rare words
+// (title words weigh more than body words), or, when every word is
+// common, newest first (common words do not tell pages apart). Only the
+// SearchCandidates newest matches are ranked. Hits carry the latest
 // revision's text in Source, for the caller's snippet.
 func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki.SearchHit, error) {
 	q := store.ParseQuery(query)
@@ -215,6 +228,8 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	if offset >= 2*SearchCandidates {
 		return nil, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, searchBudget)
+	defer cancel()
 	match := store.FTS5Match(q)
 	type cand struct {
 		id         int64
@@ -224,33 +239,66 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	}
 	var cands []cand
 	byID := map[int64]int{}
-	scan := func(sqlq string, args ...any) error {
+	// collect runs an index query returning (rowid, score), keeping the
+	// rows read before the budget ran out.
+	collect := func(sqlq string, each func(id int64, score float64), args ...any) error {
 		rows, err := db.r.QueryContext(ctx, sqlq, args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var c cand
-			if err := rows.Scan(&c.id, &c.score); err != nil {
+			var id int64
+			var score float64
+			if err := rows.Scan(&id, &score); err != nil {
 				return err
 			}
-			if i, ok := byID[c.id]; ok {
-				cands[i].titleMatch = true
-				continue
-			}
-			byID[c.id] = len(cands)
-			cands = append(cands, c)
+			each(id, score)
 		}
 		return rows.Err()
 	}
-	err := scan(`SELECT rowid, bm25(search, 10.0, 1.0) FROM search WHERE search MATCH ? ORDER BY rowid DESC LIMIT ?`, match, SearchCandidates)
+	budgetOK := func(err error) error {
+		if err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.Canceled) {
+			return nil // the budget ran out: rank what was found
+		}
+		return err
+	}
+	// Title matches, ranked by BM25 over the short title lists.
+	err := budgetOK(collect(`SELECT rowid, bm25(search_title) FROM search_title WHERE search_title MATCH ? ORDER BY rank LIMIT ?`,
+		func(id int64, score float64) {
+			byID[id] = len(cands)
+			cands = append(cands, cand{id: id, score: score, titleMatch: true})
+		}, match, SearchCandidates))
+	// The query's rare words, if any: with one, every match is among
+	// at most searchRare pages, all of them ranked.
+	var rare []string
 	if err == nil {
-		// Title matches: marked among the candidates, added when older.
-		n := len(cands)
-		err = scan(`SELECT rowid, bm25(search, 10.0, 1.0) FROM search WHERE search MATCH ? ORDER BY rowid DESC LIMIT ?`, "{title} : ("+match+")", SearchCandidates)
-		for i := n; i < len(cands); i++ {
-			cands[i].titleMatch = true
+		rare, err = db.rareWords(ctx, q)
+		err = budgetOK(err)
+	}
+	// Body matches, newest first.
+	if err == nil {
+		n := SearchCandidates
+		if len(rare) > 0 {
+			n = searchRare
+		}
+		err = budgetOK(collect(`SELECT rowid, 0 FROM search WHERE search MATCH ? ORDER BY rowid DESC LIMIT ?`,
+			func(id int64, _ float64) {
+				if _, ok := byID[id]; !ok {
+					byID[id] = len(cands)
+					cands = append(cands, cand{id: id, score: float64(-id)})
+				}
+			}, match, n))
+	}
+	// Weigh body matches by the query's rare words.
+	if err == nil && len(rare) > 0 {
+		ranked := map[int64]float64{}
+		err = budgetOK(collect(`SELECT rowid, bm25(search, 10.0, 1.0) FROM search WHERE search MATCH ?`,
+			func(id int64, score float64) { ranked[id] = score }, `"`+strings.Join(rare, `" AND "`)+`"`))
+		for i := range cands {
+			if score, ok := ranked[cands[i].id]; ok && !cands[i].titleMatch {
+				cands[i].score = score
+			}
 		}
 	}
 	if err == nil {
@@ -262,6 +310,7 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		if errors.Is(err, sql.ErrNoRows) {
 			err = nil
 		}
+		err = budgetOK(err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
@@ -284,7 +333,8 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		ids[i] = c.id
 	}
 	idList, _ := json.Marshal(ids)
-	rows, err := db.r.QueryContext(ctx, `SELECT p.id, p.title, r.text FROM pages p JOIN revisions r ON r.id = p.latest_rev
+	// The page rows and texts, without the search budget: they are few.
+	rows, err := db.r.QueryContext(context.WithoutCancel(ctx), `SELECT p.id, p.title, r.text FROM pages p JOIN revisions r ON r.id = p.latest_rev
 		WHERE p.deleted = 0 AND p.id IN (SELECT value FROM json_each(?))`, string(idList))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
@@ -311,6 +361,30 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		}
 	}
 	return hits, nil
+}
+
+// rareWords returns the words of q (prefixes aside) found in at most
+// searchRare pages, counting each no further than that.
+func (db *DB) rareWords(ctx context.Context, q store.Query) ([]string, error) {
+	var rare []string
+	seen := map[string]bool{}
+	for _, t := range q.Terms {
+		for i, w := range t.Words {
+			if seen[w] || (t.Prefix && i == len(t.Words)-1) || len(seen) == searchWords {
+				continue
+			}
+			seen[w] = true
+			var n int
+			if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM search WHERE search MATCH ? LIMIT ?)`,
+				`"`+w+`"`, searchRare+1).Scan(&n); err != nil {
+				return nil, err
+			}
+			if n <= searchRare {
+				rare = append(rare, w)
+			}
+		}
+	}
+	return rare, nil
 }
 
 // boolOrder sorts true first.

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/wikid/wikid/internal/store"
@@ -189,23 +191,57 @@ func insertChange(ctx context.Context, tx *sql.Tx, c wiki.Change) (int64, error)
 	return id, err
 }
 
-// indexPage makes the page's search entry hold title and plain (the
-// page's text as readers see it), made from revision revID.
-func indexPage(ctx context.Context, tx *sql.Tx, pageID, revID int64, t wiki.Title, plain string) error {
-	if err := unindexPage(ctx, tx, pageID); err != nil {
+// searchEntry is a page's search entry to write: title and terms (the
+// page's text as readers see it, through store.IndexText, made before the
+// transaction so that the writer is not held while text is split).
+type searchEntry struct {
+	pageID, revID int64
+	title         wiki.Title
+	terms         string
+	replace       bool // the page may have an entry already
+}
+
+// writeSearch writes entries, last in their transaction: FTS5 writes its
+// pending entries to disk at every savepoint a later statement opens, so
+// that entries written before other statements each become a segment of
+// their own (then merged), which costs more than everything else an edit
+// writes.
+func writeSearch(ctx context.Context, tx *sql.Tx, entries []searchEntry) error {
+	for _, e := range entries {
+		if _, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = ?, title_fold = ? WHERE id = ?`,
+			e.revID, store.Fold(string(e.title)), e.pageID); err != nil {
+			return err
+		}
+	}
+	for _, e := range entries {
+		if e.replace {
+			if err := deleteSearch(ctx, tx, e.pageID); err != nil {
+				return err
+			}
+		}
+		title := store.IndexText(string(e.title))
+		if _, err := tx.ExecContext(ctx, `INSERT INTO search (rowid, title, body) VALUES (?, ?, ?)`, e.pageID, title, e.terms); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO search_title (rowid, title) VALUES (?, ?)`, e.pageID, title); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteSearch deletes the page's rows of the search indexes.
+func deleteSearch(ctx context.Context, tx *sql.Tx, pageID int64) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM search WHERE rowid = ?`, pageID); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO search (rowid, title, body) VALUES (?, ?, ?)`,
-		pageID, store.IndexText(string(t)), store.IndexText(plain)); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = ?, title_fold = ? WHERE id = ?`, revID, store.Fold(string(t)), pageID)
+	_, err := tx.ExecContext(ctx, `DELETE FROM search_title WHERE rowid = ?`, pageID)
 	return err
 }
 
 // unindexPage drops the page's search entry.
 func unindexPage(ctx context.Context, tx *sql.Tx, pageID int64) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM search WHERE rowid = ?`, pageID); err != nil {
+	if err := deleteSearch(ctx, tx, pageID); err != nil {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = 0 WHERE id = ?`, pageID)
@@ -219,91 +255,170 @@ func unindexPage(ctx context.Context, tx *sql.Tx, pageID int64) error {
 // links but stores no revision or change, and returns the latest revision.
 func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResult, error) {
 	var res wiki.SaveResult
-	at := now(req.Time)
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		if err := allowedTx(ctx, tx, req.Title, req.Group, at, wiki.ProtectEdit); err != nil {
+	terms := searchTerms(req)
+	err := db.write(ctx, func(tx *sql.Tx) (err error) {
+		var entry searchEntry
+		if res, entry, err = savePageTx(ctx, tx, req, terms); err != nil || entry.pageID == 0 {
 			return err
 		}
-		cur, err := findPageTx(ctx, tx, req.Title)
-		if err != nil {
-			return err
-		}
-		live := cur.exists && !cur.Deleted
-		switch {
-		case req.BaseRevID == 0 && live:
-			return wiki.ErrExists
-		case req.BaseRevID != 0 && (!live || cur.LatestID != req.BaseRevID):
-			return wiki.ErrConflict
-		}
-		var parentID int64
-		oldSize := 0
-		if live {
-			parentID, oldSize = cur.LatestID, cur.Size
-			var sha string
-			if err := tx.QueryRowContext(ctx, `SELECT sha1 FROM revisions WHERE id = ?`, cur.LatestID).Scan(&sha); err != nil {
-				return err
-			}
-			if sha == sha1Hex(req.Text) {
-				if err := replaceLinks(ctx, tx, cur.ID, req.Links); err != nil {
-					return err
-				}
-				if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
-					return err
-				}
-				rev, err := scanRevision(tx.QueryRowContext(ctx, `SELECT `+revCols+` FROM revisions r JOIN pages p ON p.id = r.page_id
-					LEFT JOIN revisions pr ON pr.id = r.parent_id WHERE r.id = ?`, cur.LatestID), false)
-				res = wiki.SaveResult{Page: cur.Page, Revision: rev}
-				return err
-			}
-		}
-		pageID := cur.ID
-		if !cur.exists {
-			err := tx.QueryRowContext(ctx, `INSERT INTO pages (title, ns, touched) VALUES (?, ?, ?) RETURNING id`,
-				string(req.Title), req.Title.Namespace(), ms(at)).Scan(&pageID)
-			if err != nil {
-				return err
-			}
-		}
-		rev, err := insertRevision(ctx, tx, newRevision{
-			pageID: pageID, parentID: parentID, userID: req.UserID, userName: req.UserName,
-			summary: req.Summary, text: req.Text, minor: req.Minor, at: at,
-		})
-		if err != nil {
-			return err
-		}
-		rev.Title, rev.ParentSize = req.Title, oldSize
-		page := wiki.Page{ID: pageID, Title: req.Title, LatestID: rev.ID, Redirect: req.Links.Redirect, Touched: at, Size: rev.Size}
-		if _, err := tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ?, redirect = ?, deleted = 0, touched = ?, size = ? WHERE id = ?`,
-			page.LatestID, string(page.Redirect), ms(at), page.Size, pageID); err != nil {
-			return err
-		}
-		if err := replaceLinks(ctx, tx, pageID, req.Links); err != nil {
-			return err
-		}
-		if err := indexPage(ctx, tx, pageID, rev.ID, req.Title, req.SearchText); err != nil {
-			return err
-		}
-		kind := wiki.ChangeEdit
-		if !live {
-			kind = wiki.ChangeNew
-		}
-		if _, err := insertChange(ctx, tx, wiki.Change{
-			Kind: kind, Title: req.Title, PageID: pageID, RevID: rev.ID, OldRevID: parentID,
-			UserID: req.UserID, UserName: req.UserName, Time: at, Summary: req.Summary,
-			Size: rev.Size, OldSize: oldSize, Minor: req.Minor,
-		}); err != nil {
-			return err
-		}
-		if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
-			return err
-		}
-		res = wiki.SaveResult{Page: page, Revision: rev, Created: !live}
-		return nil
+		return writeSearch(ctx, tx, []searchEntry{entry})
 	})
 	if err != nil {
 		return wiki.SaveResult{}, fmt.Errorf("sqlite: save page %q: %w", req.Title, err)
 	}
 	return res, nil
+}
+
+// ImportPages saves pages in one transaction, each on top of its latest
+// revision: a missing (or deleted) title is created, text equal to the
+// latest is a null edit; BaseRevID is ignored. The search entries' terms
+// are made in parallel before the transaction. A JobBacklinks among a
+// request's jobs is dropped when no page links to its title: no page
+// shows that link's colour. One failed page fails the batch.
+func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.SaveResult, error) {
+	terms := make([]string, len(reqs))
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), len(reqs))
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(reqs); i += workers {
+				terms[i] = searchTerms(reqs[i])
+			}
+		})
+	}
+	wg.Wait()
+	res := make([]wiki.SaveResult, len(reqs))
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		entries := make([]searchEntry, 0, len(reqs))
+		for i, req := range reqs {
+			var latest int64
+			var deleted bool
+			err := tx.QueryRowContext(ctx, `SELECT latest_rev, deleted FROM pages WHERE title = ?`, string(req.Title)).Scan(&latest, &deleted)
+			switch {
+			case errors.Is(err, sql.ErrNoRows) || (err == nil && deleted):
+				req.BaseRevID = 0
+			case err != nil:
+				return err
+			default:
+				req.BaseRevID = latest
+			}
+			jobs := req.Jobs[:0:0]
+			for _, j := range req.Jobs {
+				if j.Kind == wiki.JobBacklinks {
+					var linked bool
+					if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM links WHERE target_title = ?)`, string(req.Title)).Scan(&linked); err != nil {
+						return err
+					}
+					if !linked {
+						continue
+					}
+				}
+				jobs = append(jobs, j)
+			}
+			req.Jobs = jobs
+			var entry searchEntry
+			if res[i], entry, err = savePageTx(ctx, tx, req, terms[i]); err != nil {
+				return fmt.Errorf("%q: %w", req.Title, err)
+			}
+			if entry.pageID != 0 {
+				entries = append(entries, entry)
+			}
+		}
+		return writeSearch(ctx, tx, entries)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: import pages: %w", err)
+	}
+	return res, nil
+}
+
+// searchTerms returns the terms of req's search entry.
+func searchTerms(req wiki.SaveRequest) string {
+	if req.SearchTerms != "" {
+		return req.SearchTerms
+	}
+	return store.IndexText(req.SearchText)
+}
+
+// savePageTx is SavePage's work inside tx but for the search entry, which
+// it returns for writeSearch (none for a null edit); terms is the entry's
+// text (store.IndexText of req.SearchText).
+func savePageTx(ctx context.Context, tx *sql.Tx, req wiki.SaveRequest, terms string) (wiki.SaveResult, searchEntry, error) {
+	at := now(req.Time)
+	if err := allowedTx(ctx, tx, req.Title, req.Group, at, wiki.ProtectEdit); err != nil {
+		return wiki.SaveResult{}, searchEntry{}, err
+	}
+	cur, err := findPageTx(ctx, tx, req.Title)
+	if err != nil {
+		return wiki.SaveResult{}, searchEntry{}, err
+	}
+	live := cur.exists && !cur.Deleted
+	switch {
+	case req.BaseRevID == 0 && live:
+		return wiki.SaveResult{}, searchEntry{}, wiki.ErrExists
+	case req.BaseRevID != 0 && (!live || cur.LatestID != req.BaseRevID):
+		return wiki.SaveResult{}, searchEntry{}, wiki.ErrConflict
+	}
+	var parentID int64
+	oldSize := 0
+	if live {
+		parentID, oldSize = cur.LatestID, cur.Size
+		var sha string
+		if err := tx.QueryRowContext(ctx, `SELECT sha1 FROM revisions WHERE id = ?`, cur.LatestID).Scan(&sha); err != nil {
+			return wiki.SaveResult{}, searchEntry{}, err
+		}
+		if sha == sha1Hex(req.Text) {
+			if err := replaceLinks(ctx, tx, cur.ID, req.Links); err != nil {
+				return wiki.SaveResult{}, searchEntry{}, err
+			}
+			if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
+				return wiki.SaveResult{}, searchEntry{}, err
+			}
+			rev, err := scanRevision(tx.QueryRowContext(ctx, `SELECT `+revCols+` FROM revisions r JOIN pages p ON p.id = r.page_id
+				LEFT JOIN revisions pr ON pr.id = r.parent_id WHERE r.id = ?`, cur.LatestID), false)
+			return wiki.SaveResult{Page: cur.Page, Revision: rev, Unchanged: true}, searchEntry{}, err
+		}
+	}
+	pageID := cur.ID
+	if !cur.exists {
+		err := tx.QueryRowContext(ctx, `INSERT INTO pages (title, ns, touched) VALUES (?, ?, ?) RETURNING id`,
+			string(req.Title), req.Title.Namespace(), ms(at)).Scan(&pageID)
+		if err != nil {
+			return wiki.SaveResult{}, searchEntry{}, err
+		}
+	}
+	rev, err := insertRevision(ctx, tx, newRevision{
+		pageID: pageID, parentID: parentID, userID: req.UserID, userName: req.UserName,
+		summary: req.Summary, text: req.Text, minor: req.Minor, at: at,
+	})
+	if err != nil {
+		return wiki.SaveResult{}, searchEntry{}, err
+	}
+	rev.Title, rev.ParentSize = req.Title, oldSize
+	page := wiki.Page{ID: pageID, Title: req.Title, LatestID: rev.ID, Redirect: req.Links.Redirect, Touched: at, Size: rev.Size}
+	if _, err := tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ?, redirect = ?, deleted = 0, touched = ?, size = ? WHERE id = ?`,
+		page.LatestID, string(page.Redirect), ms(at), page.Size, pageID); err != nil {
+		return wiki.SaveResult{}, searchEntry{}, err
+	}
+	if err := replaceLinks(ctx, tx, pageID, req.Links); err != nil {
+		return wiki.SaveResult{}, searchEntry{}, err
+	}
+	kind := wiki.ChangeEdit
+	if !live {
+		kind = wiki.ChangeNew
+	}
+	if _, err := insertChange(ctx, tx, wiki.Change{
+		Kind: kind, Title: req.Title, PageID: pageID, RevID: rev.ID, OldRevID: parentID,
+		UserID: req.UserID, UserName: req.UserName, Time: at, Summary: req.Summary,
+		Size: rev.Size, OldSize: oldSize, Minor: req.Minor,
+	}); err != nil {
+		return wiki.SaveResult{}, searchEntry{}, err
+	}
+	if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
+		return wiki.SaveResult{}, searchEntry{}, err
+	}
+	entry := searchEntry{pageID: pageID, revID: rev.ID, title: req.Title, terms: terms, replace: cur.exists}
+	return wiki.SaveResult{Page: page, Revision: rev, Created: !live}, entry, nil
 }
 
 // MovePage renames a live page. To may not name a live page (ErrExists).

@@ -44,6 +44,9 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"search never fails on query syntax", testSearchSyntax},
 		{"search follows moves and deletes", testSearchFollows},
 		{"search indexes the text it is given, not the source", testSearchText},
+		{"search ranks title matches, then rare words by BM25, then the newest", testSearchRanking},
+		{"title completion ignores case and accents and skips deleted pages", testSearchTitles},
+		{"an import saves pages in one batch, found by search at once", testImportPages},
 		{"random page and page count see live pages", testRandomCount},
 		{"user names are unique case-insensitively", testUsers},
 		{"a user name that looks like an existing one is refused, naming it", testUserLookAlike},
@@ -1614,5 +1617,85 @@ func testProtection(t *testing.T, s wiki.Store) {
 	}
 	if e := log[0]; e.PageID != 0 {
 		t.Errorf("a missing title's protection names page %d", e.PageID)
+	}
+}
+
+func testSearchRanking(t *testing.T, s wiki.Store) {
+	create(t, s, "Once", "zebra appears once among many other words here and there in this text")
+	create(t, s, "Often", "zebra zebra zebra, a zebra page")
+	create(t, s, "Zebra crossing", "a road crossing")
+	create(t, s, "Zebra", "the animal")
+	hits := searchTitles(t, s, "zebra")
+	if got := hitTitles(hits); got != "Zebra,Zebra crossing,Often,Once" {
+		t.Fatalf("ranking = %s, want the exact title, the other title match, then by BM25", got)
+	}
+	if !hits[0].TitleMatch || !hits[1].TitleMatch || hits[2].TitleMatch {
+		t.Fatalf("title match flags = %+v", hits)
+	}
+	// Common words (in every page here, but the wiki is small: every word
+	// is rare) still find all.
+	if got := hitTitles(searchTitles(t, s, "a")); !strings.Contains(got, "Often") || !strings.Contains(got, "Zebra crossing") {
+		t.Fatalf("search a = %s", got)
+	}
+}
+
+func testSearchTitles(t *testing.T, s wiki.Store) {
+	create(t, s, "Éclair", "a pastry")
+	create(t, s, "Eclipse", "the sun")
+	create(t, s, "ecology", "nature")
+	create(t, s, "Gone", "x")
+	create(t, s, "Economy", "money")
+	if err := s.DeletePage(ctx, "Economy", 0, "M", "", at(2)); err != nil {
+		t.Fatal(err)
+	}
+	pages := must[[]wiki.Page](t)(s.SearchTitles(ctx, "ECL", 10))
+	if got := titles(pages); got != "Éclair,Eclipse" {
+		t.Fatalf("ECL = %s", got)
+	}
+	if got := titles(must[[]wiki.Page](t)(s.SearchTitles(ctx, "ec", 2))); got != "Éclair,Eclipse" {
+		t.Fatalf("ec, limit 2 = %s", got)
+	}
+	if got := titles(must[[]wiki.Page](t)(s.SearchTitles(ctx, "eco", 10))); got != "Ecology" {
+		t.Fatalf("eco = %s (a deleted page is not offered)", got)
+	}
+	if got := must[[]wiki.Page](t)(s.SearchTitles(ctx, "  ", 10)); len(got) != 0 {
+		t.Fatalf("blank = %+v", got)
+	}
+}
+
+func testImportPages(t *testing.T, s wiki.Store) {
+	old := create(t, s, "Existing", "old text")
+	save(t, s, "Linker", 0, "links to [[Linked]]", wiki.LinkSet{Links: []wiki.Title{"Linked"}})
+	backlinks := func(t wiki.Title) wiki.JobSpec {
+		return wiki.JobSpec{Kind: wiki.JobBacklinks, Payload: []byte(`{"title":"` + string(t) + `"}`), Key: "backlinks:" + string(t)}
+	}
+	req := func(title, text string) wiki.SaveRequest {
+		return wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "Importer", Summary: "import",
+			Time: at(3), BaseRevID: 12345, Jobs: []wiki.JobSpec{backlinks(wiki.Title(title))}}
+	}
+	res := must[[]wiki.SaveResult](t)(s.ImportPages(ctx, []wiki.SaveRequest{
+		req("Existing", "new imported text"), req("Fresh", "brand quokka words"), req("Linked", "now it exists"),
+	}))
+	if !res[1].Created || !res[2].Created || res[0].Created || res[0].Revision.ParentID != old.Revision.ID || res[0].Unchanged {
+		t.Fatalf("results = %+v", res)
+	}
+	if hits := searchTitles(t, s, "quokka"); hitTitles(hits) != "Fresh" {
+		t.Fatalf("search after import = %s", hitTitles(hits))
+	}
+	if hits := searchTitles(t, s, "old"); len(hits) != 0 {
+		t.Fatalf("the replaced text is still found: %s", hitTitles(hits))
+	}
+	again := must[[]wiki.SaveResult](t)(s.ImportPages(ctx, []wiki.SaveRequest{req("Fresh", "brand quokka words")}))
+	if !again[0].Unchanged || again[0].Revision.ID != res[1].Revision.ID {
+		t.Fatalf("importing the same text again = %+v", again)
+	}
+	var kinds []string
+	for _, j := range must[[]wiki.Job](t)(s.ListJobs(ctx, wiki.JobQueued, 100)) {
+		if j.Kind == wiki.JobBacklinks {
+			kinds = append(kinds, j.Key)
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "backlinks:Linked" {
+		t.Fatalf("backlinks jobs = %s, want only the one of the title a page links to", got)
 	}
 }

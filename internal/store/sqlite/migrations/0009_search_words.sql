@@ -7,6 +7,11 @@ DROP TABLE search;
 CREATE VIRTUAL TABLE search USING fts5(title, body,
 	content = '', contentless_delete = 1,
 	tokenize = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'");
+-- Titles alone, for the title matches ranked first: their lists are short,
+-- where those of the main index are as long as the wiki for common words.
+CREATE VIRTUAL TABLE search_title USING fts5(title,
+	content = '', contentless_delete = 1,
+	tokenize = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'");
 
 -- The revision a page's search entry was made from (0: none), so that an
 -- index job that finds it current does nothing, and the page's title as

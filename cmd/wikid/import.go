@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/wikid/wikid/internal/app"
+	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+const importUsage = "usage: wikid import FILE.jsonl|DIRECTORY|- [--summary TEXT] [--user NAME]"
+
+// importCommand imports pages from JSON lines ({"title": …, "text": …} per
+// line; "-" reads standard input) or from a directory of Markdown files
+// (the title is the path without .md, underscores as spaces).
+func importCommand(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, summary, user string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) != 1 {
+		return errors.New(importUsage)
+	}
+	src := args[0]
+	var pages iter.Seq2[engine.ImportPage, error]
+	switch info, err := os.Stat(src); {
+	case src == "-":
+		pages = jsonLines(stdin, "standard input")
+	case err != nil:
+		return fmt.Errorf("import: %w", err)
+	case info.IsDir():
+		pages = markdownDir(src)
+	default:
+		f, err := os.Open(src)
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		defer f.Close()
+		pages = jsonLines(f, src)
+	}
+	if summary == "" {
+		summary = "Imported"
+	}
+	cfg.JobWorkers = 0 // the import's jobs wait for the server's workers
+	a, err := app.Open(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ed := engine.Editor{UserName: wiki.MaintenanceActor.Name, Group: wiki.GroupAdmin}
+	if user != "" {
+		u, err := a.Store.FindUserByName(ctx, user)
+		if err != nil {
+			return fmt.Errorf("import: user %q: %w", user, err)
+		}
+		ed = engine.Editor{UserID: u.ID, UserName: u.Name, Group: u.Group}
+	}
+	t0 := time.Now()
+	last := t0
+	st, err := a.Engine.Import(ctx, pages, ed, summary, func(st engine.ImportStats) {
+		if time.Since(last) >= 5*time.Second {
+			last = time.Now()
+			fmt.Fprintf(stderr, "import: %d pages, %.0f pages/s\n", st.Pages, float64(st.Pages)/time.Since(t0).Seconds())
+		}
+	})
+	took := time.Since(t0)
+	fmt.Fprintf(stdout, "imported %d pages (%d created, %d changed, %d unchanged) in %v, %.0f pages/s\n",
+		st.Pages, st.Created, st.Changed, st.Unchanged, took.Round(time.Millisecond), float64(st.Pages)/max(took.Seconds(), 1e-9))
+	if err != nil {
+		return fmt.Errorf("import stopped after %d pages (they are saved): %w", st.Pages, err)
+	}
+	return nil
+}
+
+// jsonLines reads one page per line: {"title": "…", "text": "…"}.
+func jsonLines(r io.Reader, name string) iter.Seq2[engine.ImportPage, error] {
+	return func(yield func(engine.ImportPage, error) bool) {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" {
+				continue
+			}
+			var p struct {
+				Title  string  `json:"title"`
+				Text   *string `json:"text"`
+				Source *string `json:"source"` // the REST API's name
+			}
+			if err := json.Unmarshal([]byte(line), &p); err != nil {
+				yield(engine.ImportPage{}, fmt.Errorf("%s line %d: not a JSON object with title and text: %v", name, n, err))
+				return
+			}
+			if p.Text == nil {
+				p.Text = p.Source
+			}
+			if p.Text == nil {
+				yield(engine.ImportPage{}, fmt.Errorf("%s line %d: no \"text\"", name, n))
+				return
+			}
+			t, err := wiki.ParseTitle(p.Title)
+			if err != nil {
+				yield(engine.ImportPage{}, fmt.Errorf("%s line %d: title %q: %s", name, n, p.Title, wiki.Message(err)))
+				return
+			}
+			if !yield(engine.ImportPage{Title: t, Text: *p.Text}, nil) {
+				return
+			}
+		}
+		if err := sc.Err(); err != nil {
+			yield(engine.ImportPage{}, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+}
+
+// markdownDir reads every .md file under dir, in path order.
+func markdownDir(dir string) iter.Seq2[engine.ImportPage, error] {
+	return func(yield func(engine.ImportPage, error) bool) {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".md") {
+				return nil
+			}
+			rel, err := filepath.Rel(dir, path)
+			if err != nil {
+				return err
+			}
+			name := strings.ReplaceAll(strings.TrimSuffix(filepath.ToSlash(rel), ".md"), "_", " ")
+			t, err := wiki.ParseTitle(name)
+			if err != nil {
+				return fmt.Errorf("%s: title %q: %s", path, name, wiki.Message(err))
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if !yield(engine.ImportPage{Title: t, Text: string(b)}, nil) {
+				return fs.SkipAll
+			}
+			return nil
+		})
+		if err != nil {
+			yield(engine.ImportPage{}, err)
+		}
+	}
+}

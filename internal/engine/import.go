@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"runtime"
+	"sync"
+
+	"github.com/wikid/wikid/internal/store"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// ImportBatch is how many pages an import saves per transaction.
+const ImportBatch = 250
+
+// ImportPage is one page of an import: its title and Markdown.
+type ImportPage struct {
+	Title wiki.Title
+	Text  string
+}
+
+// ImportStats counts what an import did.
+type ImportStats struct {
+	Pages     int // read
+	Created   int
+	Changed   int // a new revision on an existing page
+	Unchanged int // the text was the latest revision's
+}
+
+// Import saves pages as edits by ed with summary, ImportBatch pages per
+// transaction: each page is parsed once (links and search text, on every
+// core) while the previous batch is written, and its search entry is
+// written with it. A page that exists gets a new revision on top of its
+// latest (no merge, no conflict). Protection is not checked: importing is
+// an operator's action. progress, if not nil, is called after each batch.
+// A page refused (too large) stops the import with an error naming it;
+// the batches before it stay imported.
+func (e *Engine) Import(ctx context.Context, pages iter.Seq2[ImportPage, error], ed Editor, summary string, progress func(ImportStats)) (ImportStats, error) {
+	var st ImportStats
+	type batch struct {
+		reqs []wiki.SaveRequest
+		err  error
+	}
+	parsed := make(chan batch, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		defer close(parsed)
+		var pending []ImportPage
+		flush := func() bool {
+			reqs, err := e.importRequests(pending, ed, summary)
+			pending = nil
+			select {
+			case parsed <- batch{reqs, err}:
+				return err == nil
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for p, err := range pages {
+			if err != nil {
+				select {
+				case parsed <- batch{err: err}:
+				case <-ctx.Done():
+				}
+				return
+			}
+			if pending = append(pending, p); len(pending) == ImportBatch && !flush() {
+				return
+			}
+		}
+		if len(pending) > 0 {
+			flush()
+		}
+	}()
+	for b := range parsed {
+		if b.err != nil {
+			return st, b.err
+		}
+		res, err := e.store.ImportPages(ctx, b.reqs)
+		if err != nil {
+			return st, err
+		}
+		for i, r := range res {
+			st.Pages++
+			switch {
+			case r.Created:
+				st.Created++
+			case r.Unchanged:
+				st.Unchanged++
+			default:
+				st.Changed++
+			}
+			if !r.Unchanged {
+				e.afterChange(ctx, r.Page.ID, b.reqs[i].Title, b.reqs[i].Links.Categories...)
+			}
+		}
+		if progress != nil {
+			progress(st)
+		}
+	}
+	return st, ctx.Err()
+}
+
+// importRequests parses a batch of pages on every core.
+func (e *Engine) importRequests(pages []ImportPage, ed Editor, summary string) ([]wiki.SaveRequest, error) {
+	reqs := make([]wiki.SaveRequest, len(pages))
+	errs := make([]error, len(pages))
+	now := e.now()
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), len(pages))
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(pages); i += workers {
+				p := pages[i]
+				text := normalizeText(p.Text)
+				if err := e.checkSize(text); err != nil {
+					errs[i] = fmt.Errorf("page %q: %w", p.Title, err)
+					continue
+				}
+				links, plain := e.renderer.Analyze(text)
+				reqs[i] = wiki.SaveRequest{
+					Title: p.Title, Text: text, Summary: summary, UserID: ed.UserID, UserName: ed.UserName,
+					Links: links, SearchText: plain, SearchTerms: store.IndexText(plain), Time: now, Group: ed.Group,
+					Jobs: e.changeJobs(p.Title, true, false, links.Categories...),
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return reqs, errors.Join(errs...)
+}
