@@ -83,11 +83,9 @@ func (s *Server) writeActionError(w http.ResponseWriter, r *http.Request, code, 
 // they are built from the request's host: the answer is never cached.
 func (s *Server) openSearchDescription(w http.ResponseWriter, r *http.Request) {
 	s.serveRead(w, r, specOpenSearchDesc, "/w/opensearch_desc.php", routeOpts{noRedirect: true}, func(w http.ResponseWriter, r *http.Request) error {
-		scheme := "http"
-		if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
-			scheme = "https"
-		}
-		base := (&url.URL{Scheme: scheme, Host: r.Host}).String()
+		// The scheme as the trusted proxies report it: X-Forwarded-Proto
+		// from anyone else is ignored, as everywhere.
+		base := (&url.URL{Scheme: s.client(r).Scheme, Host: r.Host}).String()
 		type urlT struct {
 			Type     string `xml:"type,attr"`
 			Method   string `xml:"method,attr"`
@@ -102,7 +100,7 @@ func (s *Server) openSearchDescription(w http.ResponseWriter, r *http.Request) {
 		}{
 			ShortName: s.cfg.SiteName, Description: s.cfg.SiteName + " (wiki)", Encoding: "UTF-8",
 			URLs: []urlT{
-				{Type: "text/html", Method: "get", Template: base + "/wiki/Special:Search?go=Go&q={searchTerms}"},
+				{Type: "text/html", Method: "get", Template: base + "/wiki/Special:Search?go=1&q={searchTerms}"},
 				{Type: "application/x-suggestions+json", Method: "get", Template: base + "/w/api.php?action=opensearch&search={searchTerms}"},
 			},
 		}

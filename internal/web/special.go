@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/netip"
@@ -14,6 +15,7 @@ import (
 	"github.com/wikid/wikid/internal/httpx"
 	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/session"
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -593,16 +595,19 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, _ string) error 
 	if q != "" {
 		ctx := r.Context()
 		if t, err := wiki.ParseTitle(q); err == nil && !t.IsSpecial() {
-			ex, err := s.store.ExistingTitles(ctx, []wiki.Title{t})
+			exact, err := s.titleMatch(ctx, t)
 			if err != nil {
 				return err
 			}
-			if ex[t] {
+			if exact != "" {
 				if rq.Has("go") {
-					redirect(w, r, t.URL(), http.StatusFound)
+					// Never stored (redirect answers no-store): once the
+					// page is deleted or moved, the next Go must not land
+					// on it.
+					redirect(w, r, exact.URL(), http.StatusFound)
 					return nil
 				}
-				d.Exact = t
+				d.Exact = exact
 			} else {
 				d.CreateTitle, d.CanCreate = t, s.canEdit(viewerOf(r))
 			}
@@ -628,6 +633,40 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, _ string) error 
 	p.Data = d
 	s.writeBodyPage(w, r, p, "search", cacheShort, time.Time{})
 	return nil
+}
+
+// titleMatch returns the existing page a search for t goes to, as
+// MediaWiki's Go does: t itself, else a page whose title equals t but for
+// case and accents (store.Fold), preferring one that differs in case only.
+// It returns "" when there is none.
+func (s *Server) titleMatch(ctx context.Context, t wiki.Title) (wiki.Title, error) {
+	ex, err := s.store.ExistingTitles(ctx, []wiki.Title{t})
+	if err != nil {
+		return "", err
+	}
+	if ex[t] {
+		return t, nil
+	}
+	// Titles folding to the same text come first in the folded order;
+	// a few are enough to find them.
+	pages, err := s.store.SearchTitles(ctx, string(t), 5)
+	if err != nil {
+		return "", err
+	}
+	want := store.Fold(string(t))
+	var match wiki.Title
+	for _, p := range pages {
+		if store.Fold(string(p.Title)) != want {
+			continue
+		}
+		if strings.EqualFold(string(p.Title), string(t)) {
+			return p.Title, nil
+		}
+		if match == "" {
+			match = p.Title
+		}
+	}
+	return match, nil
 }
 
 // waitText says how long to wait, in words, rounded up: seconds under a
