@@ -37,7 +37,7 @@ func scanRevision(s scanner, withText bool) (wiki.Revision, error) {
 	var ts int64
 	dest := []any{&r.ID, &r.PageID, &title, &r.ParentID, &r.UserID, &r.UserName, &ts, &r.Summary, &r.Size, &r.SHA1, &r.Minor, &r.ParentSize}
 	if withText {
-		dest = append(dest, &r.Text)
+		dest = append(dest, textColumn{&r.Text})
 	}
 	err := s.Scan(dest...)
 	r.Title, r.Time = wiki.Title(title), fromMS(ts)
@@ -125,10 +125,12 @@ func findPageTx(ctx context.Context, tx *sql.Tx, t wiki.Title) (pageRow, error) 
 	return pageRow{Page: p, exists: true}, nil
 }
 
-// newRevision is what insertRevision writes.
+// newRevision is what insertRevision writes. The text comes encoded
+// (encodeText), so that it is compressed before the write transaction.
 type newRevision struct {
 	pageID, parentID, userID int64
-	userName, summary, text  string
+	userName, summary        string
+	text                     storedText
 	minor                    bool
 	at                       time.Time
 }
@@ -136,12 +138,12 @@ type newRevision struct {
 func insertRevision(ctx context.Context, tx *sql.Tx, nr newRevision) (wiki.Revision, error) {
 	r := wiki.Revision{
 		PageID: nr.pageID, ParentID: nr.parentID, UserID: nr.userID, UserName: nr.userName,
-		Time: nr.at, Summary: nr.summary, Size: len(nr.text), SHA1: sha1Hex(nr.text), Minor: nr.minor,
+		Time: nr.at, Summary: nr.summary, Size: nr.text.size, SHA1: nr.text.sha1, Minor: nr.minor,
 	}
 	err := tx.QueryRowContext(ctx, `INSERT INTO revisions
 		(page_id, parent_id, user_id, user_name, ts, summary, text, size, sha1, minor)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		r.PageID, r.ParentID, r.UserID, r.UserName, ms(r.Time), r.Summary, nr.text, r.Size, r.SHA1, b2i(r.Minor),
+		r.PageID, r.ParentID, r.UserID, r.UserName, ms(r.Time), r.Summary, nr.text.value, r.Size, r.SHA1, b2i(r.Minor),
 	).Scan(&r.ID)
 	return r, err
 }
@@ -210,6 +212,7 @@ func unindexPage(ctx context.Context, tx *sql.Tx, pageID int64) error {
 func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResult, error) {
 	var res wiki.SaveResult
 	at := now(req.Time)
+	text := encodeText(req.Text)
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		if err := allowedTx(ctx, tx, req.Title, req.Group, at, wiki.ProtectEdit); err != nil {
 			return err
@@ -233,7 +236,7 @@ func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResu
 			if err := tx.QueryRowContext(ctx, `SELECT sha1 FROM revisions WHERE id = ?`, cur.LatestID).Scan(&sha); err != nil {
 				return err
 			}
-			if sha == sha1Hex(req.Text) {
+			if sha == text.sha1 {
 				if err := replaceLinks(ctx, tx, cur.ID, req.Links); err != nil {
 					return err
 				}
@@ -256,7 +259,7 @@ func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResu
 		}
 		rev, err := insertRevision(ctx, tx, newRevision{
 			pageID: pageID, parentID: parentID, userID: req.UserID, userName: req.UserName,
-			summary: req.Summary, text: req.Text, minor: req.Minor, at: at,
+			summary: req.Summary, text: text, minor: req.Minor, at: at,
 		})
 		if err != nil {
 			return err
@@ -299,6 +302,7 @@ func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResu
 func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, error) {
 	var page wiki.Page
 	at := now(req.Time)
+	redirectText := encodeText(req.RedirectText)
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		if req.From == req.To {
 			return wiki.Errorf(wiki.KindInvalid, "the page is already called %q; choose a different new title", req.To)
@@ -334,8 +338,11 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 				return err
 			}
 		}
-		var text string
-		if err := tx.QueryRowContext(ctx, `SELECT text FROM revisions WHERE id = ?`, from.LatestID).Scan(&text); err != nil {
+		// The moved page's new revision has the latest one's text: its
+		// stored form is copied, not decoded and encoded again.
+		var text storedText
+		if err := tx.QueryRowContext(ctx, `SELECT text, size, sha1 FROM revisions WHERE id = ?`, from.LatestID).
+			Scan(&text.value, &text.size, &text.sha1); err != nil {
 			return err
 		}
 		rev, err := insertRevision(ctx, tx, newRevision{
@@ -380,7 +387,7 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 			return err
 		}
 		rr, err := insertRevision(ctx, tx, newRevision{
-			pageID: redirID, userID: req.UserID, userName: req.UserName, summary: req.Reason, text: req.RedirectText, at: at,
+			pageID: redirID, userID: req.UserID, userName: req.UserName, summary: req.Reason, text: redirectText, at: at,
 		})
 		if err != nil {
 			return err
