@@ -70,6 +70,18 @@ Usage:
         in normal form, users whose names look alike, pages whose latest
         revision is missing. Reads only (safe beside a running serve); exit
         status 0 when all is well, 1 when problems were found, 2 on errors.
+  wikid stats
+        Show how the database uses the disk: the file and its WAL, pages,
+        revisions and renders (and how many are stored uncompressed), and
+        the bytes of every table and index, per live page. Reads only (safe
+        beside a running serve).
+  wikid compact [--no-vacuum]
+        Compress the revision texts and stored renders written before
+        wikid compressed them, a batch per transaction (safe beside a
+        running serve), then VACUUM: rebuild the file without its free
+        pages, which gives them back to the file system. VACUUM needs free
+        disk space about the database's size, and edits wait while it runs
+        (a running serve's fail after 10 s); --no-vacuum skips it.
   wikid version
         Print the version.
 
@@ -120,6 +132,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fromStdin := fs.Bool("stdin", false, "user reset-password: read the new password from standard input")
 	all := fs.Bool("all", false, "token revoke: every token of the user")
 	pageID := fs.Int64("id", 0, "page move: the id of the page to move")
+	noVacuum := fs.Bool("no-vacuum", false, "compact: compress only, without VACUUM")
 	// Flags may follow positional arguments: wikid user add NAME --admin.
 	var positional []string
 	for {
@@ -169,6 +182,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return pageCommand(ctx, cfg, log, sub, positional, *pageID, *reason, stdout)
 	case "check":
 		return check(ctx, cfg, positional, stdout)
+	case "stats":
+		return stats(ctx, cfg, positional, stdout)
+	case "compact":
+		return compact(ctx, cfg, positional, *noVacuum, stdout)
 	case "jobs":
 		return jobsCommand(ctx, cfg, log, sub, positional, wiki.JobState(*state), *limit, stdout)
 	}
