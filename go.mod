@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/alecthomas/chroma/v2 v2.27.0
 	github.com/andybalholm/brotli v1.2.8
+	github.com/klauspost/compress v1.20.3
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/microcosm-cc/bluemonday v1.0.27
 	github.com/prometheus/client_golang v1.23.2
@@ -13,7 +14,7 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
-require github.com/kljensen/snowball v0.10.0 // indirect
+require github.com/kljensen/snowball v0.10.0
 
 require (
 	github.com/aymerick/douceur v0.2.0 // indirect

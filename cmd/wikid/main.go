@@ -78,6 +78,18 @@ Usage:
         in normal form, users whose names look alike, pages whose latest
         revision is missing. Reads only (safe beside a running serve); exit
         status 0 when all is well, 1 when problems were found, 2 on errors.
+  wikid stats
+        Show how the database uses the disk: the file and its WAL, pages,
+        revisions and renders (and how many are stored uncompressed), and
+        the bytes of every table and index, per live page. Reads only (safe
+        beside a running serve).
+  wikid compact [--no-vacuum]
+        Compress the revision texts and stored renders written before
+        wikid compressed them, a batch per transaction (safe beside a
+        running serve), then VACUUM: rebuild the file without its free
+        pages, which gives them back to the file system. VACUUM needs free
+        disk space about the database's size, and edits wait while it runs
+        (a running serve's fail after 10 s); --no-vacuum skips it.
   wikid version
         Print the version.
 
@@ -130,6 +142,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	pageID := fs.Int64("id", 0, "page move: the id of the page to move")
 	summary := fs.String("summary", "", "import: the edit summary of the imported revisions")
 	asUser := fs.String("user", "", "import: the account the revisions are attributed to (default: the maintenance script)")
+	noVacuum := fs.Bool("no-vacuum", false, "compact: compress only, without VACUUM")
 	// Flags may follow positional arguments: wikid user add NAME --admin.
 	var positional []string
 	for {
@@ -181,6 +194,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return check(ctx, cfg, positional, stdout)
 	case "import":
 		return importCommand(ctx, cfg, log, positional, *summary, *asUser, stdin, stdout, stderr)
+	case "stats":
+		return stats(ctx, cfg, positional, stdout)
+	case "compact":
+		return compact(ctx, cfg, positional, *noVacuum, stdout)
 	case "jobs":
 		return jobsCommand(ctx, cfg, log, sub, positional, wiki.JobState(*state), *limit, stdout)
 	}

@@ -211,7 +211,13 @@ func (e *Engine) cachedRender(ctx context.Context, rev wiki.Revision, cur uint64
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		if ctx.Err() != nil {
+			return nil, false, err
+		}
+		// A stored render that cannot be read (a corrupt row) is a miss
+		// like one that does not unmarshal: the new render replaces it.
+		e.log.Warn("engine: stored render unreadable; rendering again", "rev", rev.ID, "err", err)
+		return nil, false, nil
 	}
 	var r Rendered
 	if err := json.Unmarshal(data, &r); err != nil {

@@ -113,7 +113,7 @@ func (db *DB) prepare(ctx context.Context) error {
 			LEFT JOIN revisions pr ON pr.id = r.parent_id WHERE r.id = ? AND r.deleted = 0`},
 		{&db.existingTitles, `SELECT title FROM pages WHERE deleted = 0 AND title IN (SELECT value FROM json_each(?))`},
 		{&db.findSession, `SELECT id, user_id, csrf, created, expires FROM sessions WHERE id = ? AND expires > ?`},
-		{&db.findRender, `SELECT data FROM renders WHERE rev_id = ? AND version = ?`},
+		{&db.findRender, `SELECT data, codec FROM renders WHERE rev_id = ? AND version = ?`},
 	}
 	for _, st := range stmts {
 		s, err := db.r.PrepareContext(ctx, st.sql)

@@ -51,3 +51,11 @@ func UserSkeleton(ctx context.Context, db *DB, id int64) (string, error) {
 	err := db.r.QueryRowContext(ctx, `SELECT skeleton FROM users WHERE id = ?`, id).Scan(&s)
 	return s, err
 }
+
+// QueryRow scans the one row of q, on a reader connection, into dest.
+func QueryRow(ctx context.Context, db *DB, q string, args []any, dest ...any) error {
+	return db.r.QueryRowContext(ctx, q, args...).Scan(dest...)
+}
+
+// MinCompress is the shortest revision text stored compressed.
+const MinCompress = minCompress

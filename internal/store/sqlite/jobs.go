@@ -326,7 +326,7 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(sou
 		var rev, indexed int64
 		var deleted bool
 		err := db.r.QueryRowContext(ctx, `SELECT p.latest_rev, p.deleted, p.search_rev, r.text FROM pages p JOIN revisions r ON r.id = p.latest_rev
-			WHERE p.id = ?`, pageID).Scan(&rev, &deleted, &indexed, &src)
+			WHERE p.id = ?`, pageID).Scan(&rev, &deleted, &indexed, textColumn{&src})
 		gone := errors.Is(err, sql.ErrNoRows) || (err == nil && deleted)
 		if err != nil && !gone {
 			return fmt.Errorf("sqlite: update search index of page %d: %w", pageID, err)

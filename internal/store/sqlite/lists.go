@@ -344,7 +344,7 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	for rows.Next() {
 		var h wiki.SearchHit
 		var title string
-		if err := rows.Scan(&h.PageID, &title, &h.Source); err != nil {
+		if err := rows.Scan(&h.PageID, &title, textColumn{&h.Source}); err != nil {
 			return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
 		}
 		h.Title = wiki.Title(title)

@@ -40,7 +40,7 @@ func scanRevision(s scanner, withText bool) (wiki.Revision, error) {
 	var ts int64
 	dest := []any{&r.ID, &r.PageID, &title, &r.ParentID, &r.UserID, &r.UserName, &ts, &r.Summary, &r.Size, &r.SHA1, &r.Minor, &r.ParentSize}
 	if withText {
-		dest = append(dest, &r.Text)
+		dest = append(dest, textColumn{&r.Text})
 	}
 	err := s.Scan(dest...)
 	r.Title, r.Time = wiki.Title(title), fromMS(ts)
@@ -128,10 +128,12 @@ func findPageTx(ctx context.Context, tx *sql.Tx, t wiki.Title) (pageRow, error) 
 	return pageRow{Page: p, exists: true}, nil
 }
 
-// newRevision is what insertRevision writes.
+// newRevision is what insertRevision writes. The text comes encoded
+// (encodeText), so that it is compressed before the write transaction.
 type newRevision struct {
 	pageID, parentID, userID int64
-	userName, summary, text  string
+	userName, summary        string
+	text                     storedText
 	minor                    bool
 	at                       time.Time
 }
@@ -139,12 +141,12 @@ type newRevision struct {
 func insertRevision(ctx context.Context, tx *sql.Tx, nr newRevision) (wiki.Revision, error) {
 	r := wiki.Revision{
 		PageID: nr.pageID, ParentID: nr.parentID, UserID: nr.userID, UserName: nr.userName,
-		Time: nr.at, Summary: nr.summary, Size: len(nr.text), SHA1: sha1Hex(nr.text), Minor: nr.minor,
+		Time: nr.at, Summary: nr.summary, Size: nr.text.size, SHA1: nr.text.sha1, Minor: nr.minor,
 	}
 	err := tx.QueryRowContext(ctx, `INSERT INTO revisions
 		(page_id, parent_id, user_id, user_name, ts, summary, text, size, sha1, minor)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		r.PageID, r.ParentID, r.UserID, r.UserName, ms(r.Time), r.Summary, nr.text, r.Size, r.SHA1, b2i(r.Minor),
+		r.PageID, r.ParentID, r.UserID, r.UserName, ms(r.Time), r.Summary, nr.text.value, r.Size, r.SHA1, b2i(r.Minor),
 	).Scan(&r.ID)
 	return r, err
 }
@@ -255,10 +257,10 @@ func unindexPage(ctx context.Context, tx *sql.Tx, pageID int64) error {
 // links but stores no revision or change, and returns the latest revision.
 func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResult, error) {
 	var res wiki.SaveResult
-	terms := searchTerms(req)
+	terms, text := searchTerms(req), encodeText(req.Text)
 	err := db.write(ctx, func(tx *sql.Tx) (err error) {
 		var entry searchEntry
-		if res, entry, err = savePageTx(ctx, tx, req, terms); err != nil || entry.pageID == 0 {
+		if res, entry, err = savePageTx(ctx, tx, req, text, terms); err != nil || entry.pageID == 0 {
 			return err
 		}
 		return writeSearch(ctx, tx, []searchEntry{entry})
@@ -276,13 +278,13 @@ func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResu
 // request's jobs is dropped when no page links to its title: no page
 // shows that link's colour. One failed page fails the batch.
 func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.SaveResult, error) {
-	terms := make([]string, len(reqs))
+	terms, texts := make([]string, len(reqs)), make([]storedText, len(reqs))
 	var wg sync.WaitGroup
 	workers := min(runtime.GOMAXPROCS(0), len(reqs))
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < len(reqs); i += workers {
-				terms[i] = searchTerms(reqs[i])
+				terms[i], texts[i] = searchTerms(reqs[i]), encodeText(reqs[i].Text)
 			}
 		})
 	}
@@ -317,7 +319,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			}
 			req.Jobs = jobs
 			var entry searchEntry
-			if res[i], entry, err = savePageTx(ctx, tx, req, terms[i]); err != nil {
+			if res[i], entry, err = savePageTx(ctx, tx, req, texts[i], terms[i]); err != nil {
 				return fmt.Errorf("%q: %w", req.Title, err)
 			}
 			if entry.pageID != 0 {
@@ -341,9 +343,10 @@ func searchTerms(req wiki.SaveRequest) string {
 }
 
 // savePageTx is SavePage's work inside tx but for the search entry, which
-// it returns for writeSearch (none for a null edit); terms is the entry's
-// text (store.IndexText of req.SearchText).
-func savePageTx(ctx context.Context, tx *sql.Tx, req wiki.SaveRequest, terms string) (wiki.SaveResult, searchEntry, error) {
+// it returns for writeSearch (none for a null edit); text is req.Text as
+// stored (encodeText), terms the entry's text (store.IndexText of
+// req.SearchText), both made before the transaction.
+func savePageTx(ctx context.Context, tx *sql.Tx, req wiki.SaveRequest, text storedText, terms string) (wiki.SaveResult, searchEntry, error) {
 	at := now(req.Time)
 	if err := allowedTx(ctx, tx, req.Title, req.Group, at, wiki.ProtectEdit); err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
@@ -367,7 +370,7 @@ func savePageTx(ctx context.Context, tx *sql.Tx, req wiki.SaveRequest, terms str
 		if err := tx.QueryRowContext(ctx, `SELECT sha1 FROM revisions WHERE id = ?`, cur.LatestID).Scan(&sha); err != nil {
 			return wiki.SaveResult{}, searchEntry{}, err
 		}
-		if sha == sha1Hex(req.Text) {
+		if sha == text.sha1 {
 			if err := replaceLinks(ctx, tx, cur.ID, req.Links); err != nil {
 				return wiki.SaveResult{}, searchEntry{}, err
 			}
@@ -389,7 +392,7 @@ func savePageTx(ctx context.Context, tx *sql.Tx, req wiki.SaveRequest, terms str
 	}
 	rev, err := insertRevision(ctx, tx, newRevision{
 		pageID: pageID, parentID: parentID, userID: req.UserID, userName: req.UserName,
-		summary: req.Summary, text: req.Text, minor: req.Minor, at: at,
+		summary: req.Summary, text: text, minor: req.Minor, at: at,
 	})
 	if err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
@@ -427,6 +430,7 @@ func savePageTx(ctx context.Context, tx *sql.Tx, req wiki.SaveRequest, terms str
 func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, error) {
 	var page wiki.Page
 	at := now(req.Time)
+	redirectText := encodeText(req.RedirectText)
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		if req.From == req.To {
 			return wiki.Errorf(wiki.KindInvalid, "the page is already called %q; choose a different new title", req.To)
@@ -462,8 +466,11 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 				return err
 			}
 		}
-		var text string
-		if err := tx.QueryRowContext(ctx, `SELECT text FROM revisions WHERE id = ?`, from.LatestID).Scan(&text); err != nil {
+		// The moved page's new revision has the latest one's text: its
+		// stored form is copied, not decoded and encoded again.
+		var text storedText
+		if err := tx.QueryRowContext(ctx, `SELECT text, size, sha1 FROM revisions WHERE id = ?`, from.LatestID).
+			Scan(&text.value, &text.size, &text.sha1); err != nil {
 			return err
 		}
 		rev, err := insertRevision(ctx, tx, newRevision{
@@ -508,7 +515,7 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 			return err
 		}
 		rr, err := insertRevision(ctx, tx, newRevision{
-			pageID: redirID, userID: req.UserID, userName: req.UserName, summary: req.Reason, text: req.RedirectText, at: at,
+			pageID: redirID, userID: req.UserID, userName: req.UserName, summary: req.Reason, text: redirectText, at: at,
 		})
 		if err != nil {
 			return err

@@ -8,18 +8,27 @@ import (
 )
 
 // FindRender returns the stored render of a revision; ErrNotFound if none.
+// A stored render that does not decode is an error.
 func (db *DB) FindRender(ctx context.Context, revID int64, version int) ([]byte, error) {
 	var data []byte
-	if err := db.findRender.QueryRowContext(ctx, revID, version).Scan(&data); err != nil {
+	var codec int
+	if err := db.findRender.QueryRowContext(ctx, revID, version).Scan(&data, &codec); err != nil {
 		return nil, fmt.Errorf("sqlite: find render of revision %d: %w", revID, notFound(err))
+	}
+	data, err := decodeRender(data, codec)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: find render of revision %d: %w", revID, err)
 	}
 	return data, nil
 }
 
-// SaveRender stores (or replaces) the render of a revision.
+// SaveRender stores (or replaces) the render of a revision, compressed
+// before the write transaction begins.
 func (db *DB) SaveRender(ctx context.Context, revID int64, version int, data []byte) error {
+	stored, codec := encodeRender(data)
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO renders (rev_id, version, data) VALUES (?, ?, ?)`, revID, version, data)
+		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO renders (rev_id, version, data, codec) VALUES (?, ?, ?, ?)`,
+			revID, version, stored, codec)
 		return err
 	})
 	if err != nil {

@@ -1,0 +1,87 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/render"
+	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// unreadableRenders is a store whose stored renders cannot be read, as
+// when a row is corrupt.
+type unreadableRenders struct {
+	wiki.Store
+	saved atomic.Int32
+}
+
+func (s *unreadableRenders) FindRender(context.Context, int64, int) ([]byte, error) {
+	return nil, errors.New("sqlite: find render of revision 1: render: stored data is corrupt")
+}
+
+func (s *unreadableRenders) SaveRender(ctx context.Context, revID int64, version int, data []byte) error {
+	s.saved.Add(1)
+	return s.Store.SaveRender(ctx, revID, version, data)
+}
+
+func TestAnUnreadableStoredRenderIsRenderedAgain(t *testing.T) {
+	t.Parallel()
+	st := &unreadableRenders{Store: sqlite.MustOpen(t)}
+	e := engine.New(engine.Options{Store: st, Renderer: render.New(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	out, err := e.Save(ctx, engine.Edit{Title: "Page", Text: "Some **text**.", Editor: engine.Editor{UserName: "U"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Render(ctx, out.Revision)
+	if err != nil {
+		t.Fatalf("render: %v; want the page rendered again", err)
+	}
+	if r.HTML == "" || st.saved.Load() != 1 {
+		t.Fatalf("HTML %q, %d renders saved; want the new render saved in place of the unreadable one", r.HTML, st.saved.Load())
+	}
+}
+
+// BenchmarkRenderStoredMiss is a view whose render is not in memory but in
+// the store: the store's read (and decompression) and the unmarshal. Each
+// view is the first of a new engine (made outside the timer), so that its
+// in-memory cache is empty.
+func BenchmarkRenderStoredMiss(b *testing.B) {
+	article, err := os.ReadFile("../../bench/article.md")
+	if err != nil {
+		b.Skip("bench/article.md:", err)
+	}
+	for _, c := range []struct{ name, text string }{
+		{"article", string(article)},
+		{"5KB", string(article[:5<<10])},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			db := sqlite.MustOpen(b)
+			e := engine.New(engine.Options{Store: db, Renderer: render.New()})
+			out, err := e.Save(ctx, engine.Edit{Title: "Article", Text: c.text, Editor: engine.Editor{UserName: "U"}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := e.Render(ctx, out.Revision); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				b.StopTimer()
+				fresh := engine.New(engine.Options{Store: db, Renderer: render.New()})
+				b.StartTimer()
+				if _, err := fresh.Render(ctx, out.Revision); err != nil {
+					b.Fatal(err)
+				}
+				if fresh.Renders.Load() != 0 {
+					b.Fatal("the page was rendered; want it read from the store")
+				}
+			}
+		})
+	}
+}
