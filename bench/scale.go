@@ -544,7 +544,7 @@ func scaleQueries(c *scaleCorpus, n int) map[string][]string {
 			}
 		}
 		w := c.words[len(functionWords)+r.IntN(2000)]
-		out["prefix"] = append(out["prefix"], w[:min(len(w), 3+r.IntN(2))])
+		out["prefix"] = append(out["prefix"], w[:min(len(w), 3+r.IntN(2))]+"*")
 		if len(ko) > 0 {
 			if q := sub(ko, 2, hangul); q != "" {
 				out["Korean 2 chars"] = append(out["Korean 2 chars"], q)
@@ -582,6 +582,11 @@ func scaleSearch(ctx context.Context, res *scaleResult, c *scaleCorpus, base str
 		{"REST search/page", func(q string) string {
 			return base + "/w/rest.php/v1/search/page?q=" + url.QueryEscape(q) + "&limit=10"
 		}},
+		// Title completion, for the prefix class only: what the search box
+		// asks while a reader types.
+		{"REST search/title", func(q string) string {
+			return base + "/w/rest.php/v1/search/title?q=" + url.QueryEscape(strings.TrimSuffix(q, "*")) + "&limit=8"
+		}},
 	}
 	for _, k := range []int{1, clients} {
 		if k == 1 && clients == 1 && len(res.search) > 0 {
@@ -589,13 +594,16 @@ func scaleSearch(ctx context.Context, res *scaleResult, c *scaleCorpus, base str
 		}
 		for _, ep := range endpoints {
 			for _, class := range scaleClasses {
+				if ep.name == "REST search/title" && class != "prefix" {
+					continue
+				}
 				step("scale: search %-16s %-17s %d client(s), %d queries", class, ep.name, k, len(qs[class]))
 				var urls []string
 				for _, q := range qs[class] {
 					urls = append(urls, ep.url(q))
 				}
 				row, err := timeGets(ctx, urls, k, func(body []byte) bool {
-					if ep.name == "REST search/page" {
+					if strings.HasPrefix(ep.name, "REST") {
 						return strings.Contains(string(body), `"title"`)
 					}
 					return strings.Contains(string(body), `<ol class="results"`)

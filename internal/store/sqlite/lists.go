@@ -399,7 +399,8 @@ func boolOrder(a bool) int {
 // starts with prefix folded, in folded-title order: what title completion
 // offers. One index range, as long as limit.
 func (db *DB) SearchTitles(ctx context.Context, prefix string, lim int) ([]wiki.Page, error) {
-	p := store.Fold(strings.TrimSpace(prefix))
+	// A title typed with underscores, as URLs spell it, is the same title.
+	p := store.Fold(strings.TrimSpace(strings.ReplaceAll(prefix, "_", " ")))
 	if p == "" {
 		return nil, nil
 	}
