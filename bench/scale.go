@@ -59,6 +59,10 @@ const (
 	scaleSeed       = 20240601
 )
 
+// formEscape escapes a query value as a browser submitting a form does
+// (the form wikid redirects other spellings to): * stays as it is.
+func formEscape(q string) string { return strings.ReplaceAll(url.QueryEscape(q), "%2A", "*") }
+
 // writeJSONLines writes pages as `wikid import` reads them.
 func writeJSONLines(path string, pages []scalePage) error {
 	f, err := os.Create(path)
@@ -578,9 +582,9 @@ func scaleSearch(ctx context.Context, res *scaleResult, c *scaleCorpus, base str
 		name string
 		url  func(q string) string
 	}{
-		{"Special:Search", func(q string) string { return base + "/wiki/Special:Search?q=" + url.QueryEscape(q) }},
+		{"Special:Search", func(q string) string { return base + "/wiki/Special:Search?q=" + formEscape(q) }},
 		{"REST search/page", func(q string) string {
-			return base + "/w/rest.php/v1/search/page?q=" + url.QueryEscape(q) + "&limit=10"
+			return base + "/w/rest.php/v1/search/page?q=" + formEscape(q) + "&limit=10"
 		}},
 		// Title completion, for the prefix class only: what the search box
 		// asks while a reader types.

@@ -69,7 +69,7 @@ func TestParseQuery(t *testing.T) {
 		`say "hello`:                                  "say hello",
 		`hello" "" "  " x"y`:                          "hello x+y",
 		`"a b"c`:                                      "a+b c",
-		`wik* a* 위*  ** NEAR AND`:                     "wik* a 위* near and",
+		`wik* a* wi* 위*  ** NEAR AND`:                 "wik* a wi 위* near and",
 		`서울특별시`:                                       "서울+울특+특별+별시",
 		`!!! ...`:                                     "",
 	} {

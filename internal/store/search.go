@@ -18,6 +18,11 @@ const (
 	MaxPhraseWords = 16
 )
 
+// MinPrefix is the shortest prefix searched as one (word*): backends keep
+// an index of three-character prefixes, and a shorter one would ask for
+// the lists of a large part of the vocabulary.
+const MinPrefix = 3
+
 // Query is a parsed search query: pages match when they hold every term.
 type Query struct {
 	Terms []QueryTerm
@@ -34,8 +39,8 @@ type QueryTerm struct {
 // ParseQuery splits a user's query into terms on white space, dropping
 // duplicates and keeping at most MaxSearchTerms. A run of words in double
 // quotes (straight or typographic) is one phrase. A word ending in * is a
-// prefix, if at least two characters come before it (one for Korean,
-// Chinese or Japanese). Everything else is literal text: an unpaired
+// prefix, if at least MinPrefix characters come before it (one for
+// Korean, Chinese or Japanese). Everything else is literal text: an unpaired
 // quote, operators such as AND or NEAR and punctuation carry no meaning.
 func ParseQuery(query string) Query {
 	var q Query
@@ -80,7 +85,7 @@ func ParseQuery(query string) Query {
 		if len(t.Words) > MaxPhraseWords {
 			t.Words, t.Prefix = t.Words[:MaxPhraseWords], false
 		}
-		if last := t.Words[len(t.Words)-1]; t.Prefix && utf8.RuneCountInString(last) < 2 && !isCJK([]rune(last)[0]) {
+		if last := t.Words[len(t.Words)-1]; t.Prefix && utf8.RuneCountInString(last) < MinPrefix && !isCJK([]rune(last)[0]) {
 			t.Prefix = false
 		}
 		key := strings.Join(t.Words, " ")

@@ -2,10 +2,12 @@
 -- of the Go analyzer (store.IndexText: folded words, Korean, Chinese and
 -- Japanese as bigrams) separated by spaces, so unicode61 only splits on
 -- them. The index is contentless: snippets are made from the revision
--- text, not from a second copy of it. rowid = pages.id.
+-- text, not from a second copy of it. rowid = pages.id. Three-character
+-- prefixes have an index of their own (store.MinPrefix): without it, a
+-- query such as "dri*" merges the lists of every word starting so.
 DROP TABLE search;
 CREATE VIRTUAL TABLE search USING fts5(title, body,
-	content = '', contentless_delete = 1,
+	content = '', contentless_delete = 1, prefix = '3',
 	tokenize = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'");
 -- Titles alone, for the title matches ranked first: their lists are short,
 -- where those of the main index are as long as the wiki for common words.
