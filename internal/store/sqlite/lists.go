@@ -276,8 +276,13 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		rare, err = db.rareWords(ctx, q)
 		err = budgetOK(err)
 	}
+	// A query of rare words alone: the pages BM25 weighs are its matches.
+	allRare := len(rare) == len(q.Terms)
+	for _, t := range q.Terms {
+		allRare = allRare && len(t.Words) == 1 && !t.Prefix
+	}
 	// Body matches, newest first.
-	if err == nil {
+	if err == nil && !allRare {
 		n := SearchCandidates
 		if len(rare) > 0 {
 			n = searchRare
@@ -294,7 +299,13 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	if err == nil && len(rare) > 0 {
 		ranked := map[int64]float64{}
 		err = budgetOK(collect(`SELECT rowid, bm25(search, 10.0, 1.0) FROM search WHERE search MATCH ?`,
-			func(id int64, score float64) { ranked[id] = score }, `"`+strings.Join(rare, `" AND "`)+`"`))
+			func(id int64, score float64) {
+				ranked[id] = score
+				if _, ok := byID[id]; allRare && !ok {
+					byID[id] = len(cands)
+					cands = append(cands, cand{id: id, score: score})
+				}
+			}, `"`+strings.Join(rare, `" AND "`)+`"`))
 		for i := range cands {
 			if score, ok := ranked[cands[i].id]; ok && !cands[i].titleMatch {
 				cands[i].score = score
