@@ -360,8 +360,7 @@ func scaleImport(ctx context.Context, res *scaleResult, c *scaleCorpus, base, to
 func scaleLag(ctx context.Context, res *scaleResult, c *scaleCorpus, w *proc, base string, imported time.Time) error {
 	hc := scaleClient()
 	last := c.pages[len(c.pages)-1]
-	// Search has no phrase syntax (quotes are searched for as characters):
-	// the title's words, each a term.
+	// The title's words, each a term (title matches rank first).
 	probe := last.title
 	found := false
 	for {
