@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wikid/wikid/internal/app"
 	"github.com/wikid/wikid/internal/config"
@@ -122,15 +123,16 @@ func jsonLines(r io.Reader, name string) iter.Seq2[engine.ImportPage, error] {
 	}
 }
 
-// markdownDir reads every .md file under dir, in path order.
+// markdownDir reads every .md file under dir, in path order (symbolic
+// links are not followed).
 func markdownDir(dir string) iter.Seq2[engine.ImportPage, error] {
 	return func(yield func(engine.ImportPage, error) bool) {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() || !strings.HasSuffix(path, ".md") {
-				return nil
+			if d.IsDir() || !strings.HasSuffix(path, ".md") || d.Type()&fs.ModeSymlink != 0 {
+				return nil // only the directory's own files, not what links lead to
 			}
 			rel, err := filepath.Rel(dir, path)
 			if err != nil {
@@ -144,6 +146,9 @@ func markdownDir(dir string) iter.Seq2[engine.ImportPage, error] {
 			b, err := os.ReadFile(path)
 			if err != nil {
 				return err
+			}
+			if !utf8.Valid(b) {
+				return fmt.Errorf("%s: not UTF-8 text; convert it (iconv -t UTF-8) and import again", path)
 			}
 			if !yield(engine.ImportPage{Title: t, Text: string(b)}, nil) {
 				return fs.SkipAll

@@ -199,6 +199,12 @@ func TestCLIImport(t *testing.T) {
 		t.Fatalf("the subpage: %+v, %v", p, err)
 	}
 
+	bad := filepath.Join(dir, "bad")
+	os.MkdirAll(bad, 0o750)
+	os.WriteFile(filepath.Join(bad, "Latin.md"), []byte("caf\xe9"), 0o600)
+	if _, _, err := wikid(t, "", nil, "import", bad, "--data", data); err == nil || !strings.Contains(err.Error(), "not UTF-8 text") {
+		t.Fatalf("a Latin-1 file: %v", err)
+	}
 	for _, tc := range []struct{ name, input, want string }{
 		{"a line that is not JSON", "{nope\n", "line 1: not a JSON object"},
 		{"a line without text", `{"title": "X"}` + "\n", `line 1: no "text"`},

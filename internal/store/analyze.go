@@ -201,8 +201,10 @@ func isCJK(r rune) bool {
 	if r < 0x1100 {
 		return false
 	}
-	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) ||
-		unicode.Is(unicode.Hangul, r) || r == 0x30FC // ー, the prolonged sound mark
+	// Letters only: the scripts' symbols (Kangxi radicals, circled
+	// Katakana) are not words, and the index's tokenizer drops them.
+	return unicode.IsLetter(r) && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r) || r == 0x30FC) // ー, the prolonged sound mark
 }
 
 // foldCJK maps half-width Katakana to full width, so both spellings meet.

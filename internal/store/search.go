@@ -138,6 +138,8 @@ const SnippetRunes = 160
 // matches them (folded by the analyzer). Without a match it returns the
 // start of the text. White space runs become one space.
 func Snippet(text string, q Query) string {
+	// The marks are private-use characters: a page's own are not marks.
+	text = strings.NewReplacer(wiki.MarkStart, "\uFFFD", wiki.MarkEnd, "\uFFFD").Replace(text)
 	text = strings.Join(strings.Fields(text), " ")
 	var toks []Token
 	Tokenize(text, func(tok Token) { toks = append(toks, tok) })
@@ -224,23 +226,38 @@ func Snippet(text string, q Query) string {
 // made from whole lines.
 const snippetContext = 600
 
+// snippetScan is how much of a page's source SnippetSource searches for
+// the first match.
+const snippetScan = 64 << 10
+
 // SnippetSource returns the part of a page's source that its snippet for
 // q will come from: whole lines around the first place a word of q seems
 // to stand (its folded form, found in the lower-cased source), or the
 // start of the source. Turning a whole page into text for each hit would
 // cost a parse per hit; this part is a few lines.
 func SnippetSource(src string, q Query) string {
-	lower := strings.ToLower(src)
+	// Only the start of a long page is searched for the match: a hit
+	// costs a bounded amount whatever the page's size.
+	n := min(len(src), snippetScan)
+	for n > 0 && n < len(src) && !utf8.RuneStart(src[n]) {
+		n--
+	}
+	head := src[:n]
 	at := -1
-	for _, w := range q.Words() {
-		if i := strings.Index(lower, w); i >= 0 && (at < 0 || i < at) {
-			at = i
+	// Lower case keeps byte offsets only when it keeps every character's
+	// length (Ⱥ grows, K shrinks, invalid bytes become U+FFFD): otherwise
+	// the analyzer finds the match, with offsets in the source itself.
+	if lower := strings.ToLower(head); len(lower) == len(head) && utf8.ValidString(head) {
+		for _, w := range q.Words() {
+			if i := strings.Index(lower, w); i >= 0 && (at < 0 || i < at) {
+				at = i
+			}
 		}
 	}
 	if at < 0 {
 		// A word that folds differently in the source (an accent, a full-
 		// width letter): find it as the index does.
-		Tokenize(src, func(t Token) {
+		Tokenize(head, func(t Token) {
 			if at >= 0 {
 				return
 			}
@@ -253,7 +270,7 @@ func SnippetSource(src string, q Query) string {
 			}
 		})
 	}
-	at = max(at, 0)
+	at = min(max(at, 0), len(src))
 	// Whole lines when a line break is near, else whole words.
 	start := max(0, at-snippetContext)
 	if start > 0 {

@@ -59,10 +59,40 @@ func TestSnippetSource(t *testing.T) {
 		})
 	}
 	t.Run("one huge line is cut at words", func(t *testing.T) {
-		src := strings.Repeat("word ", 100000) + "needle " + strings.Repeat("word ", 100000)
+		src := strings.Repeat("word ", 6000) + "needle " + strings.Repeat("word ", 100000)
 		got := SnippetSource(src, ParseQuery("needle"))
 		if !strings.Contains(got, "needle") || len(got) > 2*snippetContext+10 {
 			t.Fatalf("SnippetSource = %d bytes", len(got))
 		}
+		// Past the part searched, the snippet is the page's start.
+		far := strings.Repeat("word ", 100000) + "needle"
+		if got := SnippetSource(far, ParseQuery("needle")); !strings.HasPrefix(far, got) || len(got) > 2*snippetContext+10 {
+			t.Fatalf("SnippetSource of a far match = %d bytes", len(got))
+		}
 	})
+}
+
+func TestSnippetSourceOffsets(t *testing.T) {
+	// Lower case changes these characters' lengths in bytes: offsets
+	// found in the lower-cased text are not offsets in the source.
+	for _, src := range []string{
+		"ȺȺȺȺ abc",
+		strings.Repeat("Ⱥ", 2000) + " abc",
+		"\xff\xfe abc",
+		strings.Repeat("\u212a", 3000) + " abc", // the Kelvin sign shrinks
+		strings.Repeat("x", snippetScan-1) + "é abc",
+	} {
+		got := SnippetSource(src, ParseQuery("abc"))
+		if !strings.Contains(src, got) {
+			t.Fatalf("SnippetSource(%.20q…) = %.40q…, not a part of the source", src, got)
+		}
+		_ = Snippet(got, ParseQuery("abc"))
+	}
+}
+
+func TestSnippetIgnoresMarksInText(t *testing.T) {
+	got := Snippet("a "+wiki.MarkStart+"fake"+wiki.MarkEnd+" b real", ParseQuery("real"))
+	if strings.Count(got, wiki.MarkStart) != 1 || !strings.Contains(got, wiki.MarkStart+"real"+wiki.MarkEnd) {
+		t.Fatalf("snippet = %q", got)
+	}
 }
