@@ -201,16 +201,7 @@ func run(ctx context.Context, o options) error {
 		}
 		text += d.markdown(o.smoke)
 	}
-	fmt.Println()
-	fmt.Print(text)
-	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(o.out, []byte(text), 0o644); err != nil {
-		return err
-	}
-	fmt.Println("\nwritten to", o.out)
-	return nil
+	return printAndWrite(text, o.out)
 }
 
 func step(format string, args ...any) {
@@ -568,4 +559,18 @@ func renderProbe(ctx context.Context, e *env, n int) (renderResult, error) {
 		res.median = res.clientP50
 	}
 	return res, nil
+}
+
+// printAndWrite prints a run's table and writes it to out.
+func printAndWrite(text, out string) error {
+	fmt.Println()
+	fmt.Print(text)
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, []byte(text), 0o644); err != nil {
+		return err
+	}
+	fmt.Println("\nwritten to", out)
+	return nil
 }

@@ -159,16 +159,7 @@ func runScale(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println()
-	fmt.Print(text)
-	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(o.out, []byte(text), 0o644); err != nil {
-		return err
-	}
-	fmt.Println("\nwritten to", o.out)
-	return nil
+	return printAndWrite(text, o.out)
 }
 
 // scaleRun runs the scale part and returns its table.

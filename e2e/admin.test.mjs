@@ -19,7 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import {
-  chromiumArgs, chromiumBin, cli, eventually, removeTempDirs, sleep, startWikid, tempDir, wikidBin,
+  chromiumArgs, chromiumBin, cli, eventually, startWikid, stopWikid, tempDir, wikidBin,
 } from './lib/wikid.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -60,13 +60,7 @@ describe('an administrator handling a vandal in the browser', { timeout: 180_000
 
   after(async () => {
     await browser?.close();
-    if (server && server.exited === null) {
-      server.proc.kill('SIGTERM');
-      await Promise.race([server.done, sleep(10_000)]);
-      if (server.exited === null) server.proc.kill('SIGKILL');
-    }
-    if (failed) console.error(`--- wikid output ---\n${server?.log.join('').slice(-20_000) ?? ''}`);
-    removeTempDirs();
+    await stopWikid(server, failed);
   });
 
   step('the admin logs in and writes the page Harbour', async () => {

@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { chromiumArgs, chromiumBin, cli, removeTempDirs, sleep, startWikid, tempDir, wikidBin } from './lib/wikid.mjs';
+import { chromiumArgs, chromiumBin, cli, sleep, startWikid, stopWikid, tempDir, wikidBin } from './lib/wikid.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const shotDir = path.join(here, 'screenshots');
@@ -71,13 +71,7 @@ describe('the header search box in a browser', { timeout: 120_000 }, () => {
 
   after(async () => {
     await browser?.close();
-    if (server && server.exited === null) {
-      server.proc.kill('SIGTERM');
-      await Promise.race([server.done, sleep(10_000)]);
-      if (server.exited === null) server.proc.kill('SIGKILL');
-    }
-    if (failed) console.error(`--- wikid output ---\n${server?.log.join('').slice(-20_000) ?? ''}`);
-    removeTempDirs();
+    await stopWikid(server, failed);
   });
 
   step('typing lists the titles that start with the text, ignoring case and accents', async () => {

@@ -26,7 +26,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import {
-  chromiumArgs, chromiumBin, cli, eventually, removeTempDirs, sleep, startWikid, tempDir, wikidBin,
+  chromiumArgs, chromiumBin, cli, eventually, sleep, startWikid, stopWikid, tempDir, wikidBin,
 } from './lib/wikid.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -82,13 +82,7 @@ describe('the XSS corpus in a real browser', { timeout: FULL ? 3_600_000 : 600_0
 
   after(async () => {
     await browser?.close();
-    if (server && server.exited === null) {
-      server.proc.kill('SIGTERM');
-      await Promise.race([server.done, sleep(10_000)]);
-      if (server.exited === null) server.proc.kill('SIGKILL');
-    }
-    if (failed) console.error(`--- wikid output ---\n${server?.log.join('').slice(-20_000) ?? ''}`);
-    removeTempDirs();
+    await stopWikid(server, failed);
   });
 
   step('saves every vector as page text, one revision and edit summary per vector', async () => {

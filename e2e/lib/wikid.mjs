@@ -81,6 +81,19 @@ export function freePort() {
   });
 }
 
+// stopWikid ends a suite: SIGTERM (SIGKILL after 10 s) to the server,
+// its output's end on stderr when the suite failed, temporary directories
+// removed.
+export async function stopWikid(server, failed) {
+  if (server && server.exited === null) {
+    server.proc.kill('SIGTERM');
+    await Promise.race([server.done, sleep(10_000)]);
+    if (server.exited === null) server.proc.kill('SIGKILL');
+  }
+  if (failed) console.error(`--- wikid output ---\n${server?.log.join('').slice(-20_000) ?? ''}`);
+  removeTempDirs();
+}
+
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

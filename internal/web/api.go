@@ -476,6 +476,20 @@ func (s *Server) apiCreatePage(w http.ResponseWriter, r *http.Request) error {
 	return s.apiSave(w, r, t, body, 0)
 }
 
+// apiSearchResults is the answer of search/page and search/title, as
+// MediaWiki's REST API shapes it.
+type apiSearchResults struct {
+	Pages []apiSearchPage `json:"pages"`
+}
+
+type apiSearchPage struct {
+	ID          int64   `json:"id"`
+	Key         string  `json:"key"`
+	Title       string  `json:"title"`
+	Excerpt     string  `json:"excerpt"`
+	Description *string `json:"description"`
+}
+
 func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 	rq := httpx.From(r)
 	q := rq.Get("q")
@@ -486,18 +500,9 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	type page struct {
-		ID          int64   `json:"id"`
-		Key         string  `json:"key"`
-		Title       string  `json:"title"`
-		Excerpt     string  `json:"excerpt"`
-		Description *string `json:"description"`
-	}
-	out := struct {
-		Pages []page `json:"pages"`
-	}{Pages: []page{}}
+	out := apiSearchResults{Pages: []apiSearchPage{}}
 	for _, h := range hits {
-		out.Pages = append(out.Pages, page{ID: h.PageID, Key: h.Title.Key(), Title: string(h.Title), Excerpt: string(view.Snippet(h.Snippet))})
+		out.Pages = append(out.Pages, apiSearchPage{ID: h.PageID, Key: h.Title.Key(), Title: string(h.Title), Excerpt: string(view.Snippet(h.Snippet))})
 	}
 	s.writeJSON(w, r, http.StatusOK, out, cacheShort, time.Time{})
 	return nil
@@ -515,18 +520,9 @@ func (s *Server) apiSearchTitles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	type page struct {
-		ID          int64   `json:"id"`
-		Key         string  `json:"key"`
-		Title       string  `json:"title"`
-		Excerpt     string  `json:"excerpt"`
-		Description *string `json:"description"`
-	}
-	out := struct {
-		Pages []page `json:"pages"`
-	}{Pages: []page{}}
+	out := apiSearchResults{Pages: []apiSearchPage{}}
 	for _, p := range pages {
-		out.Pages = append(out.Pages, page{ID: p.ID, Key: p.Title.Key(), Title: string(p.Title), Excerpt: string(p.Title)})
+		out.Pages = append(out.Pages, apiSearchPage{ID: p.ID, Key: p.Title.Key(), Title: string(p.Title), Excerpt: string(p.Title)})
 	}
 	s.writeJSON(w, r, http.StatusOK, out, cacheShort, time.Time{})
 	return nil
