@@ -63,6 +63,14 @@ func main() {
 		}
 		return
 	}
+	if scaleFlags.corpus != "" {
+		// The scale part's generated wiki, for trying wikid import by hand.
+		if err := writeJSONLines(scaleFlags.corpus, newScaleCorpus(scaleFlags.pages, scaleSeed).pages); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	runMode := run

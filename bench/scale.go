@@ -39,6 +39,7 @@ var scaleFlags struct {
 	clients int
 	queries int
 	profile string
+	corpus  string
 }
 
 func init() {
@@ -47,7 +48,8 @@ func init() {
 	flag.IntVar(&scaleFlags.pages, "scale-pages", 100000, "pages the scale part generates and imports (-smoke: 1000)")
 	flag.IntVar(&scaleFlags.clients, "scale-clients", 4, "parallel clients of the import and of the concurrent searches")
 	flag.IntVar(&scaleFlags.queries, "scale-queries", 200, "queries per class, endpoint and concurrency (-smoke: 10)")
-	flag.StringVar(&scaleFlags.profile, "scale-cpuprofile", "", "write a CPU profile of wikid during the first 20 s of the import to this file (for go tool pprof)")
+	flag.StringVar(&scaleFlags.corpus, "scale-corpus", "", "write the generated wiki (-scale-pages pages) to this file as JSON lines for wikid import, and stop")
+	flag.StringVar(&scaleFlags.profile, "scale-cpuprofile", "", "write a CPU profile of the bulk import (wikid import) to this file (for go tool pprof)")
 }
 
 // The targets printed beside the figures.
@@ -82,20 +84,6 @@ func writeJSONLines(path string, pages []scalePage) error {
 		return err
 	}
 	return f.Close()
-}
-
-// saveProfile fetches a pprof profile from u into file.
-func saveProfile(u, file string) error {
-	res, err := http.Get(u)
-	if err != nil {
-		return fmt.Errorf("scale: profile: %w", err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil || res.StatusCode != http.StatusOK {
-		return fmt.Errorf("scale: profile: status %d, %v", res.StatusCode, err)
-	}
-	return os.WriteFile(file, b, 0o644)
 }
 
 // scaleClient is a keep-alive client with a timeout long enough for a
@@ -236,12 +224,17 @@ func scaleRun(ctx context.Context, o options) (string, error) {
 		return "", err
 	}
 	step("scale: importing %d pages (%d MB of Markdown) with wikid import", len(bulk.pages), res.bytes>>20)
-	profiled := make(chan error, 1)
 	if scaleFlags.profile != "" {
-		go func() { profiled <- saveProfile(w.ops+"/debug/pprof/profile?seconds=20", scaleFlags.profile) }()
+		// wikid profiles the whole command into WIKID_CPUPROFILE.
+		p, err := filepath.Abs(scaleFlags.profile)
+		if err != nil {
+			return "", err
+		}
+		os.Setenv("WIKID_CPUPROFILE", p)
 	}
 	t0 = time.Now()
 	out, err := wikidCLI(bin, data, "", "import", jsonl, "--summary", "scale import")
+	os.Unsetenv("WIKID_CPUPROFILE")
 	if err != nil {
 		return "", err
 	}
@@ -259,11 +252,6 @@ func scaleRun(ctx context.Context, o options) (string, error) {
 	step("scale: creating the last %d pages through REST with %d clients", rest, clients)
 	if err := scaleImport(ctx, res, tail, base, token, clients); err != nil {
 		return "", err
-	}
-	if scaleFlags.profile != "" {
-		if err := <-profiled; err != nil {
-			return "", err
-		}
 	}
 	imported := time.Now()
 	step("scale: REST: %d pages in %s (%.0f pages/s); waiting for the job queue", rest, res.importTook.Round(time.Millisecond), float64(rest)/res.importTook.Seconds())

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -101,7 +102,14 @@ Common flags (every command):
 `
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv); err != nil {
+	stop, err := cpuProfile(os.Getenv("WIKID_CPUPROFILE"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "wikid:", err)
+		os.Exit(1)
+	}
+	err = run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	if err != nil {
 		code := 1
 		var ee *exitError
 		if errors.As(err, &ee) {
@@ -332,4 +340,25 @@ func version() string {
 		return v
 	}
 	return "(devel)"
+}
+
+// cpuProfile starts a CPU profile of the whole command into file when file
+// is set (env WIKID_CPUPROFILE, for developers: go tool pprof reads it); the
+// returned function stops it. serve has /debug/pprof on its ops address.
+func cpuProfile(file string) (stop func(), err error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, fmt.Errorf("WIKID_CPUPROFILE: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("WIKID_CPUPROFILE: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -12,8 +12,15 @@ import (
 	"github.com/wikid/wikid/internal/wiki"
 )
 
-// ImportBatch is how many pages an import saves per transaction.
-const ImportBatch = 250
+// An import saves ImportBatch pages per transaction, fewer when their text
+// passes ImportBatchBytes: each transaction's search entries become one
+// segment of the index, merged with the others later, so that larger
+// batches mean less merging; a larger one would hold the write lock
+// longer (about a second at a thousand pages) from the server's edits.
+const (
+	ImportBatch      = 1000
+	ImportBatchBytes = 8 << 20
+)
 
 // ImportPage is one page of an import: its title and Markdown.
 type ImportPage struct {
@@ -29,10 +36,10 @@ type ImportStats struct {
 	Unchanged int // the text was the latest revision's
 }
 
-// Import saves pages as edits by ed with summary, ImportBatch pages per
-// transaction: each page is parsed once (links and search text, on every
-// core) while the previous batch is written, and its search entry is
-// written with it. A page that exists gets a new revision on top of its
+// Import saves pages as edits by ed with summary, in batches of
+// ImportBatch pages (or ImportBatchBytes) per transaction: each page is
+// parsed once (links and search text, on every core) while the previous
+// batch is written, and its search entry is written with it. A page that exists gets a new revision on top of its
 // latest (no merge, no conflict). Protection is not checked: importing is
 // an operator's action. progress, if not nil, is called after each batch.
 // A page refused (too large) stops the import with an error naming it;
@@ -49,9 +56,10 @@ func (e *Engine) Import(ctx context.Context, pages iter.Seq2[ImportPage, error],
 	go func() {
 		defer close(parsed)
 		var pending []ImportPage
+		size := 0
 		flush := func() bool {
 			reqs, err := e.importRequests(pending, ed, summary)
-			pending = nil
+			pending, size = nil, 0
 			select {
 			case parsed <- batch{reqs, err}:
 				return err == nil
@@ -67,7 +75,8 @@ func (e *Engine) Import(ctx context.Context, pages iter.Seq2[ImportPage, error],
 				}
 				return
 			}
-			if pending = append(pending, p); len(pending) == ImportBatch && !flush() {
+			pending, size = append(pending, p), size+len(p.Text)
+			if (len(pending) == ImportBatch || size >= ImportBatchBytes) && !flush() {
 				return
 			}
 		}

@@ -66,7 +66,7 @@ func (db *DB) ListUsers(ctx context.Context, q wiki.UserQuery) ([]wiki.User, err
 // SetUserGroup changes the group and logs it in one transaction.
 func (db *DB) SetUserGroup(ctx context.Context, c wiki.GroupChange) (wiki.Group, error) {
 	var old wiki.Group
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		var name, grp string
 		if err := tx.QueryRowContext(ctx, `SELECT name, grp FROM users WHERE id = ?`, c.UserID).Scan(&name, &grp); err != nil {
 			return notFound(err)
@@ -92,7 +92,7 @@ func (db *DB) SetUserGroup(ctx context.Context, c wiki.GroupChange) (wiki.Group,
 // transaction, so that no request sees the new password with the old
 // sessions.
 func (db *DB) SetPassword(ctx context.Context, userID int64, hash, keepSession string) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		if err := affected(tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, hash, userID)); err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ func (db *DB) SetPassword(ctx context.Context, userID int64, hash, keepSession s
 
 // UpdatePrefs saves the user's preferences.
 func (db *DB) UpdatePrefs(ctx context.Context, userID int64, p wiki.Prefs) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		return affected(tx.ExecContext(ctx, `UPDATE users SET time_zone = ?, date_format = ?, minor_default = ? WHERE id = ?`,
 			p.TimeZone, p.DateFormat, b2i(p.MinorDefault), userID))
 	})
@@ -137,7 +137,7 @@ func scanBlock(s scanner) (wiki.Block, error) {
 func (db *DB) BlockUser(ctx context.Context, b wiki.Block) (bool, error) {
 	b.Created = now(b.Created)
 	var reblock bool
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		var name string
 		if err := tx.QueryRowContext(ctx, `SELECT name FROM users WHERE id = ?`, b.UserID).Scan(&name); err != nil {
 			return notFound(err)
@@ -172,7 +172,7 @@ func (db *DB) BlockUser(ctx context.Context, b wiki.Block) (bool, error) {
 // UnblockUser deletes the block in force and logs it.
 func (db *DB) UnblockUser(ctx context.Context, userID int64, by wiki.Actor, reason string, at time.Time) error {
 	at = now(at)
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		var name string
 		if err := tx.QueryRowContext(ctx, `SELECT u.name FROM blocks b JOIN users u ON u.id = b.user_id
 			WHERE b.user_id = ? AND (b.expires = 0 OR b.expires > ?)`, userID, ms(at)).Scan(&name); err != nil {
@@ -253,7 +253,7 @@ func (db *DB) ListSessions(ctx context.Context, userID int64, at time.Time) ([]w
 // DeleteUserSessions deletes the user's sessions but except.
 func (db *DB) DeleteUserSessions(ctx context.Context, userID int64, except string) (int, error) {
 	var n int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND id <> ?`, userID, except)
 		if err != nil {
 			return err
@@ -290,7 +290,7 @@ func (db *DB) ListTokens(ctx context.Context, userID int64) ([]wiki.Token, error
 
 // DeleteToken revokes one token.
 func (db *DB) DeleteToken(ctx context.Context, id string) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		return affected(tx.ExecContext(ctx, `DELETE FROM tokens WHERE id = ?`, id))
 	})
 	if err != nil {
@@ -302,7 +302,7 @@ func (db *DB) DeleteToken(ctx context.Context, id string) error {
 // DeleteUserTokens revokes every token of the user.
 func (db *DB) DeleteUserTokens(ctx context.Context, userID int64) (int, error) {
 	var n int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE user_id = ?`, userID)
 		if err != nil {
 			return err
@@ -318,7 +318,7 @@ func (db *DB) DeleteUserTokens(ctx context.Context, userID int64) (int, error) {
 
 // TouchToken records the token's last use.
 func (db *DB) TouchToken(ctx context.Context, id string, at time.Time) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE tokens SET last_used = ? WHERE id = ?`, ms(now(at)), id)
 		return err
 	})
@@ -330,7 +330,7 @@ func (db *DB) TouchToken(ctx context.Context, id string, at time.Time) error {
 
 // CreatePasswordReset stores a reset; ErrExists if its ID is taken.
 func (db *DB) CreatePasswordReset(ctx context.Context, pr wiki.PasswordReset) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO password_resets (id, user_id, created, expires) VALUES (?, ?, ?, ?)`,
 			pr.ID, pr.UserID, ms(now(pr.Created)), ms(pr.Expires))
 		return err
@@ -362,7 +362,7 @@ func (db *DB) FindPasswordReset(ctx context.Context, id string, at time.Time) (w
 // finds no reset.
 func (db *DB) ResetPassword(ctx context.Context, id, hash string, at time.Time) (wiki.User, error) {
 	var u wiki.User
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		var userID int64
 		if err := tx.QueryRowContext(ctx, `SELECT user_id FROM password_resets WHERE id = ? AND expires > ?`, id, ms(now(at))).Scan(&userID); err != nil {
 			return notFound(err)

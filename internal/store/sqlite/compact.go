@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 )
 
@@ -146,7 +145,7 @@ func (db *DB) writeCompressed(ctx context.Context, todo []compressed, update str
 	}
 	var n int
 	var before, after int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		st, err := tx.PrepareContext(ctx, update)
 		if err != nil {
 			return err

@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wikid/wikid/internal/wiki"
@@ -43,6 +44,11 @@ type DB struct {
 	existingTitles *sql.Stmt
 	findSession    *sql.Stmt
 	findRender     *sql.Stmt
+
+	// Write statements with arguments, prepared on the writer connection
+	// after the first transaction that ran them (wtx).
+	keptMu sync.Mutex
+	kept   map[string]*sql.Stmt
 }
 
 // Open opens (creating if needed) the database at path and applies any
@@ -133,6 +139,12 @@ func (db *DB) Close() error {
 			errs = append(errs, s.Close())
 		}
 	}
+	db.keptMu.Lock()
+	for _, s := range db.kept {
+		errs = append(errs, s.Close())
+	}
+	db.kept = nil
+	db.keptMu.Unlock()
 	if db.r != nil {
 		errs = append(errs, db.r.Close())
 	}
@@ -236,16 +248,126 @@ func (db *DB) apply(ctx context.Context, version int, name string) error {
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE on the single
 // writer connection) and commits if fn returns nil.
-func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) error {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	t := &wtx{Tx: tx, db: db}
+	defer func() {
+		tx.Rollback()
+		db.keep(context.WithoutCancel(ctx), t.missed)
+	}()
+	if err := fn(t); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+// wtx is a write transaction whose statements with arguments run prepared:
+// SQLite takes longer to prepare most of them than to run them. A
+// statement is prepared on the writer connection once and kept (db.kept);
+// the first transaction that runs it prepares it for itself, and db.write
+// keeps it when that transaction is over, because the writer connection,
+// which the transaction holds, is the only one it can be prepared on.
+// Statements without arguments (schema changes) are not kept.
+type wtx struct {
+	*sql.Tx
+	db     *DB
+	stmts  map[string]*sql.Stmt // this transaction's handles
+	missed []string             // statements to keep after it
+}
+
+func (tx *wtx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if s, ok := tx.stmts[query]; ok {
+		return s, nil
+	}
+	tx.db.keptMu.Lock()
+	kept := tx.db.kept[query]
+	tx.db.keptMu.Unlock()
+	var s *sql.Stmt
+	if kept != nil {
+		s = tx.Tx.StmtContext(ctx, kept)
+	} else {
+		var err error
+		if s, err = tx.Tx.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		tx.missed = append(tx.missed, query)
+	}
+	if tx.stmts == nil {
+		tx.stmts = make(map[string]*sql.Stmt)
+	}
+	tx.stmts[query] = s
+	return s, nil
+}
+
+// ExecContext runs query in the transaction, prepared when it has args.
+func (tx *wtx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if len(args) == 0 {
+		return tx.Tx.ExecContext(ctx, query)
+	}
+	s, err := tx.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(ctx, args...)
+}
+
+// QueryContext runs query in the transaction, prepared when it has args.
+func (tx *wtx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if len(args) == 0 {
+		return tx.Tx.QueryContext(ctx, query)
+	}
+	s, err := tx.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return s.QueryContext(ctx, args...)
+}
+
+// QueryRowContext runs query in the transaction, prepared when it has
+// args. A statement that cannot be prepared reports its error through
+// the row, as the transaction's own method does.
+func (tx *wtx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if len(args) == 0 {
+		return tx.Tx.QueryRowContext(ctx, query)
+	}
+	s, err := tx.stmt(ctx, query)
+	if err != nil {
+		return tx.Tx.QueryRowContext(ctx, query, args...)
+	}
+	return s.QueryRowContext(ctx, args...)
+}
+
+// keep prepares queries on the writer connection, between transactions,
+// for the next ones. The writer's statements are all constants of this
+// package, so the map stays as small as the package's list of them.
+func (db *DB) keep(ctx context.Context, queries []string) {
+	for _, q := range queries {
+		db.keptMu.Lock()
+		done := db.kept[q] != nil
+		db.keptMu.Unlock()
+		if done {
+			continue
+		}
+		s, err := db.w.PrepareContext(ctx, q)
+		if err != nil {
+			continue // prepared again by the next transaction that runs it
+		}
+		db.keptMu.Lock()
+		if db.kept == nil {
+			db.kept = make(map[string]*sql.Stmt)
+		}
+		if db.kept[q] == nil {
+			db.kept[q] = s
+			s = nil
+		}
+		db.keptMu.Unlock()
+		if s != nil {
+			s.Close()
+		}
+	}
 }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }

@@ -59,3 +59,14 @@ func QueryRow(ctx context.Context, db *DB, q string, args []any, dest ...any) er
 
 // MinCompress is the shortest revision text stored compressed.
 const MinCompress = minCompress
+
+// Kept returns the write statements db keeps prepared.
+func Kept(db *DB) []string {
+	db.keptMu.Lock()
+	defer db.keptMu.Unlock()
+	out := make([]string, 0, len(db.kept))
+	for q := range db.kept {
+		out = append(out, q)
+	}
+	return out
+}

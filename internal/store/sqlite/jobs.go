@@ -33,20 +33,17 @@ func scanJob(s scanner) (wiki.Job, error) {
 	return j, err
 }
 
+const insertJob = `INSERT INTO jobs (kind, payload, dedupe_key, max_attempts, run_at, created, updated)
+	VALUES (?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (dedupe_key) WHERE state = 'queued' AND dedupe_key <> ''
+	DO UPDATE SET run_at = min(run_at, excluded.run_at), updated = excluded.updated`
+
 // insertJobs enqueues jobs inside tx. A job whose key matches a queued job
 // merges into it: the earlier run_at wins, the payload stays.
-func insertJobs(ctx context.Context, tx *sql.Tx, jobs []wiki.JobSpec, at time.Time) error {
+func insertJobs(ctx context.Context, tx *wtx, jobs []wiki.JobSpec, at time.Time) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	st, err := tx.PrepareContext(ctx, `INSERT INTO jobs (kind, payload, dedupe_key, max_attempts, run_at, created, updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (dedupe_key) WHERE state = 'queued' AND dedupe_key <> ''
-		DO UPDATE SET run_at = min(run_at, excluded.run_at), updated = excluded.updated`)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	for _, j := range jobs {
 		if j.Kind == "" {
 			return errors.New("enqueue: a job without a kind")
@@ -63,7 +60,7 @@ func insertJobs(ctx context.Context, tx *sql.Tx, jobs []wiki.JobSpec, at time.Ti
 		if !j.RunAt.IsZero() {
 			runAt = now(j.RunAt)
 		}
-		if _, err := st.ExecContext(ctx, j.Kind, payload, j.Key, maxAttempts, ms(runAt), ms(at), ms(at)); err != nil {
+		if _, err := tx.ExecContext(ctx, insertJob, j.Kind, payload, j.Key, maxAttempts, ms(runAt), ms(at), ms(at)); err != nil {
 			return fmt.Errorf("enqueue %s: %w", j.Kind, err)
 		}
 	}
@@ -76,7 +73,7 @@ func (db *DB) EnqueueJobs(ctx context.Context, jobs []wiki.JobSpec) error {
 		return nil
 	}
 	at := now(time.Time{})
-	err := db.write(ctx, func(tx *sql.Tx) error { return insertJobs(ctx, tx, jobs, at) })
+	err := db.write(ctx, func(tx *wtx) error { return insertJobs(ctx, tx, jobs, at) })
 	if err != nil {
 		return fmt.Errorf("sqlite: enqueue %d jobs: %w", len(jobs), err)
 	}
@@ -94,7 +91,7 @@ func (db *DB) LeaseJobs(ctx context.Context, owner string, n int, leaseFor time.
 	at = now(at)
 	until := at.Add(leaseFor)
 	var jobs []wiki.Job
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'dead', updated = ?,
 			last_error = 'lease expired (the worker stopped) after ' || attempts || ' attempts; last error: ' || last_error
 			WHERE state = 'running' AND run_at <= ? AND attempts >= max_attempts`, ms(at), ms(at)); err != nil {
@@ -129,7 +126,7 @@ func (db *DB) LeaseJobs(ctx context.Context, owner string, n int, leaseFor time.
 // lease expired and another worker finished it) is left alone.
 func (db *DB) CompleteJob(ctx context.Context, id int64) error {
 	at := now(time.Time{})
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'done', leased_until = 0, run_at = ?, updated = ?, last_error = ''
 			WHERE id = ? AND state = 'running'`, ms(at), ms(at), id)
 		return err
@@ -149,7 +146,7 @@ func (db *DB) FailJob(ctx context.Context, id int64, errMsg string, retryAt time
 	if len(errMsg) > 2000 {
 		errMsg = errMsg[:2000]
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		state := wiki.JobQueued
 		if dead {
 			state = wiki.JobDead
@@ -239,7 +236,7 @@ func (db *DB) JobStats(ctx context.Context) (wiki.JobStats, error) {
 // RetryJob queues a dead job again, due now, with its attempts reset.
 func (db *DB) RetryJob(ctx context.Context, id int64) error {
 	at := now(time.Time{})
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		var key string
 		err := tx.QueryRowContext(ctx, `SELECT dedupe_key FROM jobs WHERE id = ? AND state = 'dead'`, id).Scan(&key)
 		if err != nil {
@@ -277,7 +274,7 @@ func (db *DB) TrimChanges(ctx context.Context, before time.Time) (int, error) {
 
 func (db *DB) deleteWhere(ctx context.Context, what, q string, args ...any) (int, error) {
 	var n int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
 			return err
@@ -295,7 +292,7 @@ func (db *DB) deleteWhere(ctx context.Context, what, q string, args ...any) (int
 // revision and the page is live.
 func (db *DB) RefreshLinks(ctx context.Context, pageID, revID int64, ls wiki.LinkSet) (bool, error) {
 	done := false
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		var latest int64
 		var deleted bool
 		err := tx.QueryRowContext(ctx, `SELECT latest_rev, deleted FROM pages WHERE id = ?`, pageID).Scan(&latest, &deleted)
@@ -339,7 +336,7 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(sou
 			terms = store.IndexText(text(src))
 		}
 		changed := false
-		err = db.write(ctx, func(tx *sql.Tx) error {
+		err = db.write(ctx, func(tx *wtx) error {
 			var title string
 			var latest int64
 			var deleted bool

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -11,7 +10,7 @@ import (
 )
 
 // insertLog writes e in tx, the transaction of the action it records.
-func insertLog(ctx context.Context, tx *sql.Tx, e wiki.LogEntry) error {
+func insertLog(ctx context.Context, tx *wtx, e wiki.LogEntry) error {
 	params := []byte("{}")
 	if len(e.Params) > 0 {
 		var err error

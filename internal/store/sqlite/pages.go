@@ -117,7 +117,7 @@ type pageRow struct {
 	exists bool
 }
 
-func findPageTx(ctx context.Context, tx *sql.Tx, t wiki.Title) (pageRow, error) {
+func findPageTx(ctx context.Context, tx *wtx, t wiki.Title) (pageRow, error) {
 	p, err := scanPage(tx.QueryRowContext(ctx, `SELECT `+pageCols+` FROM pages p WHERE p.title = ?`, string(t)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return pageRow{}, nil
@@ -138,7 +138,7 @@ type newRevision struct {
 	at                       time.Time
 }
 
-func insertRevision(ctx context.Context, tx *sql.Tx, nr newRevision) (wiki.Revision, error) {
+func insertRevision(ctx context.Context, tx *wtx, nr newRevision) (wiki.Revision, error) {
 	r := wiki.Revision{
 		PageID: nr.pageID, ParentID: nr.parentID, UserID: nr.userID, UserName: nr.userName,
 		Time: nr.at, Summary: nr.summary, Size: nr.text.size, SHA1: nr.text.sha1, Minor: nr.minor,
@@ -152,7 +152,7 @@ func insertRevision(ctx context.Context, tx *sql.Tx, nr newRevision) (wiki.Revis
 }
 
 // replaceLinks makes the page's link rows those of ls.
-func replaceLinks(ctx context.Context, tx *sql.Tx, pageID int64, ls wiki.LinkSet) error {
+func replaceLinks(ctx context.Context, tx *wtx, pageID int64, ls wiki.LinkSet) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func replaceLinks(ctx context.Context, tx *sql.Tx, pageID int64, ls wiki.LinkSet
 	return err
 }
 
-func insertChange(ctx context.Context, tx *sql.Tx, c wiki.Change) (int64, error) {
+func insertChange(ctx context.Context, tx *wtx, c wiki.Change) (int64, error) {
 	var id int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO changes
 		(kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor)
@@ -208,7 +208,7 @@ type searchEntry struct {
 // that entries written before other statements each become a segment of
 // their own (then merged), which costs more than everything else an edit
 // writes.
-func writeSearch(ctx context.Context, tx *sql.Tx, entries []searchEntry) error {
+func writeSearch(ctx context.Context, tx *wtx, entries []searchEntry) error {
 	for _, e := range entries {
 		if _, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = ?, title_fold = ? WHERE id = ?`,
 			e.revID, store.Fold(string(e.title)), e.pageID); err != nil {
@@ -233,7 +233,7 @@ func writeSearch(ctx context.Context, tx *sql.Tx, entries []searchEntry) error {
 }
 
 // deleteSearch deletes the page's rows of the search indexes.
-func deleteSearch(ctx context.Context, tx *sql.Tx, pageID int64) error {
+func deleteSearch(ctx context.Context, tx *wtx, pageID int64) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM search WHERE rowid = ?`, pageID); err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func deleteSearch(ctx context.Context, tx *sql.Tx, pageID int64) error {
 }
 
 // unindexPage drops the page's search entry.
-func unindexPage(ctx context.Context, tx *sql.Tx, pageID int64) error {
+func unindexPage(ctx context.Context, tx *wtx, pageID int64) error {
 	if err := deleteSearch(ctx, tx, pageID); err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func unindexPage(ctx context.Context, tx *sql.Tx, pageID int64) error {
 func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResult, error) {
 	var res wiki.SaveResult
 	terms, text := searchTerms(req), encodeText(req.Text)
-	err := db.write(ctx, func(tx *sql.Tx) (err error) {
+	err := db.write(ctx, func(tx *wtx) (err error) {
 		var entry searchEntry
 		if res, entry, err = savePageTx(ctx, tx, req, text, terms); err != nil || entry.pageID == 0 {
 			return err
@@ -290,7 +290,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 	}
 	wg.Wait()
 	res := make([]wiki.SaveResult, len(reqs))
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		entries := make([]searchEntry, 0, len(reqs))
 		for i, req := range reqs {
 			var latest int64
@@ -346,7 +346,7 @@ func searchTerms(req wiki.SaveRequest) string {
 // it returns for writeSearch (none for a null edit); text is req.Text as
 // stored (encodeText), terms the entry's text (store.IndexText of
 // req.SearchText), both made before the transaction.
-func savePageTx(ctx context.Context, tx *sql.Tx, req wiki.SaveRequest, text storedText, terms string) (wiki.SaveResult, searchEntry, error) {
+func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedText, terms string) (wiki.SaveResult, searchEntry, error) {
 	at := now(req.Time)
 	if err := allowedTx(ctx, tx, req.Title, req.Group, at, wiki.ProtectEdit); err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
@@ -431,7 +431,7 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 	var page wiki.Page
 	at := now(req.Time)
 	redirectText := encodeText(req.RedirectText)
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		if req.From == req.To {
 			return wiki.Errorf(wiki.KindInvalid, "the page is already called %q; choose a different new title", req.To)
 		}
@@ -538,7 +538,7 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 // undelete needs no re-parse.
 func (db *DB) DeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time, jobs ...wiki.JobSpec) error {
 	at = now(at)
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		p, err := findPageTx(ctx, tx, t)
 		if err != nil {
 			return err
@@ -580,7 +580,7 @@ func (db *DB) DeletePage(ctx context.Context, t wiki.Title, userID int64, userNa
 func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time, jobs ...wiki.JobSpec) (wiki.Page, error) {
 	at = now(at)
 	var page wiki.Page
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		p, err := findPageTx(ctx, tx, t)
 		if err != nil {
 			return err

@@ -51,7 +51,7 @@ func (db *DB) ProtectPage(ctx context.Context, req wiki.ProtectRequest) (string,
 	}
 	at := now(req.Time)
 	var action string
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		old, err := scanProtection(tx.QueryRowContext(ctx, `SELECT `+protectionCols+` FROM protection WHERE title = ?`, string(req.Title)))
 		had := err == nil && old.Active(at)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -105,7 +105,7 @@ func (db *DB) ProtectPage(ctx context.Context, req wiki.ProtectRequest) (string,
 // transaction: a protection follows its page, as in MediaWiki, and a
 // protection of to (its creation's) is replaced. The redirect left at from
 // is not protected.
-func moveProtection(ctx context.Context, tx *sql.Tx, req wiki.MoveRequest, pageID int64, at time.Time) error {
+func moveProtection(ctx context.Context, tx *wtx, req wiki.MoveRequest, pageID int64, at time.Time) error {
 	p, err := scanProtection(tx.QueryRowContext(ctx, `SELECT `+protectionCols+` FROM protection WHERE title = ?`, string(req.From)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
@@ -132,7 +132,7 @@ func moveProtection(ctx context.Context, tx *sql.Tx, req wiki.MoveRequest, pageI
 // tx, lets group g make each of actions at time at. The engine checks the
 // same before a change, for its message; this check closes the window
 // between that check and the change's transaction.
-func allowedTx(ctx context.Context, tx *sql.Tx, t wiki.Title, g wiki.Group, at time.Time, actions ...string) error {
+func allowedTx(ctx context.Context, tx *wtx, t wiki.Title, g wiki.Group, at time.Time, actions ...string) error {
 	p, err := scanProtection(tx.QueryRowContext(ctx, `SELECT `+protectionCols+` FROM protection WHERE title = ?`, string(t)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 )
@@ -26,7 +25,7 @@ func (db *DB) FindRender(ctx context.Context, revID int64, version int) ([]byte,
 // before the write transaction begins.
 func (db *DB) SaveRender(ctx context.Context, revID int64, version int, data []byte) error {
 	stored, codec := encodeRender(data)
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO renders (rev_id, version, data, codec) VALUES (?, ?, ?, ?)`,
 			revID, version, stored, codec)
 		return err
@@ -46,7 +45,7 @@ func (db *DB) DeleteRenders(ctx context.Context, pageIDs []int64) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: delete renders: %w", err)
 	}
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM renders WHERE rev_id IN
 			(SELECT id FROM revisions WHERE page_id IN (SELECT value FROM json_each(?)))`, string(arg))
 		return err

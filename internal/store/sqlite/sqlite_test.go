@@ -22,6 +22,33 @@ func TestStore(t *testing.T) {
 func TestSQLite(t *testing.T) {
 	ctx := context.Background()
 
+	t.Run("write statements are prepared once and kept", func(t *testing.T) {
+		db := sqlite.MustOpen(t)
+		save := func(title, text string) {
+			t.Helper()
+			if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		save("First", "Words [[Second]].")
+		kept := sqlite.Kept(db)
+		if !slices.ContainsFunc(kept, func(q string) bool { return strings.HasPrefix(q, "INSERT INTO revisions") }) {
+			t.Fatalf("the revision insert is not kept: %d statements kept", len(kept))
+		}
+		for _, q := range kept {
+			if !strings.Contains(q, "?") {
+				t.Errorf("a statement without arguments is kept: %q", q)
+			}
+		}
+		save("Second", "More words [[First]].")
+		if again := sqlite.Kept(db); len(again) != len(kept) {
+			t.Errorf("a second save of the same kind kept %d statements, the first %d: the same statements were prepared again", len(again), len(kept))
+		}
+		if got, err := db.FindPage(ctx, "Second"); err != nil || got.LatestID == 0 {
+			t.Fatalf("the second save: %+v, %v", got, err)
+		}
+	})
+
 	t.Run("the database is in WAL mode", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "w.db")
 		db, err := sqlite.Open(ctx, path)

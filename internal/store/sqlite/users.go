@@ -52,7 +52,7 @@ func (db *DB) CreateUser(ctx context.Context, u wiki.User) (wiki.User, error) {
 	}
 	keys := wiki.UserNameLookAlikeKeys(u.Name)
 	keys = append(keys, keys[0]) // two parameters, one or two distinct keys
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		var existing string
 		err := tx.QueryRowContext(ctx, `SELECT name FROM users WHERE skeleton IN (?, ?) ORDER BY name_key = ? DESC, id LIMIT 1`,
 			keys[0], keys[1], nameKey(u.Name)).Scan(&existing)
@@ -86,7 +86,7 @@ func (db *DB) CreateUser(ctx context.Context, u wiki.User) (wiki.User, error) {
 // fillSkeletons computes the skeleton of users that have none: those created
 // before the column existed (SQL cannot compute it). Run at open.
 func (db *DB) fillSkeletons(ctx context.Context) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.write(ctx, func(tx *wtx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT id, name FROM users WHERE skeleton = ''`)
 		if err != nil {
 			return err
@@ -137,7 +137,7 @@ func (db *DB) FindUserByName(ctx context.Context, name string) (wiki.User, error
 // UpdateUser saves u's name, password hash and group. ErrNotFound if there
 // is no such user, ErrExists if the new name is taken.
 func (db *DB) UpdateUser(ctx context.Context, u wiki.User) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE users SET name = ?, name_key = ?, skeleton = ?, password_hash = ?, grp = ? WHERE id = ?`,
 			u.Name, nameKey(u.Name), wiki.UserNameSkeleton(u.Name), u.PasswordHash, string(u.Group), u.ID)
 		if err != nil {
@@ -170,7 +170,7 @@ func (db *DB) CountUsers(ctx context.Context) (int, error) {
 
 // CreateSession stores a session; ErrExists if its ID is taken.
 func (db *DB) CreateSession(ctx context.Context, s wiki.Session) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, user_id, csrf, created, expires) VALUES (?, ?, ?, ?, ?)`,
 			s.ID, s.UserID, s.CSRF, ms(now(s.Created)), ms(s.Expires))
 		return err
@@ -198,7 +198,7 @@ func (db *DB) FindSession(ctx context.Context, id string) (wiki.Session, error) 
 
 // DeleteSession removes a session; removing a missing one is not an error.
 func (db *DB) DeleteSession(ctx context.Context, id string) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 		return err
 	})
@@ -211,7 +211,7 @@ func (db *DB) DeleteSession(ctx context.Context, id string) error {
 // DeleteExpiredSessions removes sessions expired at now and says how many.
 func (db *DB) DeleteExpiredSessions(ctx context.Context, at time.Time) (int, error) {
 	var n int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE expires <= ?`, ms(at))
 		if err != nil {
 			return err
@@ -227,7 +227,7 @@ func (db *DB) DeleteExpiredSessions(ctx context.Context, at time.Time) (int, err
 
 // CreateToken stores an API token; ErrExists if its ID is taken.
 func (db *DB) CreateToken(ctx context.Context, t wiki.Token) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO tokens (id, user_id, name, created, expires, last_used) VALUES (?, ?, ?, ?, ?, ?)`,
 			t.ID, t.UserID, t.Name, ms(now(t.Created)), msOrZero(t.Expires), msOrZero(t.LastUsed))
 		return err
