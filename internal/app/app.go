@@ -102,7 +102,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		Store: store.Timed{Store: db}, Renderer: render.New(render.WithTimeout(time.Duration(cfg.RenderTimeout))), Logger: log,
 		MaxPageBytes: cfg.MaxPageBytes, NoRenderCache: cfg.NoRenderCache,
 		RenderLimits: engine.RenderLimits{Concurrency: cfg.RenderConcurrency, Queue: cfg.RenderQueue, Wait: time.Duration(cfg.RenderWait)},
-		Purger:       engine.PurgeFunc(a.purge), CDN: a.cdnPurger(),
+		Purger:       cachePurger{a}, CDN: a.cdnPurger(),
 		JobsQueued: a.wakeJobs, KeepChanges: time.Duration(cfg.RCMaxAge), // jobs.go
 	})
 	a.Metrics.RegisterRenders(func() metrics.RenderCounts {
@@ -140,12 +140,22 @@ func (a *App) routes() http.Handler {
 	return a.Metrics.Middleware(mux)
 }
 
-// purge fans a change out to every cache that holds responses: the
-// in-process edge now (synchronously, so a writer reads its own write);
-// other nodes when the scale-out work adds them. Varnish/CDN get the same
-// purge from cdnpurge jobs (cdnPurger).
-func (a *App) purge(ctx context.Context, titles ...wiki.Title) {
-	a.Edge.Purge(purge.Tags(titles...)...)
+// cachePurger fans a change out to every cache in this process that holds
+// responses: the in-process edge now (synchronously, so a writer reads its
+// own write); other nodes when the scale-out work adds them. Varnish/CDN
+// get the same purge from cdnpurge jobs (cdnPurger).
+type cachePurger struct{ a *App }
+
+func (p cachePurger) Purge(ctx context.Context, titles ...wiki.Title) {
+	p.a.Edge.Purge(purge.Tags(titles...)...)
+}
+
+// Refresh renders the edge's responses showing titles again through the
+// web handlers and swaps them in (web.Server.Refresh). The listings are
+// left alone: a refresh is for changes that only restyle a page.
+func (p cachePurger) Refresh(ctx context.Context, titles ...wiki.Title) {
+	keys, seq := p.a.Edge.BeginRefresh(purge.TitleTags(titles...)...)
+	p.a.Web.Refresh(ctx, seq, keys...)
 }
 
 // cdnPurger purges the caches in front (cdn_purge) from cdnpurge jobs; nil

@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -448,6 +449,110 @@ func (c *Cache) PurgeAll() {
 	}
 }
 
+// Refreshing in place. When what made entries stale is not what they are
+// about (a page linked from them was created: a link changes colour),
+// readers need not wait for a render: BeginRefresh records the change for
+// the entries' tags as Purge does, so that no fill that started before it
+// stores what it rendered, but keeps the entries; Refresh then renders each
+// again and swaps the new response in. Until then readers get the old one.
+
+// BeginRefresh is Purge of tags without the removal: it returns the keys
+// of the entries that carry them, to pass to Refresh with seq.
+func (c *Cache) BeginRefresh(tags ...string) (keys []string, seq uint64) {
+	if len(tags) == 0 {
+		return nil, c.seq.Load()
+	}
+	n := c.seq.Add(1)
+	for _, t := range tags {
+		raise(&c.gens[c.slot(tagSlotPrefix, t)], n)
+	}
+	for _, s := range c.shards {
+		s.mu.Lock()
+		for _, t := range tags {
+			for e := range s.tags[t] {
+				keys = append(keys, e.key)
+			}
+		}
+		clear(s.flights) // as in Purge: a fill in flight may render the old state
+		s.mu.Unlock()
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys), n
+}
+
+// refresh is one Refresh in progress; others for the same key wait on done.
+type refresh struct {
+	done chan struct{}
+	seq  uint64 // the sequence when it started
+}
+
+// Refresh answers r (a GET of key without conditional headers) by calling
+// next and stores the response under key in place of the entry there, as
+// a fill would; w gets the response only if it is not stored. Refreshes of
+// one key are merged: one that finds another running waits for it, and is
+// done if that one started after seq (BeginRefresh's), since it then
+// rendered the state seq stands for. A response that cannot be stored
+// removes the old entry (the next request renders); one that raced a
+// later purge or refresh of its tags stores nothing and leaves the entry
+// to that one.
+func (c *Cache) Refresh(w http.ResponseWriter, r *http.Request, key string, seq uint64, next http.Handler) {
+	h := c.hash(key)
+	s := c.shardOf(h)
+	for {
+		s.mu.Lock()
+		f := s.refreshes[key]
+		if f == nil {
+			break
+		}
+		s.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-r.Context().Done():
+			return
+		}
+		if f.seq >= seq {
+			return
+		}
+	}
+	f := &refresh{done: make(chan struct{}), seq: c.seq.Load()}
+	s.refreshes[key] = f
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.refreshes, key)
+		s.mu.Unlock()
+		close(f.done)
+	}()
+
+	rec := &recorder{w: w, header: make(http.Header), limit: int(c.maxEntry)}
+	next.ServeHTTP(rec, r)
+	var e *entry
+	if rec.storing() {
+		now := c.now().UnixNano()
+		ttl := rec.dir.TTL
+		if ttl <= 0 {
+			ttl = c.defaultTTL
+		}
+		e = buildEntry(key, h, rec.status, rec.header, bytesClone(rec.buf.Bytes()), rec.dir.Tags, rec.dir.Note, now, now+int64(ttl))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case e != nil && c.stale(f.seq, key, e.tags):
+		// A later purge removed the entry, or a later refresh will
+		// replace it.
+	case e != nil && e.size <= s.budget:
+		s.insert(e)
+		s.refreshed.Add(1)
+	default:
+		if old := s.m[key]; old != nil {
+			s.remove(old)
+			s.purged.Add(1)
+			s.publishSize()
+		}
+	}
+}
+
 // Stats are cumulative counters and current sizes.
 type Stats struct {
 	Hits      uint64 // served from a stored entry
@@ -456,6 +561,7 @@ type Stats struct {
 	Stores    uint64
 	Evictions uint64 // entries dropped to stay within MaxBytes
 	Purged    uint64 // entries removed by Purge, PurgeKey or PurgeAll
+	Refreshed uint64 // entries replaced by Refresh
 	Entries   int64
 	Bytes     int64
 }
@@ -470,6 +576,7 @@ func (c *Cache) Stats() Stats {
 		st.Stores += s.stores.Load()
 		st.Evictions += s.evictions.Load()
 		st.Purged += s.purged.Load()
+		st.Refreshed += s.refreshed.Load()
 		st.Entries += s.nEntries.Load()
 		st.Bytes += s.nBytes.Load()
 	}

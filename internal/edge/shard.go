@@ -17,10 +17,11 @@ import (
 // 2-bit access counter. A hit only increments that counter atomically, which
 // is why a read lock suffices.
 type shard struct {
-	mu      sync.RWMutex
-	m       map[string]*entry
-	tags    map[string]map[*entry]struct{}
-	flights map[string]*flight
+	mu        sync.RWMutex
+	m         map[string]*entry
+	tags      map[string]map[*entry]struct{}
+	flights   map[string]*flight
+	refreshes map[string]*refresh
 
 	small, main         list
 	smallBytes, bytes   int64
@@ -28,8 +29,8 @@ type shard struct {
 	ghost               ghost
 
 	// Read without the lock by Stats.
-	nBytes, nEntries                                   atomic.Int64
-	hits, misses, coalesced, stores, evictions, purged atomic.Uint64
+	nBytes, nEntries                                              atomic.Int64
+	hits, misses, coalesced, stores, evictions, purged, refreshed atomic.Uint64
 
 	_ [64]byte // keep neighbouring shards' hot words off this cache line
 }
@@ -48,6 +49,7 @@ func newShard(budget int64) *shard {
 		m:           make(map[string]*entry),
 		tags:        make(map[string]map[*entry]struct{}),
 		flights:     make(map[string]*flight),
+		refreshes:   make(map[string]*refresh),
 		budget:      budget,
 		smallBudget: max(budget/10, 1),
 		ghost:       ghost{idx: make(map[uint64]uint64)},
@@ -55,10 +57,14 @@ func newShard(budget int64) *shard {
 }
 
 // insert stores e, replacing any entry with the same key, and evicts until the
-// shard is within budget. The caller holds the write lock and has checked that
-// e fits in the budget.
+// shard is within budget. A replacement keeps the old entry's standing (its
+// queue and hit count): a page refreshed in place is as hot as it was. The
+// caller holds the write lock and has checked that e fits in the budget.
 func (s *shard) insert(e *entry) {
+	hot := false
 	if old := s.m[e.key]; old != nil {
+		hot = old.inMain
+		e.freq.Store(old.freq.Load())
 		s.remove(old)
 	}
 	s.m[e.key] = e
@@ -70,7 +76,7 @@ func (s *shard) insert(e *entry) {
 		}
 		set[e] = struct{}{}
 	}
-	if s.ghost.take(e.hash) {
+	if s.ghost.take(e.hash) || hot {
 		e.inMain = true
 		s.main.pushFront(e)
 	} else {

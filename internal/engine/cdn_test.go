@@ -50,6 +50,9 @@ type localPurges struct{ purgeSets }
 
 func (p *localPurges) Purge(_ context.Context, titles ...wiki.Title) { p.add(titles) }
 
+// Refresh counts as a purge: the local entries of titles are replaced.
+func (p *localPurges) Refresh(_ context.Context, titles ...wiki.Title) { p.add(titles) }
+
 type externalPurges struct{ purgeSets }
 
 func (p *externalPurges) PurgeExternal(_ context.Context, titles ...wiki.Title) error {

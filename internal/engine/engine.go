@@ -30,12 +30,18 @@ import (
 // edge so that a writer reads its own write.
 type Purger interface {
 	Purge(ctx context.Context, titles ...wiki.Title)
+	// Refresh replaces the cached responses that show titles with ones
+	// rendered now, serving the old ones until then (edge.Cache.Refresh),
+	// for changes that only restyle them (a link's colour). When ctx
+	// ends, what is not refreshed yet is purged.
+	Refresh(ctx context.Context, titles ...wiki.Title)
 }
 
-// PurgeFunc adapts a function to Purger.
-type PurgeFunc func(ctx context.Context, titles ...wiki.Title)
+// noPurge is the Purger of an engine without caches.
+type noPurge struct{}
 
-func (f PurgeFunc) Purge(ctx context.Context, titles ...wiki.Title) { f(ctx, titles...) }
+func (noPurge) Purge(context.Context, ...wiki.Title)   {}
+func (noPurge) Refresh(context.Context, ...wiki.Title) {}
 
 // Rendered is a revision's HTML with what the page chrome needs around it.
 type Rendered struct {
@@ -135,7 +141,7 @@ func New(o Options) *Engine {
 		o.Logger = slog.Default()
 	}
 	if o.Purger == nil {
-		o.Purger = PurgeFunc(func(context.Context, ...wiki.Title) {})
+		o.Purger = noPurge{}
 	}
 	if o.Renderer == nil {
 		o.Renderer = render.New()

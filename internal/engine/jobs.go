@@ -168,17 +168,26 @@ func (e *Engine) runSearch(ctx context.Context, j wiki.Job) error {
 	return e.store.UpdateSearchIndex(ctx, p.ID, e.renderer.PlainText)
 }
 
+// refreshBudget bounds the time a backlinks job spends rendering the
+// linking pages' cached responses again; past it, the rest are purged (the
+// next reader of each renders it), so that a title linked from thousands
+// of cached pages cannot hold a worker for minutes.
+const refreshBudget = 15 * time.Second
+
 // runBacklinks handles a title whose existence changed: every page linking
 // to it changes link colour (red ↔ blue). Per batch of linking pages: drop
 // their stored renders, then bump their in-memory epochs (in this order, so
 // that a view racing the job cannot cache a stale render under the new
-// epoch), then purge their edge entries here, and queue the same purge for
-// external caches.
+// epoch), then refresh their edge entries in place (readers keep getting
+// hits; see Purger.Refresh), and queue their purge at external caches,
+// which then refill from the refreshed entries.
 func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
 	pl, err := decode[titlePayload](j)
 	if err != nil {
 		return err
 	}
+	rctx, cancel := context.WithTimeout(ctx, refreshBudget)
+	defer cancel()
 	q := wiki.ListQuery{Limit: backlinkBatch}
 	for {
 		pages, err := e.store.Backlinks(ctx, pl.Title, q)
@@ -197,7 +206,7 @@ func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
 			return err
 		}
 		e.invalidate(ids...)
-		e.purger.Purge(ctx, titles...)
+		e.purger.Refresh(rctx, titles...)
 		if jobs := e.cdnJobs(titles...); len(jobs) > 0 {
 			if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
 				return err

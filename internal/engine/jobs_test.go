@@ -29,6 +29,9 @@ func (p *purges) Purge(_ context.Context, titles ...wiki.Title) {
 	}
 }
 
+// Refresh is recorded as a purge: both make the titles' responses new.
+func (p *purges) Refresh(ctx context.Context, titles ...wiki.Title) { p.Purge(ctx, titles...) }
+
 // runJobs leases every due job, runs those of kind (all kinds when empty)
 // times times each through the engine's handlers, completes them all, and
 // returns how many it ran.

@@ -141,13 +141,15 @@ var (
 	descRequests  = prometheus.NewDesc("wikid_edge_requests_total", "Edge cache lookups by result.", []string{"result"}, nil)
 	descStores    = prometheus.NewDesc("wikid_edge_stores_total", "Responses stored in the edge cache.", nil, nil)
 	descEvictions = prometheus.NewDesc("wikid_edge_evictions_total", "Entries evicted to stay within the byte budget.", nil, nil)
+	descPurged    = prometheus.NewDesc("wikid_edge_purged_total", "Entries removed by purges.", nil, nil)
+	descRefreshed = prometheus.NewDesc("wikid_edge_refreshed_total", "Entries rendered again and replaced in place (a linked page was created or deleted).", nil, nil)
 	descEntries   = prometheus.NewDesc("wikid_edge_entries", "Entries held by the edge cache.", nil, nil)
 	descBytes     = prometheus.NewDesc("wikid_edge_bytes", "Bytes held by the edge cache (all variants).", nil, nil)
 	descHitRatio  = prometheus.NewDesc("wikid_edge_hit_ratio", "Hits / (hits + misses) since start.", nil, nil)
 )
 
 func (e edgeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRequests, descStores, descEvictions, descEntries, descBytes, descHitRatio} {
+	for _, d := range []*prometheus.Desc{descRequests, descStores, descEvictions, descPurged, descRefreshed, descEntries, descBytes, descHitRatio} {
 		ch <- d
 	}
 }
@@ -159,6 +161,8 @@ func (e edgeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(st.Coalesced), "coalesced")
 	ch <- prometheus.MustNewConstMetric(descStores, prometheus.CounterValue, float64(st.Stores))
 	ch <- prometheus.MustNewConstMetric(descEvictions, prometheus.CounterValue, float64(st.Evictions))
+	ch <- prometheus.MustNewConstMetric(descPurged, prometheus.CounterValue, float64(st.Purged))
+	ch <- prometheus.MustNewConstMetric(descRefreshed, prometheus.CounterValue, float64(st.Refreshed))
 	ch <- prometheus.MustNewConstMetric(descEntries, prometheus.GaugeValue, float64(st.Entries))
 	ch <- prometheus.MustNewConstMetric(descBytes, prometheus.GaugeValue, float64(st.Bytes))
 	ratio := 0.0

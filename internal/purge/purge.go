@@ -31,11 +31,17 @@ const LogTitle wiki.Title = "Special:Log"
 // Tags returns the tags a change of these titles purges: each title, and
 // the listings.
 func Tags(titles ...wiki.Title) []string {
-	out := make([]string, 0, len(titles)+1)
+	return append(TitleTags(titles...), ListsTag)
+}
+
+// TitleTags returns the tags of the responses that show the titles,
+// without the listings.
+func TitleTags(titles ...wiki.Title) []string {
+	out := make([]string, 0, len(titles))
 	for _, t := range titles {
 		out = append(out, TitleTag(t))
 	}
-	return append(out, ListsTag)
+	return out
 }
 
 // TitleTag is the tag of the responses that show title t.

@@ -360,6 +360,35 @@ func (s *Server) fillAnonymous(r *http.Request, key string, t wiki.Title, next h
 	s.edge.Serve(discard{h: http.Header{}}, ar, key, next)
 }
 
+// refreshKey marks Refresh's requests; its value is BeginRefresh's sequence.
+const refreshKey ctxKey = 4
+
+// Refresh renders again the anonymous responses stored under keys, which
+// the edge's BeginRefresh returned with seq, and swaps each new response in
+// for the old one (edge.Cache.Refresh): readers keep getting the old one
+// meanwhile instead of waiting for a render. Each key is requested as an
+// anonymous GET of exactly that target through the whole route table, as
+// a reader's first request would be. When ctx ends, the keys not refreshed
+// yet are purged instead: the next request for one of them renders it.
+func (s *Server) Refresh(ctx context.Context, seq uint64, keys ...string) {
+	if s.edge == nil {
+		return
+	}
+	for i, k := range keys {
+		if ctx.Err() != nil {
+			s.edge.PurgeKey(keys[i:]...)
+			return
+		}
+		r, err := http.NewRequestWithContext(context.WithValue(ctx, refreshKey, seq), http.MethodGet, k, nil)
+		if err != nil {
+			s.edge.PurgeKey(k)
+			continue
+		}
+		r.RequestURI, r.RemoteAddr, r.Host = k, "127.0.0.1:0", "localhost"
+		s.handler.ServeHTTP(discard{h: http.Header{}}, r)
+	}
+}
+
 type discard struct{ h http.Header }
 
 func (d discard) Header() http.Header         { return d.h }

@@ -1,0 +1,177 @@
+package edge
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// versioned is a handler whose response is the "database" version it
+// reads; block, when set, holds the render of that version until released.
+type versioned struct {
+	version atomic.Int64
+	renders atomic.Int64
+	block   int64
+	started chan struct{}
+	release chan struct{}
+	status  int
+}
+
+func newVersioned() *versioned {
+	v := &versioned{started: make(chan struct{}, 16), release: make(chan struct{}), status: http.StatusOK}
+	v.version.Store(1)
+	return v
+}
+
+func (v *versioned) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := v.version.Load()
+	v.renders.Add(1)
+	if n == v.block {
+		v.started <- struct{}{}
+		<-v.release
+	}
+	Mark(w, Directive{Tags: []string{"T"}})
+	w.WriteHeader(v.status)
+	fmt.Fprintf(w, "v%d", n)
+}
+
+func refreshOf(c *Cache, key string, seq uint64, h http.Handler) {
+	c.Refresh(&discardWriter{h: http.Header{}}, httptest.NewRequest("GET", key, nil), key, seq, h)
+}
+
+
+// Readers keep getting the stored response, as hits, while it is rendered
+// again; the new one then replaces it, without a miss in between.
+func TestRefreshServesTheOldEntryUntilTheNewOneIsIn(t *testing.T) {
+	c := newCache(t, Config{})
+	h := newVersioned()
+	get(t, c, h, "GET", "/p")
+	h.version.Store(2) // a linked page was created
+	h.block = 2
+	keys, seq := c.BeginRefresh("T", "Unrelated")
+	if len(keys) != 1 || keys[0] != "/p" {
+		t.Fatalf("BeginRefresh keys = %q", keys)
+	}
+	done := make(chan struct{})
+	go func() { refreshOf(c, "/p", seq, h); close(done) }()
+	<-h.started
+	for range 3 {
+		if w := get(t, c, h, "GET", "/p"); w.Body.String() != "v1" || w.Header().Get("X-Cache") != "HIT" {
+			t.Fatalf("during the refresh: %q %s", w.Body.String(), w.Header().Get("X-Cache"))
+		}
+	}
+	close(h.release)
+	<-done
+	if w := get(t, c, h, "GET", "/p"); w.Body.String() != "v2" || w.Header().Get("X-Cache") != "HIT" {
+		t.Fatalf("after the refresh: %q %s", w.Body.String(), w.Header().Get("X-Cache"))
+	}
+	if n := h.renders.Load(); n != 2 {
+		t.Fatalf("%d renders, want 2 (the fill and the refresh)", n)
+	}
+	if st := c.Stats(); st.Refreshed != 1 || st.Entries != 1 || st.Misses != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A reader's fill that read the old state before BeginRefresh must not
+// store it over the refresh's.
+func TestAFillThatStartedBeforeBeginRefreshIsNotStored(t *testing.T) {
+	c := newCache(t, Config{})
+	h := newVersioned()
+	h.block = 1
+	var wg sync.WaitGroup
+	wg.Go(func() { get(t, c, h, "GET", "/p") }) // no entry yet: a fill of v1
+	<-h.started
+	h.version.Store(2)
+	_, seq := c.BeginRefresh("T")
+	refreshOf(c, "/p", seq, h) // nothing stored yet: stores v2
+	close(h.release)
+	wg.Wait()
+	if w := get(t, c, h, "GET", "/p"); w.Body.String() != "v2" || w.Header().Get("X-Cache") != "HIT" {
+		t.Fatalf("got %q %s, want the refreshed v2 as a hit", w.Body.String(), w.Header().Get("X-Cache"))
+	}
+}
+
+// A refresh that raced a purge (an edit of the page itself) stores
+// nothing: the purge's reader renders the newest state.
+func TestARefreshThatRacedAPurgeIsNotStored(t *testing.T) {
+	c := newCache(t, Config{})
+	h := newVersioned()
+	get(t, c, h, "GET", "/p")
+	h.version.Store(2)
+	h.block = 2
+	_, seq := c.BeginRefresh("T")
+	done := make(chan struct{})
+	go func() { refreshOf(c, "/p", seq, h); close(done) }()
+	<-h.started
+	h.block = 0
+	h.version.Store(3)
+	c.Purge("T")
+	if w := get(t, c, h, "GET", "/p"); w.Body.String() != "v3" {
+		t.Fatalf("after the purge: %q", w.Body.String())
+	}
+	close(h.release)
+	<-done
+	if w := get(t, c, h, "GET", "/p"); w.Body.String() != "v3" || w.Header().Get("X-Cache") != "HIT" {
+		t.Fatalf("the raced refresh replaced the entry: %q %s", w.Body.String(), w.Header().Get("X-Cache"))
+	}
+}
+
+// A refresh whose response cannot be stored drops the stale entry: the
+// next reader renders rather than getting the old state for a day.
+func TestARefreshThatCannotStoreDropsTheEntry(t *testing.T) {
+	c := newCache(t, Config{})
+	h := newVersioned()
+	get(t, c, h, "GET", "/p")
+	h.version.Store(2)
+	h.status = http.StatusServiceUnavailable
+	_, seq := c.BeginRefresh("T")
+	refreshOf(c, "/p", seq, h)
+	h.status = http.StatusOK
+	if w := get(t, c, h, "GET", "/p"); w.Body.String() != "v2" || w.Header().Get("X-Cache") != "MISS" {
+		t.Fatalf("got %q %s, want a fresh render", w.Body.String(), w.Header().Get("X-Cache"))
+	}
+}
+
+// Refreshes of one key are merged: one that finds another running, started
+// after its own BeginRefresh, waits for it and renders nothing; one that
+// finds an older refresh running renders after it.
+func TestRefreshesOfOneKeyAreMerged(t *testing.T) {
+	c := newCache(t, Config{})
+	h := newVersioned()
+	get(t, c, h, "GET", "/p")
+	h.version.Store(2)
+	h.block = 2
+	_, seq := c.BeginRefresh("T")
+	var wg sync.WaitGroup
+	wg.Go(func() { refreshOf(c, "/p", seq, h) })
+	<-h.started
+	for range 4 {
+		wg.Go(func() { refreshOf(c, "/p", seq, h) })
+	}
+	close(h.release)
+	wg.Wait()
+	if n := h.renders.Load(); n != 2 {
+		t.Fatalf("%d renders, want 2 (the fill and one refresh)", n)
+	}
+
+	// A later change: its refresh must not be satisfied by an older one.
+	h.version.Store(3)
+	h.block = 3
+	h.release = make(chan struct{})
+	_, seq3 := c.BeginRefresh("T")
+	wg.Go(func() { refreshOf(c, "/p", seq3, h) })
+	<-h.started
+	h.block = 0
+	h.version.Store(4)
+	_, seq4 := c.BeginRefresh("T")
+	wg.Go(func() { refreshOf(c, "/p", seq4, h) })
+	close(h.release)
+	wg.Wait()
+	if w := get(t, c, h, "GET", "/p"); w.Body.String() != "v4" || w.Header().Get("X-Cache") != "HIT" {
+		t.Fatalf("got %q %s, want v4 refreshed in place", w.Body.String(), w.Header().Get("X-Cache"))
+	}
+}
