@@ -42,7 +42,6 @@ func refreshOf(c *Cache, key string, seq uint64, h http.Handler) {
 	c.Refresh(&discardWriter{h: http.Header{}}, httptest.NewRequest("GET", key, nil), key, seq, h)
 }
 
-
 // Readers keep getting the stored response, as hits, while it is rendered
 // again; the new one then replaces it, without a miss in between.
 func TestRefreshServesTheOldEntryUntilTheNewOneIsIn(t *testing.T) {
