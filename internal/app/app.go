@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -150,9 +151,22 @@ func (p cachePurger) Purge(ctx context.Context, titles ...wiki.Title) {
 	p.a.Edge.Purge(purge.Tags(titles...)...)
 }
 
+// Stale marks the edge's responses showing titles stale (edge.Cache.Stale)
+// and returns the titles that have some. The listings are left alone: this
+// is for changes that only restyle a page.
+func (p cachePurger) Stale(titles ...wiki.Title) []wiki.Title {
+	stored := p.a.Edge.Stale(purge.TitleTags(titles...)...)
+	out := make([]wiki.Title, 0, len(stored))
+	for _, t := range titles {
+		if slices.Contains(stored, purge.TitleTag(t)) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // Refresh renders the edge's responses showing titles again through the
-// web handlers and swaps them in (web.Server.Refresh). The listings are
-// left alone: a refresh is for changes that only restyle a page.
+// web handlers and swaps them in (web.Server.Refresh).
 func (p cachePurger) Refresh(ctx context.Context, titles ...wiki.Title) {
 	keys, seq := p.a.Edge.BeginRefresh(purge.TitleTags(titles...)...)
 	p.a.Web.Refresh(ctx, seq, keys...)

@@ -41,6 +41,8 @@ type Cache struct {
 	seq    atomic.Uint64
 	allGen atomic.Uint64
 	gens   [genSlots]atomic.Uint64
+
+	refreshWaits atomic.Int64 // Refresh calls waiting for another (tests)
 }
 
 const genSlots = 4096
@@ -451,16 +453,47 @@ func (c *Cache) PurgeAll() {
 
 // Refreshing in place. When what made entries stale is not what they are
 // about (a page linked from them was created: a link changes colour),
-// readers need not wait for a render: BeginRefresh records the change for
-// the entries' tags as Purge does, so that no fill that started before it
-// stores what it rendered, but keeps the entries; Refresh then renders each
-// again and swaps the new response in. Until then readers get the old one.
+// readers need not wait for a render: Stale records the change for the
+// entries' tags as Purge does, so that no fill that started before it
+// stores what it rendered, but keeps the entries; later, BeginRefresh lists
+// them and Refresh renders each again and swaps the new response in. Until
+// then readers get the old one.
 
-// BeginRefresh is Purge of tags without the removal: it returns the keys
-// of the entries that carry them, to pass to Refresh with seq.
+// Stale is Purge of tags without the removal: no fill that started
+// before it stores what it rendered, but the stored entries stay and are
+// served. It returns the tags that some stored entry carries: those to
+// refresh (BeginRefresh, Refresh).
+func (c *Cache) Stale(tags ...string) []string {
+	var stored []string
+	c.stale1(tags, func(s *shard) {
+		for _, t := range tags {
+			if len(s.tags[t]) > 0 && !slices.Contains(stored, t) {
+				stored = append(stored, t)
+			}
+		}
+	})
+	return stored
+}
+
+// BeginRefresh is Stale, returning the keys of the entries that carry the
+// tags, to pass to Refresh with seq.
 func (c *Cache) BeginRefresh(tags ...string) (keys []string, seq uint64) {
+	seq = c.stale1(tags, func(s *shard) {
+		for _, t := range tags {
+			for e := range s.tags[t] {
+				keys = append(keys, e.key)
+			}
+		}
+	})
+	slices.Sort(keys)
+	return slices.Compact(keys), seq
+}
+
+// stale1 records a change of tags, as Purge does, and calls visit with
+// each shard locked instead of removing the tagged entries.
+func (c *Cache) stale1(tags []string, visit func(*shard)) uint64 {
 	if len(tags) == 0 {
-		return nil, c.seq.Load()
+		return c.seq.Load()
 	}
 	n := c.seq.Add(1)
 	for _, t := range tags {
@@ -468,16 +501,11 @@ func (c *Cache) BeginRefresh(tags ...string) (keys []string, seq uint64) {
 	}
 	for _, s := range c.shards {
 		s.mu.Lock()
-		for _, t := range tags {
-			for e := range s.tags[t] {
-				keys = append(keys, e.key)
-			}
-		}
+		visit(s)
 		clear(s.flights) // as in Purge: a fill in flight may render the old state
 		s.mu.Unlock()
 	}
-	slices.Sort(keys)
-	return slices.Compact(keys), n
+	return n
 }
 
 // refresh is one Refresh in progress; others for the same key wait on done.
@@ -505,11 +533,14 @@ func (c *Cache) Refresh(w http.ResponseWriter, r *http.Request, key string, seq 
 			break
 		}
 		s.mu.Unlock()
+		c.refreshWaits.Add(1)
 		select {
 		case <-f.done:
 		case <-r.Context().Done():
+			c.refreshWaits.Add(-1)
 			return
 		}
+		c.refreshWaits.Add(-1)
 		if f.seq >= seq {
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // versioned is a handler whose response is the "database" version it
@@ -36,6 +37,18 @@ func (v *versioned) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	Mark(w, Directive{Tags: []string{"T"}})
 	w.WriteHeader(v.status)
 	fmt.Fprintf(w, "v%d", n)
+}
+
+// waitFor polls cond until it holds, for at most ten seconds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for range 10000 {
+		if cond() {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("the condition did not hold within 10s")
 }
 
 func refreshOf(c *Cache, key string, seq uint64, h http.Handler) {
@@ -151,6 +164,7 @@ func TestRefreshesOfOneKeyAreMerged(t *testing.T) {
 	for range 4 {
 		wg.Go(func() { refreshOf(c, "/p", seq, h) })
 	}
+	waitFor(t, func() bool { return c.refreshWaits.Load() == 4 })
 	close(h.release)
 	wg.Wait()
 	if n := h.renders.Load(); n != 2 {
@@ -168,9 +182,37 @@ func TestRefreshesOfOneKeyAreMerged(t *testing.T) {
 	h.version.Store(4)
 	_, seq4 := c.BeginRefresh("T")
 	wg.Go(func() { refreshOf(c, "/p", seq4, h) })
+	waitFor(t, func() bool { return c.refreshWaits.Load() == 1 })
 	close(h.release)
 	wg.Wait()
 	if w := get(t, c, h, "GET", "/p"); w.Body.String() != "v4" || w.Header().Get("X-Cache") != "HIT" {
 		t.Fatalf("got %q %s, want v4 refreshed in place", w.Body.String(), w.Header().Get("X-Cache"))
+	}
+}
+
+// Stale keeps the entries (readers get hits) but stops a fill that read
+// the old state from storing it, and names the tags that have entries.
+func TestStaleKeepsEntriesAndNamesTheirTags(t *testing.T) {
+	c := newCache(t, Config{})
+	h := newVersioned()
+	get(t, c, h, "GET", "/p")
+	other := newVersioned()
+	other.block = 1
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		c.Serve(httptest.NewRecorder(), httptest.NewRequest("GET", "/q", nil), "/q", other)
+	})
+	<-other.started // a fill of /q (tag T) reads v1
+	other.version.Store(2)
+	if got := c.Stale("T", "Nothing"); len(got) != 1 || got[0] != "T" {
+		t.Fatalf("Stale = %q, want [T]", got)
+	}
+	close(other.release)
+	wg.Wait()
+	if w := get(t, c, h, "GET", "/p"); w.Header().Get("X-Cache") != "HIT" || w.Body.String() != "v1" {
+		t.Fatalf("/p after Stale: %q %s, want the stored entry as a hit", w.Body.String(), w.Header().Get("X-Cache"))
+	}
+	if w := get(t, c, other, "GET", "/q"); w.Header().Get("X-Cache") != "MISS" || w.Body.String() != "v2" {
+		t.Fatalf("/q after Stale: %q %s, want a fresh render (the old fill was not stored)", w.Body.String(), w.Header().Get("X-Cache"))
 	}
 }

@@ -50,6 +50,10 @@ type localPurges struct{ purgeSets }
 
 func (p *localPurges) Purge(_ context.Context, titles ...wiki.Title) { p.add(titles) }
 
+// Stale reports every title as cached, so that the backlinks job queues
+// refresh jobs and their external purges are checked too.
+func (p *localPurges) Stale(titles ...wiki.Title) []wiki.Title { return titles }
+
 // Refresh counts as a purge: the local entries of titles are replaced.
 func (p *localPurges) Refresh(_ context.Context, titles ...wiki.Title) { p.add(titles) }
 

@@ -30,10 +30,14 @@ import (
 // edge so that a writer reads its own write.
 type Purger interface {
 	Purge(ctx context.Context, titles ...wiki.Title)
+	// Stale is for changes that only restyle the responses showing titles
+	// (a link's colour): they stay cached and served, but no render that
+	// started before the call is cached. It returns the titles that have
+	// cached responses, which Refresh is to render again.
+	Stale(titles ...wiki.Title) []wiki.Title
 	// Refresh replaces the cached responses that show titles with ones
-	// rendered now, serving the old ones until then (edge.Cache.Refresh),
-	// for changes that only restyle them (a link's colour). When ctx
-	// ends, what is not refreshed yet is purged.
+	// rendered now, serving the old ones until then (edge.Cache.Refresh).
+	// When ctx ends, what is not refreshed yet is purged.
 	Refresh(ctx context.Context, titles ...wiki.Title)
 }
 
@@ -41,6 +45,7 @@ type Purger interface {
 type noPurge struct{}
 
 func (noPurge) Purge(context.Context, ...wiki.Title)   {}
+func (noPurge) Stale(...wiki.Title) []wiki.Title       { return nil }
 func (noPurge) Refresh(context.Context, ...wiki.Title) {}
 
 // Rendered is a revision's HTML with what the page chrome needs around it.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/wikid/wikid/internal/jobs"
@@ -18,9 +19,11 @@ import (
 //	  change, the jobs; a delete also drops the page's search entry at once.
 //	before the response: the changed page's own renders (epoch bump) and edge
 //	  entries, and its categories' listings: a writer reads its own write.
-//	jobs, after commit: the search index (search), re-render and purge of the
-//	  pages whose link colour changed (backlinks), external caches (cdnpurge),
-//	  link rows re-derived from text (links, after an undelete), housekeeping (rc).
+//	jobs, after commit: the search index (search), re-render of the pages
+//	  whose link colour changed (backlinks, then refresh per cached page, which
+//	  swaps new responses in while readers keep getting the old ones), external
+//	  caches (cdnpurge), link rows re-derived from text (links, after an
+//	  undelete), housekeeping (rc).
 //
 // Job payloads name pages by title: a job made in the same transaction as a
 // page's creation cannot know its ID, and every handler re-reads the current
@@ -78,6 +81,9 @@ func IndexJob(t wiki.Title) wiki.JobSpec     { return titleJob(wiki.JobSearch, t
 func LinksJob(t wiki.Title) wiki.JobSpec     { return titleJob(wiki.JobLinks, t) }
 func BacklinksJob(t wiki.Title) wiki.JobSpec { return titleJob(wiki.JobBacklinks, t) }
 
+// RefreshJob renders page t's cached responses again (after a backlinks job).
+func RefreshJob(t wiki.Title) wiki.JobSpec { return titleJob(wiki.JobRefresh, t) }
+
 // HousekeepingJob is the periodic recent-changes and queue trim.
 func HousekeepingJob() wiki.JobSpec { return wiki.JobSpec{Kind: wiki.JobRC, Key: wiki.JobRC} }
 
@@ -93,6 +99,7 @@ func (e *Engine) JobHandlers() map[string]jobs.Handler {
 		wiki.JobLinks:     e.runLinks,
 		wiki.JobSearch:    e.runSearch,
 		wiki.JobBacklinks: e.runBacklinks,
+		wiki.JobRefresh:   e.runRefresh,
 		wiki.JobCDNPurge:  e.runCDNPurge,
 		wiki.JobRC:        e.runHousekeeping,
 	}
@@ -168,26 +175,26 @@ func (e *Engine) runSearch(ctx context.Context, j wiki.Job) error {
 	return e.store.UpdateSearchIndex(ctx, p.ID, e.renderer.PlainText)
 }
 
-// refreshBudget bounds the time a backlinks job spends rendering the
-// linking pages' cached responses again; past it, the rest are purged (the
-// next reader of each renders it), so that a title linked from thousands
-// of cached pages cannot hold a worker for minutes.
+// refreshBudget bounds the time a refresh job spends rendering a page's
+// cached responses again; past it, the rest are purged (the next reader of
+// each renders it).
 const refreshBudget = 15 * time.Second
 
 // runBacklinks handles a title whose existence changed: every page linking
 // to it changes link colour (red ↔ blue). Per batch of linking pages: drop
 // their stored renders, then bump their in-memory epochs (in this order, so
 // that a view racing the job cannot cache a stale render under the new
-// epoch), then refresh their edge entries in place (readers keep getting
-// hits; see Purger.Refresh), and queue their purge at external caches,
-// which then refill from the refreshed entries.
+// epoch), then mark their cached responses stale (Purger.Stale: readers
+// keep getting them as hits, but no earlier render is cached), and queue a
+// refresh job for each page that has cached responses and the purge at
+// external caches of the others. A refresh job is deduplicated per page
+// while queued: a page linking to many titles that were created together
+// is rendered once, after the last of their backlinks jobs that came first.
 func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
 	pl, err := decode[titlePayload](j)
 	if err != nil {
 		return err
 	}
-	rctx, cancel := context.WithTimeout(ctx, refreshBudget)
-	defer cancel()
 	q := wiki.ListQuery{Limit: backlinkBatch}
 	for {
 		pages, err := e.store.Backlinks(ctx, pl.Title, q)
@@ -206,8 +213,15 @@ func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
 			return err
 		}
 		e.invalidate(ids...)
-		e.purger.Refresh(rctx, titles...)
-		if jobs := e.cdnJobs(titles...); len(jobs) > 0 {
+		cached := e.purger.Stale(titles...)
+		var jobs []wiki.JobSpec
+		for _, t := range cached {
+			jobs = append(jobs, RefreshJob(t))
+		}
+		if rest := slices.DeleteFunc(titles, func(t wiki.Title) bool { return slices.Contains(cached, t) }); len(rest) > 0 {
+			jobs = append(jobs, e.cdnJobs(rest...)...)
+		}
+		if len(jobs) > 0 {
 			if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
 				return err
 			}
@@ -218,6 +232,27 @@ func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
 		}
 		q.From = pages[len(pages)-1].Title + "\x00"
 	}
+}
+
+// runRefresh renders the cached responses of a page again and swaps them
+// in (Purger.Refresh), then queues its purge at external caches, which
+// refill from the new responses. A process that restarted before the job
+// ran has nothing cached: the job then only purges the external caches.
+func (e *Engine) runRefresh(ctx context.Context, j wiki.Job) error {
+	pl, err := decode[titlePayload](j)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, refreshBudget)
+	e.purger.Refresh(rctx, pl.Title)
+	cancel()
+	if jobs := e.cdnJobs(pl.Title); len(jobs) > 0 {
+		if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
+			return err
+		}
+		e.jobsQueued()
+	}
+	return nil
 }
 
 func (e *Engine) runCDNPurge(ctx context.Context, j wiki.Job) error {

@@ -29,6 +29,9 @@ func (p *purges) Purge(_ context.Context, titles ...wiki.Title) {
 	}
 }
 
+// Stale reports every title as cached: each gets a refresh job.
+func (p *purges) Stale(titles ...wiki.Title) []wiki.Title { return titles }
+
 // Refresh is recorded as a purge: both make the titles' responses new.
 func (p *purges) Refresh(ctx context.Context, titles ...wiki.Title) { p.Purge(ctx, titles...) }
 
@@ -112,6 +115,9 @@ func TestJobsAreIdempotent(t *testing.T) {
 	if n := runJobs(t, db, e, "", 1); n != 2 {
 		t.Fatalf("the creation queued %d jobs, want backlinks, cdnpurge", n)
 	}
+	if n := runJobs(t, db, e, wiki.JobRefresh, 1); n != 1 {
+		t.Fatalf("the backlinks job queued %d refresh jobs, want one for Linker", n)
+	}
 	once := state(t, db, e)
 	if !strings.Contains(once, "red false") || !strings.Contains(once, "hit Target") {
 		t.Fatalf("after the jobs: %s", once)
@@ -120,9 +126,9 @@ func TestJobsAreIdempotent(t *testing.T) {
 		t.Fatalf("purged %v, want Linker", p.titles)
 	}
 	// Run every job of the creation again, twice: nothing changes.
-	for _, kind := range []string{wiki.JobLinks, wiki.JobSearch, wiki.JobBacklinks, wiki.JobCDNPurge, wiki.JobRC} {
+	for _, kind := range []string{wiki.JobLinks, wiki.JobSearch, wiki.JobBacklinks, wiki.JobRefresh, wiki.JobCDNPurge, wiki.JobRC} {
 		jobs := []wiki.JobSpec{engine.IndexJob("Target"), engine.IndexJob("Linker"), engine.LinksJob("Linker"),
-			engine.BacklinksJob("Target"), engine.HousekeepingJob(), {Kind: wiki.JobCDNPurge, Payload: []byte(`{"titles":["Target"]}`)}}
+			engine.BacklinksJob("Target"), engine.RefreshJob("Linker"), engine.HousekeepingJob(), {Kind: wiki.JobCDNPurge, Payload: []byte(`{"titles":["Target"]}`)}}
 		if err := db.EnqueueJobs(ctx, jobs); err != nil {
 			t.Fatal(err)
 		}
