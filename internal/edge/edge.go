@@ -116,7 +116,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, key string, next h
 	s.mu.RLock()
 	e := s.m[key]
 	s.mu.RUnlock()
-	if e != nil && now < e.expires {
+	if e != nil && now < e.expires.Load() {
 		e.touch()
 		s.hits.Add(1)
 		c.serveEntry(w, r, e, kindHit, nil, nil)
@@ -125,7 +125,7 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, key string, next h
 
 	s.mu.Lock()
 	e = s.m[key]
-	if e != nil && now < e.expires {
+	if e != nil && now < e.expires.Load() {
 		s.mu.Unlock()
 		e.touch()
 		s.hits.Add(1)
@@ -169,7 +169,7 @@ func (c *Cache) ServeStored(w http.ResponseWriter, r *http.Request, key string, 
 	s.mu.RLock()
 	e := s.m[key]
 	s.mu.RUnlock()
-	if e == nil || c.now().UnixNano() >= e.expires {
+	if e == nil || c.now().UnixNano() >= e.expires.Load() {
 		return false
 	}
 	e.touch()
@@ -211,6 +211,7 @@ func (c *Cache) fill(w http.ResponseWriter, r *http.Request, key string, h uint6
 			ttl = c.defaultTTL
 		}
 		e = buildEntry(key, h, rec.status, rec.header, bytesClone(rec.buf.Bytes()), rec.dir.Tags, rec.dir.Note, now, now+int64(ttl))
+		e.seq = f.seq
 	}
 	// Publish before answering our own client, which may be slow to read.
 	raced := c.publish(key, s, f, e)
@@ -370,7 +371,7 @@ func (c *Cache) Lookup(key string, acc Accepted) (*Variant, bool) {
 	s.mu.RLock()
 	e := s.m[key]
 	s.mu.RUnlock()
-	if e == nil || c.now().UnixNano() >= e.expires {
+	if e == nil || c.now().UnixNano() >= e.expires.Load() {
 		return nil, false
 	}
 	e.touch()
@@ -489,8 +490,15 @@ func (c *Cache) BeginRefresh(tags ...string) (keys []string, seq uint64) {
 	return slices.Compact(keys), seq
 }
 
-// stale1 records a change of tags, as Purge does, and calls visit with
-// each shard locked instead of removing the tagged entries.
+// StaleGrace is how long an entry made stale by Stale or BeginRefresh is
+// still served. Its refresh normally replaces it within moments; if none
+// comes (the refresh failed, or ran in another process), it expires then
+// and the next request renders it.
+const StaleGrace = time.Minute
+
+// stale1 records a change of tags, as Purge does, brings the expiry of the
+// tagged entries within StaleGrace, and calls visit with each shard locked
+// instead of removing them.
 func (c *Cache) stale1(tags []string, visit func(*shard)) uint64 {
 	if len(tags) == 0 {
 		return c.seq.Load()
@@ -499,13 +507,31 @@ func (c *Cache) stale1(tags []string, visit func(*shard)) uint64 {
 	for _, t := range tags {
 		raise(&c.gens[c.slot(tagSlotPrefix, t)], n)
 	}
+	limit := c.now().Add(StaleGrace).UnixNano()
 	for _, s := range c.shards {
 		s.mu.Lock()
+		for _, t := range tags {
+			for e := range s.tags[t] {
+				if e.expires.Load() > limit {
+					e.expires.Store(limit)
+				}
+			}
+		}
 		visit(s)
 		clear(s.flights) // as in Purge: a fill in flight may render the old state
 		s.mu.Unlock()
 	}
 	return n
+}
+
+// dropOlder removes the entry under key if its render started before seq:
+// it may show what the change at seq made stale. The caller holds s.mu.
+func (s *shard) dropOlder(key string, seq uint64) {
+	if old := s.m[key]; old != nil && old.seq < seq {
+		s.remove(old)
+		s.purged.Add(1)
+		s.publishSize()
+	}
 }
 
 // refresh is one Refresh in progress; others for the same key wait on done.
@@ -519,10 +545,11 @@ type refresh struct {
 // a fill would; w gets the response only if it is not stored. Refreshes of
 // one key are merged: one that finds another running waits for it, and is
 // done if that one started after seq (BeginRefresh's), since it then
-// rendered the state seq stands for. A response that cannot be stored
-// removes the old entry (the next request renders); one that raced a
-// later purge or refresh of its tags stores nothing and leaves the entry
-// to that one.
+// rendered the state seq stands for. Whenever the new response is not
+// stored (it cannot be, it raced a later purge or change of its tags, next
+// panicked, or r was cancelled while waiting), an entry rendered before
+// the change is removed: the next request renders it, rather than getting
+// the old state for as long as the entry would live.
 func (c *Cache) Refresh(w http.ResponseWriter, r *http.Request, key string, seq uint64, next http.Handler) {
 	h := c.hash(key)
 	s := c.shardOf(h)
@@ -538,6 +565,9 @@ func (c *Cache) Refresh(w http.ResponseWriter, r *http.Request, key string, seq 
 		case <-f.done:
 		case <-r.Context().Done():
 			c.refreshWaits.Add(-1)
+			s.mu.Lock()
+			s.dropOlder(key, seq)
+			s.mu.Unlock()
 			return
 		}
 		c.refreshWaits.Add(-1)
@@ -548,8 +578,12 @@ func (c *Cache) Refresh(w http.ResponseWriter, r *http.Request, key string, seq 
 	f := &refresh{done: make(chan struct{}), seq: c.seq.Load()}
 	s.refreshes[key] = f
 	s.mu.Unlock()
+	stored := false
 	defer func() {
 		s.mu.Lock()
+		if !stored {
+			s.dropOlder(key, f.seq)
+		}
 		delete(s.refreshes, key)
 		s.mu.Unlock()
 		close(f.done)
@@ -557,31 +591,23 @@ func (c *Cache) Refresh(w http.ResponseWriter, r *http.Request, key string, seq 
 
 	rec := &recorder{w: w, header: make(http.Header), limit: int(c.maxEntry)}
 	next.ServeHTTP(rec, r)
-	var e *entry
-	if rec.storing() {
-		now := c.now().UnixNano()
-		ttl := rec.dir.TTL
-		if ttl <= 0 {
-			ttl = c.defaultTTL
-		}
-		e = buildEntry(key, h, rec.status, rec.header, bytesClone(rec.buf.Bytes()), rec.dir.Tags, rec.dir.Note, now, now+int64(ttl))
+	if !rec.storing() {
+		return
 	}
+	now := c.now().UnixNano()
+	ttl := rec.dir.TTL
+	if ttl <= 0 {
+		ttl = c.defaultTTL
+	}
+	e := buildEntry(key, h, rec.status, rec.header, bytesClone(rec.buf.Bytes()), rec.dir.Tags, rec.dir.Note, now, now+int64(ttl))
+	e.seq = f.seq
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case e != nil && c.stale(f.seq, key, e.tags):
-		// A later purge removed the entry, or a later refresh will
-		// replace it.
-	case e != nil && e.size <= s.budget:
+	if !c.stale(f.seq, key, e.tags) && e.size <= s.budget {
 		s.insert(e)
 		s.refreshed.Add(1)
-	default:
-		if old := s.m[key]; old != nil {
-			s.remove(old)
-			s.purged.Add(1)
-			s.publishSize()
-		}
+		stored = true
 	}
+	s.mu.Unlock()
 }
 
 // Stats are cumulative counters and current sizes.

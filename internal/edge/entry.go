@@ -81,9 +81,10 @@ type entry struct {
 	etag       string
 	lastMod    time.Time // zero when absent or unparsable
 	lastModStr string
-	stored     int64 // unix nanoseconds
-	expires    int64 // unix nanoseconds
+	stored     int64        // unix nanoseconds
+	expires    atomic.Int64 // unix nanoseconds; Stale brings it closer
 	size       int64
+	seq        uint64 // the purge sequence when its render started
 
 	freq atomic.Int32 // S3-FIFO access count, saturating at maxFreq
 
@@ -205,7 +206,8 @@ func compressible(contentType string) bool {
 // It compresses the body once per encoding; this is the expensive part of a
 // miss after the render itself.
 func buildEntry(key string, hash uint64, status int, h http.Header, body []byte, tags []string, note string, stored, expires int64) *entry {
-	e := &entry{key: key, hash: hash, status: status, note: note, stored: stored, expires: expires}
+	e := &entry{key: key, hash: hash, status: status, note: note, stored: stored}
+	e.expires.Store(expires)
 	e.tags = append([]string(nil), tags...)
 	if len(h["Content-Type"]) == 0 && len(body) > 0 {
 		h["Content-Type"] = []string{http.DetectContentType(body)}

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -215,4 +216,70 @@ func TestStaleKeepsEntriesAndNamesTheirTags(t *testing.T) {
 	if w := get(t, c, other, "GET", "/q"); w.Header().Get("X-Cache") != "MISS" || w.Body.String() != "v2" {
 		t.Fatalf("/q after Stale: %q %s, want a fresh render (the old fill was not stored)", w.Body.String(), w.Header().Get("X-Cache"))
 	}
+}
+
+// An entry made stale is served for StaleGrace at most: if its refresh
+// never comes (it failed, or ran in another process), the next request
+// after that renders it.
+func TestAStaleEntryExpiresWithinTheGrace(t *testing.T) {
+	clock := newFakeClock()
+	c := newCache(t, Config{Now: clock.Now})
+	h := newVersioned()
+	get(t, c, h, "GET", "/p")
+	h.version.Store(2)
+	c.Stale("T")
+	clock.Advance(StaleGrace - time.Second)
+	if w := get(t, c, h, "GET", "/p"); w.Body.String() != "v1" || w.Header().Get("X-Cache") != "HIT" {
+		t.Fatalf("within the grace: %q %s, want the old entry as a hit", w.Body.String(), w.Header().Get("X-Cache"))
+	}
+	clock.Advance(2 * time.Second)
+	if w := get(t, c, h, "GET", "/p"); w.Body.String() != "v2" || w.Header().Get("X-Cache") != "MISS" {
+		t.Fatalf("after the grace: %q %s, want a fresh render", w.Body.String(), w.Header().Get("X-Cache"))
+	}
+}
+
+// A refresh that raced a later change of its tags stores nothing and
+// drops the old entry, whether or not another refresh follows (the later
+// change may be an unrelated tag sharing its generation slot).
+func TestARefreshThatRacedAStaleDropsTheOldEntry(t *testing.T) {
+	c := newCache(t, Config{})
+	h := newVersioned()
+	get(t, c, h, "GET", "/p")
+	h.version.Store(2)
+	h.block = 2
+	_, seq := c.BeginRefresh("T")
+	done := make(chan struct{})
+	go func() { refreshOf(c, "/p", seq, h); close(done) }()
+	<-h.started
+	h.block = 0
+	c.Stale("T")
+	close(h.release)
+	<-done
+	if w := get(t, c, h, "GET", "/p"); w.Header().Get("X-Cache") != "MISS" || w.Body.String() != "v2" {
+		t.Fatalf("after the raced refresh: %q %s, want a fresh render", w.Body.String(), w.Header().Get("X-Cache"))
+	}
+}
+
+// A refresh waiting for an older one drops the old entry when it gives up
+// (its budget ended): the older one may not store, since it raced.
+func TestAWaitingRefreshThatGivesUpDropsTheOldEntry(t *testing.T) {
+	c := newCache(t, Config{})
+	h := newVersioned()
+	get(t, c, h, "GET", "/p")
+	h.version.Store(2)
+	h.block = 2
+	_, seq := c.BeginRefresh("T")
+	done := make(chan struct{})
+	go func() { refreshOf(c, "/p", seq, h); close(done) }()
+	<-h.started
+	h.block = 0
+	_, seq2 := c.BeginRefresh("T")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c.Refresh(&discardWriter{h: http.Header{}}, httptest.NewRequest("GET", "/p", nil).WithContext(ctx), "/p", seq2, h)
+	if w := get(t, c, h, "GET", "/p"); w.Header().Get("X-Cache") == "HIT" && w.Body.String() == "v1" {
+		t.Fatal("the old entry is still served after the waiting refresh gave up")
+	}
+	close(h.release)
+	<-done
 }

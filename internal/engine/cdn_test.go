@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -46,13 +47,23 @@ func (p *purgeSets) take() []string {
 	return out
 }
 
-type localPurges struct{ purgeSets }
+type localPurges struct {
+	purgeSets
+	cached bool // whether Stale finds cached responses
+}
 
 func (p *localPurges) Purge(_ context.Context, titles ...wiki.Title) { p.add(titles) }
 
-// Stale reports every title as cached, so that the backlinks job queues
-// refresh jobs and their external purges are checked too.
-func (p *localPurges) Stale(titles ...wiki.Title) []wiki.Title { return titles }
+// Stale is a local invalidation too; it reports every title as cached
+// (refresh jobs then purge them externally) or none (the backlinks job
+// purges them externally itself).
+func (p *localPurges) Stale(titles ...wiki.Title) []wiki.Title {
+	p.add(titles)
+	if p.cached {
+		return titles
+	}
+	return nil
+}
 
 // Refresh counts as a purge: the local entries of titles are replaced.
 func (p *localPurges) Refresh(_ context.Context, titles ...wiki.Title) { p.add(titles) }
@@ -97,9 +108,17 @@ func drain(t *testing.T, db *sqlite.DB, e *engine.Engine, now time.Time) {
 // Every purge of the local edge has an external twin, queued as a cdnpurge
 // job: caches in front must drop what the local edge drops.
 func TestEveryLocalPurgeReachesExternalCaches(t *testing.T) {
-	t.Parallel()
+	for _, cached := range []bool{true, false} {
+		t.Run(fmt.Sprintf("linking pages cached %v", cached), func(t *testing.T) {
+			t.Parallel()
+			everyLocalPurgeReachesExternalCaches(t, cached)
+		})
+	}
+}
+
+func everyLocalPurgeReachesExternalCaches(t *testing.T, cached bool) {
 	db := sqlite.MustOpen(t)
-	local, external := &localPurges{}, &externalPurges{}
+	local, external := &localPurges{cached: cached}, &externalPurges{}
 	now := time.Now()
 	clock := func() time.Time { return now }
 	e := engine.New(engine.Options{Store: db, Renderer: render.New(), Purger: local, CDN: external,

@@ -178,7 +178,7 @@ func (e *Engine) runSearch(ctx context.Context, j wiki.Job) error {
 // refreshBudget bounds the time a refresh job spends rendering a page's
 // cached responses again; past it, the rest are purged (the next reader of
 // each renders it).
-const refreshBudget = 15 * time.Second
+const refreshBudget = 10 * time.Second
 
 // runBacklinks handles a title whose existence changed: every page linking
 // to it changes link colour (red ↔ blue). Per batch of linking pages: drop

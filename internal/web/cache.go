@@ -360,33 +360,53 @@ func (s *Server) fillAnonymous(r *http.Request, key string, t wiki.Title, next h
 	s.edge.Serve(discard{h: http.Header{}}, ar, key, next)
 }
 
-// refreshKey marks Refresh's requests; its value is BeginRefresh's sequence.
+// refreshKey marks Refresh's requests; its value is a *refreshReq.
 const refreshKey ctxKey = 4
 
-// Refresh renders again the anonymous responses stored under keys, which
-// the edge's BeginRefresh returned with seq, and swaps each new response in
-// for the old one (edge.Cache.Refresh): readers keep getting the old one
-// meanwhile instead of waiting for a render. Each key is requested as an
-// anonymous GET of exactly that target through the whole route table, as
-// a reader's first request would be. When ctx ends, the keys not refreshed
-// yet are purged instead: the next request for one of them renders it.
+// refreshReq is what a Refresh request carries through the handlers.
+type refreshReq struct {
+	seq     uint64 // BeginRefresh's
+	handled bool   // serve handed it to the edge
+}
+
+// Refresh renders again the anonymous article views stored under keys,
+// which the edge's BeginRefresh returned with seq, and swaps each new
+// response in for the old one (edge.Cache.Refresh): readers keep getting
+// the old one meanwhile instead of waiting for a render. Each view is
+// requested as an anonymous GET of exactly that target through the whole
+// route table, as a reader's first request would be. The other keys (raw
+// text, history, diffs, old revisions, API answers) are purged instead:
+// they are read far less often than views, and most do not show link
+// colours at all. So are the keys not refreshed when ctx ends, and any
+// request that did not reach the edge: the next reader renders them.
 func (s *Server) Refresh(ctx context.Context, seq uint64, keys ...string) {
 	if s.edge == nil {
 		return
 	}
-	for i, k := range keys {
-		if ctx.Err() != nil {
-			s.edge.PurgeKey(keys[i:]...)
-			return
+	var purge []string
+	for _, k := range keys {
+		if !isArticleView(k) || ctx.Err() != nil {
+			purge = append(purge, k)
+			continue
 		}
-		r, err := http.NewRequestWithContext(context.WithValue(ctx, refreshKey, seq), http.MethodGet, k, nil)
+		rr := &refreshReq{seq: seq}
+		r, err := http.NewRequestWithContext(context.WithValue(ctx, refreshKey, rr), http.MethodGet, k, nil)
 		if err != nil {
-			s.edge.PurgeKey(k)
+			purge = append(purge, k)
 			continue
 		}
 		r.RequestURI, r.RemoteAddr, r.Host = k, "127.0.0.1:0", "localhost"
 		s.handler.ServeHTTP(discard{h: http.Header{}}, r)
+		if !rr.handled {
+			purge = append(purge, k)
+		}
 	}
+	s.edge.PurgeKey(purge...)
+}
+
+// isArticleView reports whether key is the plain view of a page.
+func isArticleView(key string) bool {
+	return strings.HasPrefix(key, "/wiki/") && !strings.ContainsAny(key, "?#")
 }
 
 type discard struct{ h http.Header }

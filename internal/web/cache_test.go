@@ -157,7 +157,16 @@ func TestEdgeCache(t *testing.T) {
 		if !strings.Contains(before.Body, `class="new"`) {
 			t.Fatal("link to a missing page is not red")
 		}
+		get(t, anon, "/wiki/Cached_page?action=raw")
+		if res := get(t, anon, "/wiki/Cached_page?action=raw"); xcache(res) != "HIT" {
+			t.Fatalf("raw text not cached: X-Cache %q", xcache(res))
+		}
 		carol.Edit("Missing target", "Now it exists.")
+		// Only the view is rendered again in place; the page's other
+		// cached responses are purged, for their next reader to render.
+		if res := get(t, anon, "/wiki/Cached_page?action=raw"); xcache(res) != "MISS" {
+			t.Errorf("raw text after the refresh: X-Cache %q, want MISS (purged, not refreshed)", xcache(res))
+		}
 		after := get(t, anon, "/wiki/Cached_page")
 		if xcache(after) != "HIT" || strings.Contains(after.Body, `class="new"`) {
 			t.Errorf("after creating the target: X-Cache %q, still red: %v", xcache(after), strings.Contains(after.Body, `class="new"`))

@@ -159,10 +159,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, q *httpx.Request,
 	// Credentials other than the session cookie never share a response.
 	// (A Range header does not matter: every response is sent whole, which
 	// HTTP allows, so it costs no render.)
-	if seq, ok := r.Context().Value(refreshKey).(uint64); ok {
-		// Refresh's own request: it renders the stored response again.
-		if q.Shared && q.AsSent && s.edge != nil {
-			s.edge.Refresh(w, r, q.Key(), seq, run)
+	if rr, ok := r.Context().Value(refreshKey).(*refreshReq); ok {
+		// Refresh's own request: it renders the stored response again
+		// (when it is not handed to the edge, Refresh purges the key).
+		if get && q.Shared && q.AsSent && s.edge != nil {
+			rr.handled = true
+			s.edge.Refresh(w, r, q.Key(), rr.seq, run)
 		}
 		return
 	}

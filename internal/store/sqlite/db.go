@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wikid/wikid/internal/wiki"
@@ -47,8 +48,9 @@ type DB struct {
 
 	// Write statements with arguments, prepared on the writer connection
 	// after the first transaction that ran them (wtx).
-	keptMu sync.Mutex
-	kept   map[string]*sql.Stmt
+	keptMu   sync.Mutex
+	kept     map[string]*sql.Stmt
+	prepares atomic.Int64 // statements prepared for one transaction only (tests)
 }
 
 // Open opens (creating if needed) the database at path and applies any
@@ -256,7 +258,11 @@ func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) error {
 	t := &wtx{Tx: tx, db: db}
 	defer func() {
 		tx.Rollback()
-		db.keep(context.WithoutCancel(ctx), t.missed)
+		if len(t.missed) > 0 {
+			// Off the caller's path: preparing waits for the writer
+			// connection, which the next transaction may hold.
+			go db.keep(context.WithoutCancel(ctx), t.missed)
+		}
 	}()
 	if err := fn(t); err != nil {
 		return err
@@ -293,6 +299,7 @@ func (tx *wtx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 		if s, err = tx.Tx.PrepareContext(ctx, query); err != nil {
 			return nil, err
 		}
+		tx.db.prepares.Add(1)
 		tx.missed = append(tx.missed, query)
 	}
 	if tx.stmts == nil {

@@ -70,3 +70,7 @@ func Kept(db *DB) []string {
 	}
 	return out
 }
+
+// TxPrepares counts the statements db prepared for one transaction only,
+// because no kept statement served them.
+func TxPrepares(db *DB) int64 { return db.prepares.Load() }
