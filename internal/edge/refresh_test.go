@@ -40,6 +40,21 @@ func (v *versioned) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "v%d", n)
 }
 
+// refreshInFlight stores v1 of h under /p, then starts a refresh of its
+// tag T that is rendering v2 and held until h.release is closed; done is
+// closed when the refresh returns.
+func refreshInFlight(t *testing.T, c *Cache, h *versioned) (done chan struct{}) {
+	t.Helper()
+	get(t, c, h, "GET", "/p")
+	h.version.Store(2)
+	h.block = 2
+	_, seq := c.BeginRefresh("T")
+	done = make(chan struct{})
+	go func() { refreshOf(c, "/p", seq, h); close(done) }()
+	<-h.started
+	return done
+}
+
 // waitFor polls cond until it holds, for at most ten seconds.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
@@ -113,13 +128,7 @@ func TestAFillThatStartedBeforeBeginRefreshIsNotStored(t *testing.T) {
 func TestARefreshThatRacedAPurgeIsNotStored(t *testing.T) {
 	c := newCache(t, Config{})
 	h := newVersioned()
-	get(t, c, h, "GET", "/p")
-	h.version.Store(2)
-	h.block = 2
-	_, seq := c.BeginRefresh("T")
-	done := make(chan struct{})
-	go func() { refreshOf(c, "/p", seq, h); close(done) }()
-	<-h.started
+	done := refreshInFlight(t, c, h)
 	h.block = 0
 	h.version.Store(3)
 	c.Purge("T")
@@ -244,13 +253,7 @@ func TestAStaleEntryExpiresWithinTheGrace(t *testing.T) {
 func TestARefreshThatRacedAStaleDropsTheOldEntry(t *testing.T) {
 	c := newCache(t, Config{})
 	h := newVersioned()
-	get(t, c, h, "GET", "/p")
-	h.version.Store(2)
-	h.block = 2
-	_, seq := c.BeginRefresh("T")
-	done := make(chan struct{})
-	go func() { refreshOf(c, "/p", seq, h); close(done) }()
-	<-h.started
+	done := refreshInFlight(t, c, h)
 	h.block = 0
 	c.Stale("T")
 	close(h.release)
@@ -265,13 +268,7 @@ func TestARefreshThatRacedAStaleDropsTheOldEntry(t *testing.T) {
 func TestAWaitingRefreshThatGivesUpDropsTheOldEntry(t *testing.T) {
 	c := newCache(t, Config{})
 	h := newVersioned()
-	get(t, c, h, "GET", "/p")
-	h.version.Store(2)
-	h.block = 2
-	_, seq := c.BeginRefresh("T")
-	done := make(chan struct{})
-	go func() { refreshOf(c, "/p", seq, h); close(done) }()
-	<-h.started
+	done := refreshInFlight(t, c, h)
 	h.block = 0
 	_, seq2 := c.BeginRefresh("T")
 	ctx, cancel := context.WithCancel(context.Background())

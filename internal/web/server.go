@@ -156,9 +156,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, q *httpx.Request,
 			onError(w, r, err)
 		}
 	})
-	// Credentials other than the session cookie never share a response.
-	// (A Range header does not matter: every response is sent whole, which
-	// HTTP allows, so it costs no render.)
 	if rr, ok := r.Context().Value(refreshKey).(*refreshReq); ok {
 		// Refresh's own request: it renders the stored response again
 		// (when it is not handed to the edge, Refresh purges the key).
@@ -168,6 +165,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, q *httpx.Request,
 		}
 		return
 	}
+	// Credentials other than the session cookie never share a response.
+	// (A Range header does not matter: every response is sent whole, which
+	// HTTP allows, so it costs no render.)
 	if get && s.edge != nil && len(r.Header["Authorization"]) == 0 {
 		switch {
 		case q.Shared && q.AsSent:

@@ -22,7 +22,7 @@ var JobStates = []JobState{JobQueued, JobRunning, JobDone, JobDead}
 // Every handler is idempotent: delivery is at least once.
 const (
 	JobLinks     = "links"     // recompute a page's link and category rows from its latest revision
-	JobBacklinks = "backlinks" // a title's existence changed: re-render and purge the pages linking to it
+	JobBacklinks = "backlinks" // a title's existence changed: the pages linking to it are stale (refresh follows)
 	JobRefresh   = "refresh"   // render a page's cached responses again and swap them in (after backlinks)
 	JobSearch    = "search"    // make a page's search index entry match its current state
 	JobCDNPurge  = "cdnpurge"  // purge titles at external caches (Varnish, CDN)
