@@ -204,14 +204,5 @@ func diffOnly(o options) error {
 	load, _ := os.ReadFile("/proc/loadavg")
 	text := fmt.Sprintf("# Wikid benchmark: diff mode\n\n- date: %s\n- machine: %d CPUs (%s), load average at start %s; %s\n%s",
 		time.Now().Format(time.RFC3339), runtime.NumCPU(), cpuModel(), firstWords(string(load), 3), runtime.Version(), d.markdown(o.smoke))
-	fmt.Println()
-	fmt.Print(text)
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(out, []byte(text), 0o644); err != nil {
-		return err
-	}
-	fmt.Println("\nwritten to", out)
-	return nil
+	return printAndWrite(text, out)
 }
