@@ -2,6 +2,7 @@ package store
 
 import (
 	"hash/maphash"
+	"iter"
 	"strings"
 	"sync/atomic"
 	"unicode"
@@ -34,13 +35,27 @@ type Token struct {
 }
 
 // Tokenize calls emit for each term of s in order.
-func Tokenize(s string, emit func(Token)) { tokenize(s, true, emit) }
+func Tokenize(s string, emit func(Token)) {
+	tokenize(s, true, func(t Token) bool { emit(t); return true })
+}
 
-// tokenize is Tokenize; a query (index false) leaves out the last
+// Tokens returns the terms of s in order, as Tokenize: a caller that has
+// what it needs stops there.
+func Tokens(s string) iter.Seq[Token] {
+	return func(yield func(Token) bool) { tokenize(s, true, yield) }
+}
+
+// tokenize is Tokens; a query (index false) leaves out the last
 // character of a CJK run of two or more: the bigrams find it.
-func tokenize(s string, index bool, emit func(Token)) {
+func tokenize(s string, index bool, yield func(Token) bool) {
 	word := make([]byte, 0, 32)
 	wordStart, lastEnd := -1, 0
+	stopped := false
+	emit := func(t Token) {
+		if !stopped && !yield(t) {
+			stopped = true
+		}
+	}
 	flush := func() {
 		if wordStart >= 0 && len(word) > 0 {
 			t := stem(string(word))
@@ -64,6 +79,9 @@ func tokenize(s string, index bool, emit func(Token)) {
 		prevCJK, run = -1, 0
 	}
 	for i, r := range s {
+		if stopped {
+			return
+		}
 		size := utf8.RuneLen(r)
 		if r == utf8.RuneError {
 			size = 1
@@ -154,7 +172,7 @@ func IndexText(s string) string {
 // queryTerms returns the terms of a query's word or phrase s.
 func queryTerms(s string) []string {
 	var out []string
-	tokenize(s, false, func(t Token) { out = append(out, t.Term) })
+	tokenize(s, false, func(t Token) bool { out = append(out, t.Term); return true })
 	return out
 }
 

@@ -86,3 +86,25 @@ func BenchmarkIndexText(b *testing.B) {
 		IndexText(text)
 	}
 }
+
+func TestTokensStops(t *testing.T) {
+	var got []string
+	for tok := range Tokens("one two three four 日本語") {
+		got = append(got, tok.Term)
+		if len(got) == 2 {
+			break
+		}
+	}
+	if strings.Join(got, " ") != "one two" {
+		t.Fatalf("Tokens after a break = %v", got)
+	}
+	var all []string
+	for tok := range Tokens("one two 日本語") {
+		all = append(all, tok.Term)
+	}
+	var want []string
+	Tokenize("one two 日本語", func(tok Token) { want = append(want, tok.Term) })
+	if strings.Join(all, " ") != strings.Join(want, " ") {
+		t.Fatalf("Tokens = %v, Tokenize = %v", all, want)
+	}
+}

@@ -142,7 +142,6 @@ func Snippet(text string, q Query) string {
 	text = strings.NewReplacer(wiki.MarkStart, "\uFFFD", wiki.MarkEnd, "\uFFFD").Replace(text)
 	text = strings.Join(strings.Fields(text), " ")
 	var toks []Token
-	Tokenize(text, func(tok Token) { toks = append(toks, tok) })
 	// matchAt reports whether term t's words stand at toks[i:].
 	matchAt := func(t QueryTerm, i int) bool {
 		if i+len(t.Words) > len(toks) {
@@ -155,6 +154,33 @@ func Snippet(text string, q Query) string {
 			}
 		}
 		return true
+	}
+	// The text's terms up to a little past the window's furthest end
+	// (SnippetRunes runes of at most 4 bytes after the first match):
+	// the rest would not be shown.
+	longest := 1
+	for _, t := range q.Terms {
+		longest = max(longest, len(t.Words))
+	}
+	limit, checked, past := -1, 0, 0
+	for tok := range Tokens(text) {
+		toks = append(toks, tok)
+		if limit >= 0 {
+			if tok.Start > limit {
+				if past++; past >= longest {
+					break
+				}
+			}
+			continue
+		}
+		for ; limit < 0 && checked+longest <= len(toks); checked++ {
+			for _, t := range q.Terms {
+				if matchAt(t, checked) {
+					limit = toks[checked].Start + 4*SnippetRunes
+					break
+				}
+			}
+		}
 	}
 	// Marked spans, in bytes; overlapping or touching ones merge (the
 	// bigrams of a Korean or Chinese word).
@@ -247,28 +273,49 @@ func SnippetSource(src string, q Query) string {
 	// Lower case keeps byte offsets only when it keeps every character's
 	// length (Ⱥ grows, K shrinks, invalid bytes become U+FFFD): otherwise
 	// the analyzer finds the match, with offsets in the source itself.
-	if lower := strings.ToLower(head); len(lower) == len(head) && utf8.ValidString(head) {
-		for _, w := range q.Words() {
+	// The match is most often near the start: the head is lower-cased
+	// 4 KB first, then four times as much until a match is found whole.
+	words := q.Words()
+	longest := 0
+	for _, w := range words {
+		longest = max(longest, len(w))
+	}
+	for n := min(len(head), 4<<10); ; n = min(len(head), 4*n) {
+		for n < len(head) && !utf8.RuneStart(head[n]) {
+			n--
+		}
+		part := head[:n]
+		lower := strings.ToLower(part)
+		if len(lower) != len(part) || !utf8.ValidString(part) {
+			at = -1
+			break
+		}
+		for _, w := range words {
 			if i := strings.Index(lower, w); i >= 0 && (at < 0 || i < at) {
 				at = i
 			}
 		}
+		// A match found ends before the part does, so no word starting
+		// before it runs past the part.
+		if (at >= 0 && at+longest <= n) || n == len(head) {
+			break
+		}
+		at = -1
 	}
 	if at < 0 {
 		// A word that folds differently in the source (an accent, a full-
 		// width letter): find it as the index does.
-		Tokenize(head, func(t Token) {
-			if at >= 0 {
-				return
-			}
+	tokens:
+		for t := range Tokens(head) {
 			for _, tt := range q.Terms {
 				for _, w := range tt.Words {
 					if t.Term == w || (tt.Prefix && strings.HasPrefix(t.Term, w)) {
 						at = t.Start
+						break tokens
 					}
 				}
 			}
-		})
+		}
 	}
 	at = min(max(at, 0), len(src))
 	// Whole lines when a line break is near, else whole words.

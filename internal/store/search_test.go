@@ -96,3 +96,36 @@ func TestSnippetIgnoresMarksInText(t *testing.T) {
 		t.Fatalf("snippet = %q", got)
 	}
 }
+
+// The snippet of a long text is made from its start up to a little past
+// the window: what follows the window changes nothing.
+func TestSnippetLongText(t *testing.T) {
+	base := "Some intro words. " + strings.Repeat("alpha beta gamma ", 60)
+	for _, query := range []string{"gamma", `"beta gamma"`, "gam*", "intro alpha"} {
+		q := ParseQuery(query)
+		want := Snippet(base, q)
+		if !strings.Contains(want, wiki.MarkStart) {
+			t.Fatalf("%s: no match marked in %q", query, want)
+		}
+		if got := Snippet(base+strings.Repeat(" gamma delta", 5000), q); got != want {
+			t.Errorf("%s: a longer tail changed the snippet:\n got %q\nwant %q", query, got, want)
+		}
+	}
+}
+
+// A match far into the source, or across the part lower-cased first, is
+// found as one at the start is.
+func TestSnippetSourceFar(t *testing.T) {
+	for _, pad := range []int{10, 4090, 4093, 5000, 16383, 40000} {
+		src := strings.Repeat("x", pad) + " Needlework here\n" + strings.Repeat("y ", 100)
+		got := SnippetSource(src, ParseQuery("needlework"))
+		if !strings.Contains(got, "Needlework") {
+			t.Errorf("pad %d: the match is not in %q…", pad, got[:min(len(got), 80)])
+		}
+		// An earlier match, capitalised, crossing the first part's end.
+		src = strings.Repeat("z", pad) + " Needlework one " + strings.Repeat("w ", 3000) + "needlework two"
+		if got := SnippetSource(src, ParseQuery("needlework")); !strings.Contains(got, "one") {
+			t.Errorf("pad %d: not the first match: %q…", pad, got[:min(len(got), 80)])
+		}
+	}
+}

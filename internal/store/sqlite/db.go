@@ -51,7 +51,13 @@ type DB struct {
 	keptMu   sync.Mutex
 	kept     map[string]*sql.Stmt
 	prepares atomic.Int64 // statements prepared for one transaction only (tests)
+
+	bulkOnce sync.Once // ImportPages grew the writer's page cache
 }
+
+// bulkCacheKiB is the writer's page cache once the process imports in
+// bulk (ImportPages), where it is otherwise that of the dsn.
+const bulkCacheKiB = 64 << 10
 
 // Open opens (creating if needed) the database at path and applies any
 // pending schema migrations.
@@ -95,9 +101,13 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	return db, nil
 }
 
+// busyTimeoutMS is how long a statement waits for a lock the other
+// process or connection holds before it fails with SQLITE_BUSY.
+const busyTimeoutMS = 10000
+
 func dsn(path string, readOnly bool) string {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "temp_store(MEMORY)")

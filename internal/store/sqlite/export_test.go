@@ -74,3 +74,11 @@ func Kept(db *DB) []string {
 // TxPrepares counts the statements db prepared for one transaction only,
 // because no kept statement served them.
 func TxPrepares(db *DB) int64 { return db.prepares.Load() }
+
+// SetSearchRare sets how many pages a rare word is in at most, until the
+// test ends.
+func SetSearchRare(t interface{ Cleanup(func()) }, n int) {
+	old := searchRare
+	searchRare = n
+	t.Cleanup(func() { searchRare = old })
+}

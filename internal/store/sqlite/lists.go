@@ -200,9 +200,6 @@ const (
 	// SearchCandidates: the newest pages matching every term that a
 	// search ranks (and as many title matches).
 	SearchCandidates = 1000
-	// searchRare: a word in at most this many pages is rare enough to
-	// rank by (BM25 reads the whole list of each word it weighs).
-	searchRare = 2000
 	// searchWords: at most this many words of a query are counted.
 	searchWords = 12
 	// searchBudget bounds the index reads of one search: a phrase or
@@ -210,6 +207,11 @@ const (
 	// then is the answer.
 	searchBudget = 300 * time.Millisecond
 )
+
+// searchRare: a word in at most this many pages is rare enough to rank
+// by (BM25 reads the whole list of each word it weighs). A variable for
+// tests, which cannot make thousands of pages.
+var searchRare = 2000
 
 // Search finds live pages holding every term of query (store.ParseQuery):
 // pages whose title holds them first (an exact title before all, then by
@@ -281,9 +283,12 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	for _, t := range q.Terms {
 		allRare = allRare && len(t.Words) == 1 && !t.Prefix
 	}
-	// Body matches, newest first.
+	// Body matches, newest first. Without a rare word to weigh them by,
+	// that is their order in the answer, so the page asked for (after the
+	// title matches, which may be among them) is all that is read: a
+	// phrase of common words costs a page, not a thousand matches.
 	if err == nil && !allRare {
-		n := SearchCandidates
+		n := min(offset+lim+len(cands), SearchCandidates)
 		if len(rare) > 0 {
 			n = searchRare
 		}

@@ -1,14 +1,19 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -156,31 +161,62 @@ func replaceLinks(ctx context.Context, tx *wtx, pageID int64, ls wiki.LinkSet) e
 	if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
 		return err
 	}
-	type row struct {
-		Kind  string `json:"k"`
-		Title string `json:"t"`
+	var rows linkRows
+	rows.add(pageID, ls)
+	return rows.insert(ctx, tx)
+}
+
+// linkRows are link rows to insert, of one page or of a whole import
+// batch.
+type linkRows struct {
+	rows  []linkRow
+	pages map[int64]bool // pages with rows here
+}
+
+type linkRow struct {
+	From        int64
+	Kind, Title string
+}
+
+// add adds the page's rows, in place of any it had here already.
+func (rs *linkRows) add(pageID int64, ls wiki.LinkSet) {
+	if rs.pages[pageID] {
+		rs.rows = slices.DeleteFunc(rs.rows, func(r linkRow) bool { return r.From == pageID })
 	}
-	rows := make([]row, 0, len(ls.Links)+len(ls.Categories)+1)
+	if rs.pages == nil {
+		rs.pages = map[int64]bool{}
+	}
+	rs.pages[pageID] = true
 	for _, t := range ls.Links {
-		rows = append(rows, row{"link", string(t)})
+		rs.rows = append(rs.rows, linkRow{pageID, "link", string(t)})
 	}
 	for _, t := range ls.Categories {
-		rows = append(rows, row{"category", string(t)})
+		rs.rows = append(rs.rows, linkRow{pageID, "category", string(t)})
 	}
 	if ls.Redirect != "" {
-		rows = append(rows, row{"redirect", string(ls.Redirect)})
+		rs.rows = append(rs.rows, linkRow{pageID, "redirect", string(ls.Redirect)})
 	}
-	if len(rows) == 0 {
-		return nil
+}
+
+// insert writes the rows in the order of the target index: an import
+// batch's rows then touch each page of that index once, in order, where
+// rows in page order would touch it at random (the index is far larger
+// than the page cache). One statement per row: a statement writing many
+// rows keeps a journal of its own (its foreign key may abort it), which
+// costs more than the statements. OR IGNORE drops duplicates.
+func (rs *linkRows) insert(ctx context.Context, tx *wtx) error {
+	slices.SortFunc(rs.rows, func(a, b linkRow) int {
+		return cmp.Or(strings.Compare(a.Title, b.Title), strings.Compare(a.Kind, b.Kind), cmp.Compare(a.From, b.From))
+	})
+	for _, r := range rs.rows {
+		if r.Title == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO links (from_page, kind, target_title) VALUES (?, ?, ?)`, r.From, r.Kind, r.Title); err != nil {
+			return err
+		}
 	}
-	arg, err := json.Marshal(rows)
-	if err != nil {
-		return err
-	}
-	// One statement for the whole set; OR IGNORE drops duplicates.
-	_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO links (from_page, kind, target_title)
-		SELECT ?, value->>'k', value->>'t' FROM json_each(?) WHERE value->>'t' <> ''`, pageID, string(arg))
-	return err
+	return nil
 }
 
 func insertChange(ctx context.Context, tx *wtx, c wiki.Change) (int64, error) {
@@ -260,7 +296,7 @@ func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResu
 	terms, text := searchTerms(req), encodeText(req.Text)
 	err := db.write(ctx, func(tx *wtx) (err error) {
 		var entry searchEntry
-		if res, entry, err = savePageTx(ctx, tx, req, text, terms); err != nil || entry.pageID == 0 {
+		if res, entry, err = savePageTx(ctx, tx, req, text, terms, nil); err != nil || entry.pageID == 0 {
 			return err
 		}
 		return writeSearch(ctx, tx, []searchEntry{entry})
@@ -290,8 +326,19 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 	}
 	wg.Wait()
 	res := make([]wiki.SaveResult, len(reqs))
+	db.bulkOnce.Do(func() {
+		// An importing process keeps a larger page cache on its writer:
+		// a batch touches pages all over the indexes it adds to.
+		_, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, -bulkCacheKiB))
+		if err != nil {
+			slog.Warn("sqlite: could not grow the writer's page cache for an import", "err", err)
+		}
+	})
 	err := db.write(ctx, func(tx *wtx) error {
 		entries := make([]searchEntry, 0, len(reqs))
+		// The batch's link rows, written together in index order.
+		var links linkRows
+		linked := map[string]bool{}
 		for i, req := range reqs {
 			var latest int64
 			var deleted bool
@@ -307,11 +354,13 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			jobs := req.Jobs[:0:0]
 			for _, j := range req.Jobs {
 				if j.Kind == wiki.JobBacklinks {
-					var linked bool
-					if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM links WHERE target_title = ?)`, string(req.Title)).Scan(&linked); err != nil {
-						return err
+					is := linked[string(req.Title)]
+					if !is {
+						if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM links WHERE target_title = ?)`, string(req.Title)).Scan(&is); err != nil {
+							return err
+						}
 					}
-					if !linked {
+					if !is {
 						continue
 					}
 				}
@@ -319,19 +368,60 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			}
 			req.Jobs = jobs
 			var entry searchEntry
-			if res[i], entry, err = savePageTx(ctx, tx, req, texts[i], terms[i]); err != nil {
+			if res[i], entry, err = savePageTx(ctx, tx, req, texts[i], terms[i], &links); err != nil {
 				return fmt.Errorf("%q: %w", req.Title, err)
+			}
+			for _, t := range req.Links.Links {
+				linked[string(t)] = true
+			}
+			for _, t := range req.Links.Categories {
+				linked[string(t)] = true
+			}
+			if t := req.Links.Redirect; t != "" {
+				linked[string(t)] = true
 			}
 			if entry.pageID != 0 {
 				entries = append(entries, entry)
 			}
+		}
+		if err := links.insert(ctx, tx); err != nil {
+			return err
 		}
 		return writeSearch(ctx, tx, entries)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: import pages: %w", err)
 	}
+	db.restartWAL(ctx)
 	return res, nil
+}
+
+// restartWAL checkpoints the WAL and starts it over. The automatic
+// checkpoints copy each transaction's pages into the database but cannot
+// start the WAL over while a reader (a running server's) is in it: beside
+// a server, a bulk import's WAL grew by every batch (gigabytes at 100,000
+// pages), and every read and write with it. RESTART waits for the readers
+// of the moment, which are short, and holds off writers meanwhile: so
+// for 200 ms at most (a longer reader, such as a backup, leaves the WAL
+// to grow until the next batch).
+func (db *DB) restartWAL(ctx context.Context) {
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	var busy, frames, done int
+	_, err = conn.ExecContext(ctx, `PRAGMA busy_timeout = 200`)
+	if err == nil {
+		err = conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(RESTART)`).Scan(&busy, &frames, &done)
+	}
+	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA busy_timeout = %d`, busyTimeoutMS)); rerr != nil {
+		// The connection would keep the short timeout: drop it.
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	if err != nil {
+		slog.Warn("sqlite: restarting the WAL after an import batch", "err", err)
+	}
 }
 
 // searchTerms returns the terms of req's search entry.
@@ -345,8 +435,20 @@ func searchTerms(req wiki.SaveRequest) string {
 // savePageTx is SavePage's work inside tx but for the search entry, which
 // it returns for writeSearch (none for a null edit); text is req.Text as
 // stored (encodeText), terms the entry's text (store.IndexText of
-// req.SearchText), both made before the transaction.
-func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedText, terms string) (wiki.SaveResult, searchEntry, error) {
+// req.SearchText), both made before the transaction. With links not nil,
+// the page's old link rows are deleted and its new ones added to links,
+// for the caller to insert.
+func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedText, terms string, links *linkRows) (wiki.SaveResult, searchEntry, error) {
+	setLinks := func(pageID int64) error {
+		if links == nil {
+			return replaceLinks(ctx, tx, pageID, req.Links)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
+			return err
+		}
+		links.add(pageID, req.Links)
+		return nil
+	}
 	at := now(req.Time)
 	if err := allowedTx(ctx, tx, req.Title, req.Group, at, wiki.ProtectEdit); err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
@@ -371,7 +473,7 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 			return wiki.SaveResult{}, searchEntry{}, err
 		}
 		if sha == text.sha1 {
-			if err := replaceLinks(ctx, tx, cur.ID, req.Links); err != nil {
+			if err := setLinks(cur.ID); err != nil {
 				return wiki.SaveResult{}, searchEntry{}, err
 			}
 			if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
@@ -403,7 +505,7 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 		page.LatestID, string(page.Redirect), ms(at), page.Size, pageID); err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
 	}
-	if err := replaceLinks(ctx, tx, pageID, req.Links); err != nil {
+	if err := setLinks(pageID); err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
 	}
 	kind := wiki.ChangeEdit

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -60,6 +61,87 @@ func TestSQLite(t *testing.T) {
 		}
 		if got, err := db.FindPage(ctx, "Second"); err != nil || got.LatestID == 0 {
 			t.Fatalf("the second save: %+v, %v", got, err)
+		}
+	})
+
+	t.Run("a search of common words reads its page and pages alike", func(t *testing.T) {
+		sqlite.SetSearchRare(t, 3) // every word below is common
+		db := sqlite.MustOpen(t)
+		for i := range 30 {
+			title := fmt.Sprintf("Page %02d", i)
+			if i%10 == 0 {
+				title = fmt.Sprintf("Common ground %02d", i)
+			}
+			text := fmt.Sprintf("common ground number %d", i)
+			if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		titles := func(offset, limit int) []string {
+			t.Helper()
+			hits, err := db.Search(ctx, `"common ground"`, offset, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, h := range hits {
+				out = append(out, string(h.Title))
+			}
+			return out
+		}
+		all := titles(0, 40)
+		if len(all) != 30 || !strings.HasPrefix(all[0], "Common ground") || !strings.HasPrefix(all[2], "Common ground") || all[3] != "Page 29" || all[29] != "Page 01" {
+			t.Fatalf("all hits = %v, want the title matches, then the others newest first", all)
+		}
+		var paged []string
+		for off := 0; off < 30; off += 7 {
+			paged = append(paged, titles(off, 7)...)
+		}
+		if !slices.Equal(paged, all) {
+			t.Fatalf("pages of 7 = %v, want %v", paged, all)
+		}
+	})
+
+	t.Run("an import beside busy readers keeps the WAL small", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "w.db")
+		db, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		// A server's readers: another connection reading without pause.
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				db.FindPage(ctx, "Page 1")
+			}
+		}()
+		text := strings.Repeat("Words of an imported page, not all alike: ", 400)
+		var batch int64
+		for b := range 12 {
+			var reqs []wiki.SaveRequest
+			for i := range 50 {
+				body := fmt.Sprintf("%s %d %d", text, b, i)
+				reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("Page %d", b*50+i)), Text: body, SearchText: body, UserName: "U"})
+			}
+			if _, err := db.ImportPages(ctx, reqs); err != nil {
+				t.Fatal(err)
+			}
+			if b == 0 {
+				batch = walSize(t, path)
+			}
+		}
+		close(stop)
+		<-done
+		if size := walSize(t, path); size > 3*batch {
+			t.Fatalf("WAL after 12 batches = %d bytes, after the first %d: it grows with the import", size, batch)
 		}
 	})
 
@@ -270,4 +352,13 @@ func BenchmarkFindPageParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+func walSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -1697,5 +1698,32 @@ func testImportPages(t *testing.T, s wiki.Store) {
 	}
 	if got := strings.Join(kinds, ","); got != "backlinks:Linked" {
 		t.Fatalf("backlinks jobs = %s, want only the one of the title a page links to", got)
+	}
+
+	// One batch: a page linking to a title created later in the batch
+	// (its backlinks job is kept), and a page saved twice, whose links
+	// are those of its second text.
+	linking := req("Batch linker", "links to [[Batch target]] and [[Gone]]")
+	linking.Links = wiki.LinkSet{Links: []wiki.Title{"Batch target", "Gone"}}
+	again2 := req("Batch linker", "links to [[Batch target]] only")
+	again2.Links = wiki.LinkSet{Links: []wiki.Title{"Batch target"}}
+	must[[]wiki.SaveResult](t)(s.ImportPages(ctx, []wiki.SaveRequest{linking, req("Batch target", "here"), again2}))
+	var targets []string
+	for _, title := range []wiki.Title{"Batch target", "Gone"} {
+		for _, p := range must[[]wiki.Page](t)(s.Backlinks(ctx, title, wiki.ListQuery{Limit: 10})) {
+			targets = append(targets, string(title)+"<-"+string(p.Title))
+		}
+	}
+	if got := strings.Join(targets, ","); got != "Batch target<-Batch linker" {
+		t.Fatalf("links after a batch saving a page twice = %s, want only its second text's", got)
+	}
+	kinds = nil
+	for _, j := range must[[]wiki.Job](t)(s.ListJobs(ctx, wiki.JobQueued, 100)) {
+		if j.Kind == wiki.JobBacklinks {
+			kinds = append(kinds, j.Key)
+		}
+	}
+	if !slices.Contains(kinds, "backlinks:Batch target") {
+		t.Fatalf("backlinks jobs = %v, want the one of a title linked earlier in the same batch", kinds)
 	}
 }
