@@ -70,7 +70,7 @@ Usage:
         reads standard input) or every .md file under DIRECTORY (the title
         is the path without .md, "_" as a space). Each page becomes a new
         revision (or the page is created), indexed for search at once, in
-        batches of 250 per transaction. The jobs it queues (link colours,
+        batches of 1,000 per transaction. The jobs it queues (link colours,
         purges) run in the server. Pages a running server showed as
         missing may show so until its edge cache expires them.
   wikid check
@@ -185,6 +185,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.LogOutput = stderr
 
 	switch cmd {
 	case "serve":

@@ -91,8 +91,12 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		return nil, err
 	}
 	a := &App{Config: cfg, Store: db, Log: log, Edge: edge.New(edge.Config{MaxBytes: cfg.CacheMaxBytes})}
-	if cfg.AccessLog {
-		a.Access = metrics.NewAccessLog(log, 8192)
+	if cfg.AccessLog && log.Enabled(ctx, slog.LevelInfo) {
+		out := cfg.LogOutput
+		if out == nil {
+			out = os.Stderr
+		}
+		a.Access = metrics.NewAccessLog(out, 8192)
 	}
 	a.Metrics = metrics.New(a.Edge, a.Access) // before the engine: the CDN purger registers on it
 	a.Metrics.RegisterConns(func() metrics.ConnCounts {
@@ -223,7 +227,7 @@ func (a *App) Serve(ctx context.Context) error {
 	// other connection to a.srv (internal/front). It caps the client
 	// connections of both (max_conns; 0 derives the cap from the
 	// descriptor limit) and sets a.srv.ConnState to count net/http's.
-	fs := front.New(front.Options{Cache: a.Edge, HTTP: a.srv, Personal: a.Web.Personal, MaxConns: a.Config.MaxConns, OnHit: func(h front.Hit) {
+	fs := front.New(front.Options{Cache: a.Edge, HTTP: a.srv, Personal: a.Web.Personal, MaxConns: a.Config.MaxConns, NoFastPath: !a.Config.Front, OnHit: func(h front.Hit) {
 		if a.Metrics != nil {
 			a.Metrics.FastHit(h.Method, h.Target, h.RemoteAddr, h.Personal, h.Status, h.Bytes, h.Duration)
 		}

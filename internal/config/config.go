@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"net/url"
@@ -40,6 +41,7 @@ type Config struct {
 	NoEdgeCache       bool          `json:"no_edge_cache"`    // benchmark only: answer every request from the handlers
 	SecureCookies     string        `json:"secure_cookies"`   // auto (when the request came over TLS), always, never
 	AccessLog         bool          `json:"access_log"`       // log every request (buffered, off the request path)
+	Front             bool          `json:"front"`            // answer edge hits in the front server, before net/http (false: the handlers answer them; for measuring)
 	TrustProxy        bool          `json:"trust_proxy"`      // deprecated alias: loopback is a trusted proxy
 	TrustedProxies    []string      `json:"trusted_proxies"`  // proxies (addresses or CIDRs) whose forwarding headers are honoured
 	ClientIPHeader    string        `json:"client_ip_header"` // X-Forwarded-For (default) or Forwarded: which header trusted proxies set
@@ -47,6 +49,7 @@ type Config struct {
 	MaxConns          int           `json:"max_conns"`        // cap on open client connections (0: from the file-descriptor limit)
 	CDNPurge          []string      `json:"cdn_purge"`        // Varnish/CDN base URLs purged, through jobs, on every change
 	ShutdownGrace     time.Duration `json:"-"`                // how long in-flight requests get on SIGTERM
+	LogOutput         io.Writer     `json:"-"`                // where the access log writes (standard error when nil): the command's log output
 	ReadTimeout       time.Duration `json:"-"`
 	ReadHeaderTimeout time.Duration `json:"-"`
 	WriteTimeout      time.Duration `json:"-"`
@@ -100,6 +103,7 @@ func Default() Config {
 		SecureCookies:     "auto",
 		ClientIPHeader:    "X-Forwarded-For",
 		AccessLog:         true,
+		Front:             true,
 		RenderWait:        Duration(10 * time.Second),
 		RenderTimeout:     Duration(3 * time.Second), // render.DefaultTimeout
 		JobWorkers:        1,

@@ -71,14 +71,18 @@ func (c *conn) serve() {
 		}
 		s.untrack(c)
 	}()
-	c.buf = make([]byte, s.bufSize)
-	c.out = make([]byte, 0, 1024)
 	// A new connection must send its first request within the header
 	// timeout, as with net/http.
 	if s.headerTimeout > 0 {
 		c.readDL = time.Now().Add(s.headerTimeout)
 		c.rwc.SetReadDeadline(c.readDL)
 	}
+	if s.noFast {
+		handedOff = c.handoff(false)
+		return
+	}
+	c.buf = make([]byte, s.bufSize)
+	c.out = make([]byte, 0, 1024)
 	for {
 		n, res := c.next()
 		switch res {

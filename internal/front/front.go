@@ -94,6 +94,10 @@ type Options struct {
 	// (DefaultMaxConns). New installs HTTP.ConnState (calling any hook
 	// already set) to follow the connections net/http serves.
 	MaxConns int
+	// NoFastPath hands every connection to net/http at once, before its
+	// first byte: hits are then answered by the handlers (the front
+	// still caps connections). For measuring what the fast path gains.
+	NoFastPath bool
 }
 
 // Personal is a request with a session cookie, and the answer Options.Personal
@@ -160,6 +164,7 @@ type Server struct {
 	onHit    func(Hit)
 	personal func(*Personal) bool
 	bufSize  int
+	noFast   bool
 
 	headerTimeout, idleTimeout, writeTimeout time.Duration
 
@@ -188,7 +193,7 @@ func New(o Options) *Server {
 	}
 	s := &Server{
 		cache: o.Cache, http: o.HTTP, onHit: o.OnHit, personal: o.Personal, bufSize: o.BufferSize,
-		maxConns: o.MaxConns, closeSlots: make(chan struct{}, maxClosing),
+		maxConns: o.MaxConns, noFast: o.NoFastPath, closeSlots: make(chan struct{}, maxClosing),
 		conns: make(map[*conn]struct{}), handed: make(map[*replayConn]struct{}),
 	}
 	if prev := o.HTTP.ConnState; prev != nil {

@@ -304,6 +304,27 @@ func TestMissFallsThroughThenHitsOnANewConnection(t *testing.T) {
 	}
 }
 
+// With NoFastPath every connection goes to net/http, which answers hits
+// from the same cache with the same bytes; the front still counts it.
+func TestNoFastPath(t *testing.T) {
+	f := newFixture(t, nil, func(o *Options) { o.NoFastPath = true })
+	f.warm("/wiki/Cached")
+	rc := f.dial()
+	for range 3 {
+		rc.send(get("/wiki/Cached"))
+		res, body := rc.read("GET")
+		if res.StatusCode != 200 || res.Header.Get("X-Cache") != "HIT" || !strings.Contains(string(body), "/wiki/Cached") {
+			t.Fatalf("%s X-Cache %q", res.Status, res.Header.Get("X-Cache"))
+		}
+	}
+	if n := f.hitCount(1); n != 0 {
+		t.Fatalf("%d fast-path responses with NoFastPath", n)
+	}
+	if st := f.srv.ConnStats(); st.Open < 1 {
+		t.Fatalf("open connections = %d: the handed-off connection is not counted", st.Open)
+	}
+}
+
 func TestIneligibleRequestsGoToNetHTTP(t *testing.T) {
 	f := newFixture(t, nil)
 	f.warm("/wiki/Page")

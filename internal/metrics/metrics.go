@@ -3,12 +3,8 @@
 package metrics
 
 import (
-	"context"
-	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -182,52 +178,6 @@ type Entry struct {
 	Duration time.Duration
 	Cache    string
 	Remote   string
-}
-
-// AccessLog writes entries from a buffered channel in its own goroutine: a
-// slow disk fills the buffer, and then entries are dropped (and counted),
-// never waited for.
-type AccessLog struct {
-	ch      chan Entry
-	log     *slog.Logger
-	dropped atomic.Int64
-	done    chan struct{}
-}
-
-// NewAccessLog starts the writer; Close stops it after draining.
-func NewAccessLog(log *slog.Logger, buffer int) *AccessLog {
-	a := &AccessLog{ch: make(chan Entry, buffer), log: log, done: make(chan struct{})}
-	go a.run()
-	return a
-}
-
-// Log queues e without blocking.
-func (a *AccessLog) Log(e Entry) {
-	select {
-	case a.ch <- e:
-	default:
-		a.dropped.Add(1)
-	}
-}
-
-// Dropped is how many entries were dropped because the writer fell behind.
-func (a *AccessLog) Dropped() int64 { return a.dropped.Load() }
-
-func (a *AccessLog) run() {
-	defer close(a.done)
-	ctx := context.Background()
-	for e := range a.ch {
-		a.log.LogAttrs(ctx, slog.LevelInfo, "access",
-			slog.String("method", e.Method), slog.String("path", e.Path), slog.Int("status", e.Status),
-			slog.Int("bytes", e.Bytes), slog.String("dur", strconv.FormatFloat(e.Duration.Seconds()*1000, 'f', 3, 64)+"ms"),
-			slog.String("cache", e.Cache), slog.String("remote", e.Remote))
-	}
-}
-
-// Close drains the queue and stops the writer.
-func (a *AccessLog) Close() {
-	close(a.ch)
-	<-a.done
 }
 
 // ConnCounts are the client-connection figures the front server keeps.
