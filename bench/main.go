@@ -136,6 +136,9 @@ func run(ctx context.Context, o options) error {
 	if drainFlags.only { // drain.go
 		return drainOnly(ctx, e, o, r)
 	}
+	if hitsFlags.on { // hits.go
+		return hitsOnly(ctx, e, o)
+	}
 
 	step("wrk -t1 -c10 -d%s, %d alternating round(s), identity then gzip", wrkDuration(o.duration), o.rounds)
 	for _, gz := range []bool{false, true} {
@@ -249,6 +252,9 @@ func ensureTools() error {
 	return nil
 }
 
+// The bench's account, for the logged-in views.
+const benchUser, benchPassword = "Bench", "bench-password-long-enough"
+
 // setUp builds wikid, loads the corpus, starts the two wikids and nginx, and
 // checks that each serves what the measurement assumes.
 func setUp(ctx context.Context, e *env, root string, o options) error {
@@ -261,7 +267,7 @@ func setUp(ctx context.Context, e *env, root string, o options) error {
 		return err
 	}
 	data := filepath.Join(e.tmp, "data")
-	const user, password = "Bench", "bench-password-long-enough"
+	user, password := benchUser, benchPassword
 	if _, err := wikidCLI(e.bin, data, password+"\n", "user", "add", user); err != nil {
 		return err
 	}
@@ -272,6 +278,9 @@ func setUp(ctx context.Context, e *env, root string, o options) error {
 	token = strings.TrimSpace(token[strings.LastIndexAny(token, " \n\t")+1:])
 
 	e.corpus = buildCorpus(o.pages)
+	if hitsFlags.on { // hits.go: a page of more than 100 KB too
+		e.corpus.pages = append(e.corpus.pages, page{bigTitle, bigSource()})
+	}
 	step("loading %d pages through the REST API", len(e.corpus.pages))
 	seeder, base, err := startWikid("wikid-seed", e.bin, data, e.tmp, nil)
 	if err != nil {
@@ -289,6 +298,11 @@ func setUp(ctx context.Context, e *env, root string, o options) error {
 	// share one SQLite file during the measurement.
 	if err := copyData(data, filepath.Join(e.tmp, "data-nocache")); err != nil {
 		return err
+	}
+	if hitsFlags.on { // hits.go: the wikid with "front": false
+		if err := copyData(data, filepath.Join(e.tmp, "data-nofront")); err != nil {
+			return err
+		}
 	}
 	if e.wikid, base, err = startWikid("wikid", e.bin, data, e.tmp, nil); err != nil {
 		return err

@@ -39,6 +39,7 @@ var scaleFlags struct {
 	clients int
 	queries int
 	profile string
+	data    string
 	corpus  string
 }
 
@@ -50,6 +51,7 @@ func init() {
 	flag.IntVar(&scaleFlags.queries, "scale-queries", 200, "queries per class, endpoint and concurrency (-smoke: 10)")
 	flag.StringVar(&scaleFlags.corpus, "scale-corpus", "", "write the generated wiki (-scale-pages pages) to this file as JSON lines for wikid import, and stop")
 	flag.StringVar(&scaleFlags.profile, "scale-cpuprofile", "", "write a CPU profile of the bulk import (wikid import) to this file (for go tool pprof)")
+	flag.StringVar(&scaleFlags.data, "scale-data", "", "skip the import: measure search, lists, cold start and RSS on this data folder, which holds the -scale-pages wiki imported before (wikid import of a -scale-corpus file)")
 }
 
 // The targets printed beside the figures.
@@ -198,78 +200,17 @@ func scaleRun(ctx context.Context, o options) (string, error) {
 		return "", err
 	}
 	data := filepath.Join(tmp, "data")
-	const user, password = "ScaleAdmin", "scale-password-long-enough"
-	if _, err := wikidCLI(bin, data, password+"\n", "user", "add", user, "--admin"); err != nil {
-		return "", err
-	}
-	token, err := wikidCLI(bin, data, "", "token", "create", user)
-	if err != nil {
-		return "", err
-	}
-	token = strings.TrimSpace(token[strings.LastIndexAny(token, " \n\t")+1:])
-
-	// The import: default settings (the edge cache on, one job worker).
-	w, base, err := startWikid("wikid-scale", bin, data, tmp, nil)
-	if err != nil {
-		return "", err
-	}
-	// The bulk import: every page but the last few, through `wikid import`
-	// beside the running server (as an operator would); the rest through
-	// REST, clients at a time, for the per-edit rate.
-	rest := min(2000, max(1, pages/10))
-	bulk := &scaleCorpus{pages: corpus.pages[:pages-rest]}
-	tail := &scaleCorpus{pages: corpus.pages[pages-rest:]}
-	jsonl := filepath.Join(tmp, "corpus.jsonl")
-	if err := writeJSONLines(jsonl, bulk.pages); err != nil {
-		return "", err
-	}
-	step("scale: importing %d pages (%d MB of Markdown) with wikid import", len(bulk.pages), res.bytes>>20)
-	if scaleFlags.profile != "" {
-		// wikid profiles the whole command into WIKID_CPUPROFILE.
-		p, err := filepath.Abs(scaleFlags.profile)
-		if err != nil {
-			return "", err
-		}
-		os.Setenv("WIKID_CPUPROFILE", p)
-	}
-	t0 = time.Now()
-	out, err := wikidCLI(bin, data, "", "import", jsonl, "--summary", "scale import")
-	os.Unsetenv("WIKID_CPUPROFILE")
-	if err != nil {
-		return "", err
-	}
-	res.bulkTook, res.bulkPages = time.Since(t0), len(bulk.pages)
-	step("scale: %s", strings.TrimSpace(out))
-	titles, err := restSearch(ctx, scaleClient(), base, bulk.pages[len(bulk.pages)-1].title, 100)
-	if err != nil {
-		return "", err
-	}
-	res.bulkLag = time.Since(t0) - res.bulkTook
-	if !slices.Contains(titles, bulk.pages[len(bulk.pages)-1].title) {
-		res.bulkLag = -1
-		res.notes = append(res.notes, "the bulk import's last page was not found by search right after the import")
-	}
-	step("scale: creating the last %d pages through REST with %d clients", rest, clients)
-	if err := scaleImport(ctx, res, tail, base, token, clients); err != nil {
-		return "", err
-	}
-	imported := time.Now()
-	step("scale: REST: %d pages in %s (%.0f pages/s); waiting for the job queue", rest, res.importTook.Round(time.Millisecond), float64(rest)/res.importTook.Seconds())
-	if err := scaleLag(ctx, res, corpus, w, base, imported); err != nil {
-		return "", err
-	}
-
-	// Size: stopped, so the WAL is checkpointed into the database file.
-	w.stop()
-	w = nil
-	if err := scaleSize(res, data, tmp); err != nil {
+	if scaleFlags.data != "" {
+		data = scaleFlags.data
+		res.notes = append(res.notes, "the import was not measured: search and lists ran on "+data)
+	} else if err := scaleBuild(ctx, res, corpus, bin, data, tmp, clients); err != nil {
 		return "", err
 	}
 
 	// Cold start, and the measured wikid: no edge cache, so every search,
 	// list and history is answered by the handlers.
 	t0 = time.Now()
-	w, base, err = startWikid("wikid-scale-nocache", bin, data, tmp, map[string]any{"no_edge_cache": true})
+	w, base, err := startWikid("wikid-scale-nocache", bin, data, tmp, map[string]any{"no_edge_cache": true})
 	if err != nil {
 		return "", err
 	}
@@ -285,6 +226,86 @@ func scaleRun(ctx context.Context, o options) (string, error) {
 	res.took = time.Since(start)
 
 	return res.markdown(o.smoke, clients), nil
+}
+
+// scaleBuild makes the wiki in data: an admin, then the import, measured
+// into res, and the database's size once the server is stopped.
+func scaleBuild(ctx context.Context, res *scaleResult, corpus *scaleCorpus, bin, data, tmp string, clients int) error {
+	pages := len(corpus.pages)
+	const user, password = "ScaleAdmin", "scale-password-long-enough"
+	if _, err := wikidCLI(bin, data, password+"\n", "user", "add", user, "--admin"); err != nil {
+		return err
+	}
+	token, err := wikidCLI(bin, data, "", "token", "create", user)
+	if err != nil {
+		return err
+	}
+	token = strings.TrimSpace(token[strings.LastIndexAny(token, " \n\t")+1:])
+
+	// The import: default settings (the edge cache on, one job worker).
+	w, base, err := startWikid("wikid-scale", bin, data, tmp, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if w != nil {
+			w.stop()
+		}
+	}()
+	// The bulk import: every page but the last few, through `wikid import`
+	// beside the running server (as an operator would); the rest through
+	// REST, clients at a time, for the per-edit rate.
+	rest := min(2000, max(1, pages/10))
+	bulk := &scaleCorpus{pages: corpus.pages[:pages-rest]}
+	tail := &scaleCorpus{pages: corpus.pages[pages-rest:]}
+	jsonl := filepath.Join(tmp, "corpus.jsonl")
+	if err := writeJSONLines(jsonl, bulk.pages); err != nil {
+		return err
+	}
+	step("scale: importing %d pages (%d MB of Markdown) with wikid import", len(bulk.pages), res.bytes>>20)
+	if scaleFlags.profile != "" {
+		// wikid profiles the whole command into WIKID_CPUPROFILE.
+		p, err := filepath.Abs(scaleFlags.profile)
+		if err != nil {
+			return err
+		}
+		os.Setenv("WIKID_CPUPROFILE", p)
+	}
+	t0 := time.Now()
+	out, err := wikidCLI(bin, data, "", "import", jsonl, "--summary", "scale import")
+	os.Unsetenv("WIKID_CPUPROFILE")
+	if err != nil {
+		return err
+	}
+	res.bulkTook, res.bulkPages = time.Since(t0), len(bulk.pages)
+	step("scale: %s", strings.TrimSpace(out))
+	titles, err := restSearch(ctx, scaleClient(), base, bulk.pages[len(bulk.pages)-1].title, 100)
+	if err != nil {
+		return err
+	}
+	res.bulkLag = time.Since(t0) - res.bulkTook
+	if !slices.Contains(titles, bulk.pages[len(bulk.pages)-1].title) {
+		res.bulkLag = -1
+		res.notes = append(res.notes, "the bulk import's last page was not found by search right after the import")
+	}
+	step("scale: creating the last %d pages through REST with %d clients", rest, clients)
+	if err := scaleImport(ctx, res, tail, base, token, clients); err != nil {
+		return err
+	}
+	imported := time.Now()
+	step("scale: REST: %d pages in %s (%.0f pages/s); waiting for the job queue", rest, res.importTook.Round(time.Millisecond), float64(rest)/res.importTook.Seconds())
+	if err := scaleLag(ctx, res, corpus, w, base, imported); err != nil {
+		return err
+	}
+
+	// Size: stopped, so the WAL is checkpointed into the database file.
+	w.stop()
+	w = nil
+	if err := scaleSize(res, data, tmp); err != nil {
+		return err
+	}
+
+	return nil
 }
 
 // scaleImport creates every page through POST /w/rest.php/v1/page, clients
@@ -754,17 +775,9 @@ func (res *scaleResult) markdown(smoke bool, clients int) string {
 		scaleSeed, res.pages, res.lang["en"], res.lang["ko"], res.lang["zh"], fmtBytes(uint64(int64(res.bytes))), fmtBytes(uint64(res.bytes/max(1, res.pages))))
 
 	b.WriteString("| measure | figure | target | |\n|---|---|---|---|\n")
-	bulkRate := float64(res.bulkPages) / res.bulkTook.Seconds()
-	indexed := float64(res.bulkPages) / (res.bulkTook + max(0, res.bulkLag)).Seconds()
-	rate := float64(res.restPages) / res.importTook.Seconds()
-	fmt.Fprintf(&b, "| import, `wikid import` of JSON lines beside the running server (%d pages) | %.0f pages/s (%s) | | |\n", res.bulkPages, bulkRate, res.bulkTook.Round(time.Millisecond))
-	fmt.Fprintf(&b, "| search index lag after it: its last page found by REST search | %s | ≤ 10 s | %s |\n", fmtDur(res.bulkLag), passFail(res.bulkLag >= 0 && res.bulkLag <= 10*time.Second))
-	fmt.Fprintf(&b, "| import with search indexed (pages / (import + index lag)) | %.0f pages/s | ≥ %d pages/s | %s |\n", indexed, scaleImportRate, passFail(indexed >= scaleImportRate))
-	fmt.Fprintf(&b, "| import, REST POST page, %d clients (the last %d pages) | %.0f pages/s (%s) | | |\n", clients, res.restPages, rate, res.importTook.Round(time.Millisecond))
-	fmt.Fprintf(&b, "| search index lag after the REST import: last page found | %s | | |\n", fmtDur(res.lagSearch))
-	fmt.Fprintf(&b, "| job queue drained after the REST import (%d jobs done in all) | %s | | |\n", res.jobsDone, fmtDur(res.lag))
-	per := res.dbBytes / int64(max(1, res.pages))
-	fmt.Fprintf(&b, "| database bytes per page (%s) | %s | ≤ 12 KB | %s |\n", res.dbFiles, fmtBytes(uint64(per)), passFail(per <= scaleBytesPage))
+	if res.bulkPages > 0 {
+		res.importRows(&b, clients)
+	}
 	fmt.Fprintf(&b, "| cold start: process start to the first 200 on / (polled every 50 ms) | %s | | |\n", fmtDur(res.cold))
 	fmt.Fprintf(&b, "| RSS of wikid at the end (peak) | %s (%s) | ≤ 300 MB | %s |\n", fmtBytes(uint64(res.rss)), fmtBytes(uint64(res.rssHWM)), passFail(res.rss <= scaleRSS && res.rss > 0))
 
@@ -801,4 +814,19 @@ func (res *scaleResult) markdown(smoke bool, clients int) string {
 		}
 	}
 	return b.String()
+}
+
+// importRows writes the table rows of the import and the database size.
+func (res *scaleResult) importRows(b *strings.Builder, clients int) {
+	bulkRate := float64(res.bulkPages) / res.bulkTook.Seconds()
+	indexed := float64(res.bulkPages) / (res.bulkTook + max(0, res.bulkLag)).Seconds()
+	rate := float64(res.restPages) / res.importTook.Seconds()
+	fmt.Fprintf(b, "| import, `wikid import` of JSON lines beside the running server (%d pages) | %.0f pages/s (%s) | | |\n", res.bulkPages, bulkRate, res.bulkTook.Round(time.Millisecond))
+	fmt.Fprintf(b, "| search index lag after it: its last page found by REST search | %s | ≤ 10 s | %s |\n", fmtDur(res.bulkLag), passFail(res.bulkLag >= 0 && res.bulkLag <= 10*time.Second))
+	fmt.Fprintf(b, "| import with search indexed (pages / (import + index lag)) | %.0f pages/s | ≥ %d pages/s | %s |\n", indexed, scaleImportRate, passFail(indexed >= scaleImportRate))
+	fmt.Fprintf(b, "| import, REST POST page, %d clients (the last %d pages) | %.0f pages/s (%s) | | |\n", clients, res.restPages, rate, res.importTook.Round(time.Millisecond))
+	fmt.Fprintf(b, "| search index lag after the REST import: last page found | %s | | |\n", fmtDur(res.lagSearch))
+	fmt.Fprintf(b, "| job queue drained after the REST import (%d jobs done in all) | %s | | |\n", res.jobsDone, fmtDur(res.lag))
+	per := res.dbBytes / int64(max(1, res.pages))
+	fmt.Fprintf(b, "| database bytes per page (%s) | %s | ≤ 12 KB | %s |\n", res.dbFiles, fmtBytes(uint64(per)), passFail(per <= scaleBytesPage))
 }

@@ -29,7 +29,12 @@ var (
 // runWrk runs `wrk -t1 -c10 -d<dur> --latency` against url with the given
 // headers and optional Lua script.
 func runWrk(ctx context.Context, url string, headers []string, script string, dur time.Duration) (wrkResult, error) {
-	args := []string{"-t1", "-c10", "-d" + wrkDuration(dur), "--latency", "--timeout", "5s"}
+	return runWrkConns(ctx, 10, url, headers, script, dur)
+}
+
+// runWrkConns is runWrk with conns connections.
+func runWrkConns(ctx context.Context, conns int, url string, headers []string, script string, dur time.Duration) (wrkResult, error) {
+	args := []string{"-t1", "-c" + strconv.Itoa(conns), "-d" + wrkDuration(dur), "--latency", "--timeout", "5s"}
 	for _, h := range headers {
 		args = append(args, "-H", h)
 	}
