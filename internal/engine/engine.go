@@ -743,18 +743,27 @@ func (e *Engine) purgeExternal(ctx context.Context, titles ...wiki.Title) {
 	e.jobsQueued()
 }
 
-// Search runs a search (see wiki.Store.Search) and makes each hit's
-// snippet from its page's text as readers see it: the lines around the
-// first match, as text.
-func (e *Engine) Search(ctx context.Context, query string, offset, limit int) ([]wiki.SearchHit, error) {
-	hits, err := e.store.Search(ctx, query, offset, limit)
+// MaxSearchHits is the most hits one search returns.
+const MaxSearchHits = 100
+
+// Search runs a search (see wiki.Store.Search) for limit hits (1 to
+// MaxSearchHits)
+// and makes each hit's snippet from its page's text as readers see it:
+// the lines around the first match, as text. more reports that hits
+// follow the page.
+func (e *Engine) Search(ctx context.Context, query string, offset, limit int) (hits []wiki.SearchHit, more bool, err error) {
+	limit = min(max(limit, 1), MaxSearchHits)
+	hits, err = e.store.Search(ctx, query, offset, limit+1)
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	if len(hits) > limit {
+		hits, more = hits[:limit], true
 	}
 	q := store.ParseQuery(query)
 	for i := range hits {
 		hits[i].Snippet = store.Snippet(e.renderer.PlainText(store.SnippetSource(hits[i].Source, q)), q)
 		hits[i].Source = ""
 	}
-	return hits, nil
+	return hits, more, nil
 }

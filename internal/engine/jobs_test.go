@@ -72,7 +72,7 @@ func state(t *testing.T, db *sqlite.DB, e *engine.Engine) string {
 	for _, p := range bl {
 		fmt.Fprintf(&b, "backlink %s\n", p.Title)
 	}
-	hits, err := e.Search(ctx, "words", 0, 10)
+	hits, _, err := e.Search(ctx, "words", 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,5 +141,34 @@ func TestJobsAreIdempotent(t *testing.T) {
 	err := e.JobHandlers()[wiki.JobSearch](ctx, wiki.Job{ID: 1, Kind: wiki.JobSearch, Payload: []byte("{")})
 	if err == nil || !strings.Contains(err.Error(), "bad payload") {
 		t.Fatalf("malformed payload: %v", err)
+	}
+}
+
+// A search returns at most limit hits (1 to MaxSearchHits), each with a
+// snippet, and says whether more follow.
+func TestSearchPages(t *testing.T) {
+	db := sqlite.MustOpen(t)
+	e := engine.New(engine.Options{Store: db, Renderer: render.New()})
+	for _, title := range []wiki.Title{"One", "Two", "Three"} {
+		if _, err := e.Save(ctx, engine.Edit{Title: title, Text: "Common words here.", Editor: engine.Editor{UserName: "U"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		offset, limit, hits int
+		more                bool
+	}{{0, 2, 2, true}, {2, 2, 1, false}, {0, 3, 3, false}, {0, -4, 1, true}, {0, 1 << 62, 3, false}} {
+		hits, more, err := e.Search(ctx, "common", c.offset, c.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != c.hits || more != c.more {
+			t.Errorf("offset %d limit %d: %d hits, more %v; want %d, %v", c.offset, c.limit, len(hits), more, c.hits, c.more)
+		}
+		for _, h := range hits {
+			if !strings.Contains(h.Snippet, "ommon") || h.Source != "" {
+				t.Errorf("hit %s: snippet %q, source %d bytes", h.Title, h.Snippet, len(h.Source))
+			}
+		}
 	}
 }

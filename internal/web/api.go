@@ -496,7 +496,7 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 	if q == "" {
 		return wiki.Errorf(wiki.KindInvalid, "give a search query: ?q=words")
 	}
-	hits, err := s.eng.Search(r.Context(), q, 0, int(rq.Int("limit", 10)))
+	hits, _, err := s.eng.Search(r.Context(), q, 0, int(rq.Int("limit", 10)))
 	if err != nil {
 		return err
 	}

@@ -614,13 +614,12 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, _ string) error 
 		}
 		d.Offset = int(rq.Int("offset", 0))
 		const limit = 20
-		hits, err := s.eng.Search(ctx, q, d.Offset, limit+1)
+		hits, more, err := s.eng.Search(ctx, q, d.Offset, limit)
 		if err != nil {
 			return err
 		}
-		if len(hits) > limit {
+		if more {
 			d.Next = rq.Spec.Link("/wiki/Special:Search", "q", q, "offset", strconv.Itoa(d.Offset+limit))
-			hits = hits[:limit]
 		}
 		d.Hits = hits
 	}
