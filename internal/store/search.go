@@ -281,7 +281,9 @@ func SnippetSource(src string, q Query) string {
 		longest = max(longest, len(w))
 	}
 	for n := min(len(head), 4<<10); ; n = min(len(head), 4*n) {
-		for n < len(head) && !utf8.RuneStart(head[n]) {
+		// At a character's start, if one is near: invalid bytes make
+		// the part invalid, and the analyzer below finds the match.
+		for i := 1; i < utf8.UTFMax && n < len(head) && !utf8.RuneStart(head[n]); i++ {
 			n--
 		}
 		part := head[:n]

@@ -129,3 +129,14 @@ func TestSnippetSourceFar(t *testing.T) {
 		}
 	}
 }
+
+// Bytes that are not UTF-8 where the first part ends neither panic nor
+// stop the match being found.
+func TestSnippetSourceInvalidUTF8(t *testing.T) {
+	for _, pad := range []int{10, 4095, 5000, 20000} {
+		src := strings.Repeat("\x80", pad) + " word here"
+		if got := SnippetSource(src, ParseQuery("word")); !strings.Contains(got, "word") {
+			t.Errorf("pad %d: the match is not in %q…", pad, got[:min(len(got), 40)])
+		}
+	}
+}
