@@ -747,10 +747,9 @@ func (e *Engine) purgeExternal(ctx context.Context, titles ...wiki.Title) {
 const MaxSearchHits = 100
 
 // Search runs a search (see wiki.Store.Search) for limit hits (1 to
-// MaxSearchHits)
-// and makes each hit's snippet from its page's text as readers see it:
-// the lines around the first match, as text. more reports that hits
-// follow the page.
+// MaxSearchHits) and makes each hit's snippet from its page's text as
+// readers see it: the lines around the first match, as text. more reports
+// that hits follow the page.
 func (e *Engine) Search(ctx context.Context, query string, offset, limit int) (hits []wiki.SearchHit, more bool, err error) {
 	limit = min(max(limit, 1), MaxSearchHits)
 	hits, err = e.store.Search(ctx, query, offset, limit+1)

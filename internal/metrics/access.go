@@ -27,7 +27,6 @@ type AccessLog struct {
 
 	mu      sync.Mutex
 	pending []Entry
-	spare   []Entry
 	max     int
 	closed  bool
 
@@ -42,8 +41,8 @@ type AccessLog struct {
 func NewAccessLog(out io.Writer, buffer int) *AccessLog {
 	a := &AccessLog{
 		out: out, max: max(buffer, 1),
-		pending: make([]Entry, 0, 64), spare: make([]Entry, 0, 64),
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		pending: make([]Entry, 0, 64),
+		wake:    make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go a.run()
 	return a
@@ -75,6 +74,7 @@ func (a *AccessLog) run() {
 	defer close(a.done)
 	var buf bytes.Buffer
 	h := slog.NewTextHandler(&buf, nil)
+	spare := make([]Entry, 0, 64) // the other buffer, while Log fills pending
 	delay := time.NewTimer(0)
 	<-delay.C
 	for {
@@ -92,7 +92,7 @@ func (a *AccessLog) run() {
 		}
 		a.mu.Lock()
 		batch := a.pending
-		a.pending, a.spare = a.spare[:0], nil
+		a.pending = spare[:0]
 		a.mu.Unlock()
 		for _, e := range batch {
 			h.Handle(context.Background(), e.record())
@@ -102,9 +102,7 @@ func (a *AccessLog) run() {
 			buf.Reset()
 		}
 		clear(batch) // the entries' strings can go
-		a.mu.Lock()
-		a.spare = batch[:0]
-		a.mu.Unlock()
+		spare = batch
 		if stopping {
 			return
 		}
