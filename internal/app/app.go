@@ -227,7 +227,7 @@ func (a *App) Serve(ctx context.Context) error {
 	// other connection to a.srv (internal/front). It caps the client
 	// connections of both (max_conns; 0 derives the cap from the
 	// descriptor limit) and sets a.srv.ConnState to count net/http's.
-	fs := front.New(front.Options{Cache: a.Edge, HTTP: a.srv, Personal: a.Web.Personal, MaxConns: a.Config.MaxConns, NoFastPath: !a.Config.Front, OnHit: func(h front.Hit) {
+	fs := front.New(front.Options{Cache: a.Edge, HTTP: a.srv, Personal: a.Web.Personal, MaxConns: a.Config.MaxConns, NoFastPath: !a.Config.Front, Loops: a.Config.FrontLoops, OnHit: func(h front.Hit) {
 		if a.Metrics != nil {
 			a.Metrics.FastHit(h.Method, h.Target, h.RemoteAddr, h.Personal, h.Status, h.Bytes, h.Duration)
 		}

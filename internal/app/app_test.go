@@ -21,7 +21,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 func TestServeAndShutdown(t *testing.T) {
 	t.Parallel()
-	cfg := config.Default()
+	cfg := apptest.Config()
 	cfg.DataDir = t.TempDir()
 	cfg.Addr = "127.0.0.1:0"
 	a, err := app.Open(context.Background(), cfg, quiet())
@@ -67,7 +67,7 @@ func TestOpen(t *testing.T) {
 	t.Parallel()
 
 	t.Run("an invalid configuration is refused", func(t *testing.T) {
-		cfg := config.Default()
+		cfg := apptest.Config()
 		cfg.DataDir = t.TempDir()
 		cfg.ReadGroup = "everyone"
 		if _, err := app.Open(context.Background(), cfg, quiet()); err == nil || !strings.Contains(err.Error(), "read_group") {

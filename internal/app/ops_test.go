@@ -167,7 +167,7 @@ func TestOpsEndpointsRefuseCrossSite(t *testing.T) {
 // reaches it, no-store, and stops with the app.
 func TestOpsListener(t *testing.T) {
 	t.Parallel()
-	cfg := config.Default()
+	cfg := apptest.Config()
 	cfg.DataDir = t.TempDir()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.OpsAddr = "127.0.0.1:0"

@@ -42,6 +42,7 @@ type Config struct {
 	SecureCookies     string        `json:"secure_cookies"`   // auto (when the request came over TLS), always, never
 	AccessLog         bool          `json:"access_log"`       // log every request (buffered, off the request path)
 	Front             bool          `json:"front"`            // answer edge hits in the front server, before net/http (false: the handlers answer them; for measuring)
+	FrontLoops        int           `json:"front_loops"`      // event loops of the front server on Linux (0: one per two CPUs; -1: a goroutine per connection)
 	TrustProxy        bool          `json:"trust_proxy"`      // deprecated alias: loopback is a trusted proxy
 	TrustedProxies    []string      `json:"trusted_proxies"`  // proxies (addresses or CIDRs) whose forwarding headers are honoured
 	ClientIPHeader    string        `json:"client_ip_header"` // X-Forwarded-For (default) or Forwarded: which header trusted proxies set
@@ -178,6 +179,13 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 		}
 		c.MaxConns = n
 	}
+	if v := getenv("WIKID_FRONT_LOOPS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("config: WIKID_FRONT_LOOPS=%q: want a number of event loops (0: one per two CPUs, -1: none)", v)
+		}
+		c.FrontLoops = n
+	}
 	if v := getenv("WIKID_READ_GROUP"); v != "" {
 		c.ReadGroup = wiki.Group(v)
 	}
@@ -258,6 +266,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxConns < 0 {
 		return errors.New("config: max_conns may not be negative (0 derives it from the file-descriptor limit)")
+	}
+	if c.FrontLoops < -1 || c.FrontLoops > 64 {
+		return fmt.Errorf("config: front_loops %d: want 0 (one per two CPUs), 1 to 64 event loops, or -1 (a goroutine per connection)", c.FrontLoops)
 	}
 	for _, b := range c.CDNPurge {
 		u, err := url.Parse(b)

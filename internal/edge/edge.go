@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"net/http"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -25,6 +26,10 @@ type Config struct {
 	DefaultTTL time.Duration
 	// Now is the clock, for tests. Default time.Now.
 	Now func() time.Time
+	// ArenaMin is the smallest body a variant keeps in the arena for
+	// sendfile (see arena.go); DefaultArenaMin when 0, no arena when
+	// negative.
+	ArenaMin int64
 }
 
 // Cache is the edge cache. It is safe for concurrent use.
@@ -35,6 +40,11 @@ type Cache struct {
 	defaultTTL time.Duration
 	maxEntry   int64
 	now        func() time.Time
+
+	arenaMin  int64
+	arenaMu   sync.Mutex
+	arenaP    atomic.Pointer[arena] // nil until a large body is stored
+	arenaFail atomic.Bool           // no memory files here
 
 	// seq numbers purges; gens[i] is the seq of the last purge of any tag or
 	// key hashing to i, allGen that of the last PurgeAll. See the package doc.
@@ -69,6 +79,10 @@ func New(cfg Config) *Cache {
 		defaultTTL: cfg.DefaultTTL,
 		maxEntry:   cfg.MaxBytes / int64(n),
 		now:        cfg.Now,
+		arenaMin:   cfg.ArenaMin,
+	}
+	if c.arenaMin == 0 {
+		c.arenaMin = DefaultArenaMin
 	}
 	for i := range c.shards {
 		c.shards[i] = newShard(c.maxEntry)
@@ -77,6 +91,30 @@ func New(cfg Config) *Cache {
 }
 
 func (c *Cache) hash(key string) uint64 { return maphash.String(c.seed, key) }
+
+// arenaFor returns the arena for an entry whose largest body is n bytes:
+// nil when n is below the threshold or there is no arena. The memory file
+// is created with the first large body.
+func (c *Cache) arenaFor(n int) *arena {
+	if c.arenaMin < 0 || int64(n) < c.arenaMin {
+		return nil
+	}
+	if a := c.arenaP.Load(); a != nil || c.arenaFail.Load() {
+		return a
+	}
+	c.arenaMu.Lock()
+	defer c.arenaMu.Unlock()
+	if a := c.arenaP.Load(); a != nil || c.arenaFail.Load() {
+		return a
+	}
+	a, err := newArena(c.arenaMin)
+	if err != nil {
+		c.arenaFail.Store(true)
+		return nil
+	}
+	c.arenaP.Store(a)
+	return a
+}
 
 func (c *Cache) shardOf(h uint64) *shard { return c.shards[h>>32&c.mask] }
 
@@ -211,6 +249,7 @@ func (c *Cache) fill(w http.ResponseWriter, r *http.Request, key string, h uint6
 			ttl = c.defaultTTL
 		}
 		e = buildEntry(key, h, rec.status, rec.header, bytesClone(rec.buf.Bytes()), rec.dir.Tags, rec.dir.Note, now, now+int64(ttl))
+		e.arena = c.arenaFor(rec.buf.Len())
 		e.seq = f.seq
 	}
 	// Publish before answering our own client, which may be slow to read.
@@ -440,6 +479,7 @@ func (c *Cache) PurgeAll() {
 		s.purged.Add(uint64(len(s.m)))
 		for _, e := range s.m {
 			e.linked = false
+			e.release()
 		}
 		clear(s.m)
 		clear(s.tags)
@@ -600,6 +640,7 @@ func (c *Cache) Refresh(w http.ResponseWriter, r *http.Request, key string, seq 
 		ttl = c.defaultTTL
 	}
 	e := buildEntry(key, h, rec.status, rec.header, bytesClone(rec.buf.Bytes()), rec.dir.Tags, rec.dir.Note, now, now+int64(ttl))
+	e.arena = c.arenaFor(rec.buf.Len())
 	e.seq = f.seq
 	s.mu.Lock()
 	if !c.stale(f.seq, key, e.tags) && e.size <= s.budget {
@@ -621,6 +662,9 @@ type Stats struct {
 	Refreshed uint64 // entries replaced by Refresh
 	Entries   int64
 	Bytes     int64
+	// ArenaBytes is what the arena's memory file holds (page-rounded
+	// bodies kept for sendfile), on top of Bytes.
+	ArenaBytes int64
 }
 
 // Stats sums the shards' counters without locking them.
@@ -636,6 +680,9 @@ func (c *Cache) Stats() Stats {
 		st.Refreshed += s.refreshed.Load()
 		st.Entries += s.nEntries.Load()
 		st.Bytes += s.nBytes.Load()
+	}
+	if a := c.arenaP.Load(); a != nil {
+		st.ArenaBytes = a.bytes.Load()
 	}
 	return st
 }

@@ -45,6 +45,9 @@ type Variant struct {
 
 	etag string // VariantETag of the handler's ETag
 	e    *entry
+
+	blob   atomic.Pointer[Blob] // the body in the arena, once copied there
+	noBlob atomic.Bool          // copying failed: do not try again
 }
 
 // ETag returns the variant's entity tag, or "".
@@ -87,6 +90,9 @@ type entry struct {
 	seq        uint64 // the purge sequence when its render started
 
 	freq atomic.Int32 // S3-FIFO access count, saturating at maxFreq
+
+	arena *arena      // where large bodies go for sendfile; nil for none
+	gone  atomic.Bool // left the cache: its arena copies are released
 
 	// Guarded by the shard lock.
 	prev, next *entry

@@ -145,6 +145,7 @@ func (s *shard) remove(e *entry) {
 // tag index.
 func (s *shard) drop(e *entry) {
 	e.linked = false
+	e.release()
 	s.bytes -= e.size
 	if s.m[e.key] == e {
 		delete(s.m, e.key)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/wikid/wikid/internal/edge"
 )
 
 // Connection states, for Shutdown and the connection cap (limit.go). A
@@ -51,6 +53,9 @@ type conn struct {
 
 	readDL, writeDL time.Time // current deadlines, zero if unset
 	served          int       // responses written
+
+	variant *edge.Variant // the variant prepareHit found
+	lp      loopState     // the event loop's part (loop_linux.go)
 }
 
 // headResult tells serve what next found.
@@ -247,39 +252,12 @@ var (
 // connection is to be closed after this response.
 func (c *conn) serveHit(req *request) (ok, closeAfter bool) {
 	s := c.s
-	method := http.MethodGet
-	if req.head {
-		method = http.MethodHead
-	}
-	key := bytesString(req.target) // valid until the next read; not kept
-	v, ok := s.cache.Lookup(key, req.accepted)
+	now := time.Now()
+	status, body, closeAfter, ok := c.prepareHit(req, now)
 	if !ok {
 		return false, false
 	}
-	now := time.Now()
-
-	closeAfter = req.closeAfter() || s.shutting.Load()
-
-	status := v.Status
-	wire := v.Wire
-	notModified := (len(req.ifNoneMatch) > 0 || len(req.ifModSince) > 0) &&
-		v.IsNotModified(bytesString(req.ifNoneMatch), bytesString(req.ifModSince))
-	if notModified {
-		status = http.StatusNotModified
-		wire = v.WireNotModified
-	}
-	out := c.out[:0]
-	out = appendStatusLine(out, req.http10, status)
-	out = append(out, s.dateFor(now)...)
-	out = append(out, hitHeaders...)
-	out = append(out, wire...)
-	out = endHead(out, req, closeAfter)
-	c.out = out
-
-	var body []byte
-	if !req.head && !notModified {
-		body = v.Body
-	}
+	out := c.out
 	c.extendWrite(now)
 	var err error
 	if len(body) == 0 {
@@ -294,10 +272,52 @@ func (c *conn) serveHit(req *request) (ok, closeAfter bool) {
 		return true, true
 	}
 	if s.onHit != nil {
-		s.onHit(Hit{Method: method, Target: string(req.target), Status: status, Bytes: len(body),
+		s.onHit(Hit{Method: req.method(), Target: string(req.target), Status: status, Bytes: len(body),
 			Duration: time.Since(now), Proto: req.proto(), conn: c.rwc})
 	}
 	return true, closeAfter
+}
+
+// prepareHit looks req up in the edge. On a hit it builds the response
+// head in c.out and returns the status, the body to write after the head
+// (nil for HEAD and 304) and whether the connection closes after it; ok is
+// false on a miss. c.variant is the variant found.
+func (c *conn) prepareHit(req *request, now time.Time) (status int, body []byte, closeAfter, ok bool) {
+	s := c.s
+	key := bytesString(req.target) // valid until the next read; not kept
+	v, ok := s.cache.Lookup(key, req.accepted)
+	if !ok {
+		return 0, nil, false, false
+	}
+	closeAfter = req.closeAfter() || s.shutting.Load()
+
+	status = v.Status
+	wire := v.Wire
+	notModified := (len(req.ifNoneMatch) > 0 || len(req.ifModSince) > 0) &&
+		v.IsNotModified(bytesString(req.ifNoneMatch), bytesString(req.ifModSince))
+	if notModified {
+		status = http.StatusNotModified
+		wire = v.WireNotModified
+	}
+	out := c.out[:0]
+	out = appendStatusLine(out, req.http10, status)
+	out = append(out, s.dateFor(now)...)
+	out = append(out, hitHeaders...)
+	out = append(out, wire...)
+	out = endHead(out, req, closeAfter)
+	c.out = out
+	c.variant = v
+	if !req.head && !notModified {
+		body = v.Body
+	}
+	return status, body, closeAfter, true
+}
+
+func (r *request) method() string {
+	if r.head {
+		return http.MethodHead
+	}
+	return http.MethodGet
 }
 
 // closeAfter reports whether the connection closes after this response,
@@ -341,27 +361,12 @@ func (c *conn) extendWrite(now time.Time) {
 // Personal hook; ok is false when there is none or it declines.
 func (c *conn) servePersonal(req *request) (ok, closeAfter bool) {
 	s := c.s
-	if s.personal == nil || s.shutting.Load() {
+	now := time.Now()
+	closeAfter, ok = c.preparePersonal(req, now, false, nil)
+	if !ok {
 		return false, false
 	}
 	p := &c.pers
-	*p = Personal{Target: bytesString(req.target), Cookie: bytesString(req.cookie),
-		IfNoneMatch: bytesString(req.ifNoneMatch), IfModifiedSince: bytesString(req.ifModSince), Accepted: req.accepted,
-		Header: p.Header[:0]}
-	if req.head {
-		// HEAD is rare for logged-in readers: net/http answers it.
-		return false, false
-	}
-	if !s.personal(p) || len(p.Body) > len(c.piov)-1 {
-		return false, false
-	}
-	now := time.Now()
-	closeAfter = req.closeAfter()
-	out := c.out[:0]
-	out = appendStatusLine(out, req.http10, p.Status)
-	out = append(out, s.dateFor(now)...)
-	out = append(out, p.Header...)
-	c.out = endHead(out, req, closeAfter)
 	c.extendWrite(now)
 	c.piov[0] = c.out
 	n := 1 + copy(c.piov[1:], p.Body)
@@ -381,6 +386,32 @@ func (c *conn) servePersonal(req *request) (ok, closeAfter bool) {
 			Duration: time.Since(now), Proto: req.proto(), Personal: true, conn: c.rwc})
 	}
 	return true, closeAfter
+}
+
+// preparePersonal asks the Personal hook for an answer to req. On ok, the
+// response head is in c.out and the body pieces in c.pers.Body. noWait
+// asks the hook to answer from memory only, later lets it ask to be asked
+// again (see Personal.Later).
+func (c *conn) preparePersonal(req *request, now time.Time, noWait bool, later func()) (closeAfter, ok bool) {
+	s := c.s
+	if s.personal == nil || s.shutting.Load() || req.head {
+		// HEAD is rare for logged-in readers: net/http answers it.
+		return false, false
+	}
+	p := &c.pers
+	*p = Personal{Target: bytesString(req.target), Cookie: bytesString(req.cookie),
+		IfNoneMatch: bytesString(req.ifNoneMatch), IfModifiedSince: bytesString(req.ifModSince), Accepted: req.accepted,
+		NoWait: noWait, Later: later, Header: p.Header[:0], Body: p.Body[:0]}
+	if !s.personal(p) || len(p.Body) > len(c.piov)-1 {
+		return false, false
+	}
+	closeAfter = req.closeAfter()
+	out := c.out[:0]
+	out = appendStatusLine(out, req.http10, p.Status)
+	out = append(out, s.dateFor(now)...)
+	out = append(out, p.Header...)
+	c.out = endHead(out, req, closeAfter)
+	return closeAfter, true
 }
 
 // statusLines caches the status lines of the statuses the edge stores.

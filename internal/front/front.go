@@ -98,6 +98,15 @@ type Options struct {
 	// first byte: hits are then answered by the handlers (the front
 	// still caps connections). For measuring what the fast path gains.
 	NoFastPath bool
+	// Loops is the number of event loops that serve fast-path
+	// connections (Linux; see loop_linux.go). 0 picks one per two
+	// processors; a negative number gives each connection a goroutine
+	// instead, as on other systems.
+	Loops int
+
+	// sndBuf, if set, is the send buffer of accepted sockets: tests
+	// shrink it to hold a response in the server's send path.
+	sndBuf int
 }
 
 // Personal is a request with a session cookie, and the answer Options.Personal
@@ -110,6 +119,17 @@ type Personal struct {
 	IfNoneMatch     string
 	IfModifiedSince string
 	Accepted        edge.Accepted
+	// NoWait asks the hook to answer from memory only: it runs on an
+	// event loop that serves other connections meanwhile, so it must
+	// decline (and net/http will answer) rather than wait for a store.
+	NoWait bool
+	// Later is set with NoWait when the front can ask again: a hook that
+	// needs the store may start the lookup in the background, set Pending
+	// and return false, and call Later (from any goroutine) once the
+	// lookup is done; the front then asks again with Later unset, and the
+	// hook must answer or decline.
+	Later   func()
+	Pending bool
 
 	// Status is 200 or 304. Header holds the response's header lines, each
 	// ending in CRLF, without the status line, Date and Connection; append
@@ -165,6 +185,11 @@ type Server struct {
 	personal func(*Personal) bool
 	bufSize  int
 	noFast   bool
+	nLoops   int
+	sndBuf   int
+
+	loops      *loops      // nil: a goroutine per connection
+	acceptDone atomic.Bool // Serve's accept loop has ended: loops may finish
 
 	headerTimeout, idleTimeout, writeTimeout time.Duration
 
@@ -191,9 +216,12 @@ func New(o Options) *Server {
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns()
 	}
+	if o.Loops == 0 {
+		o.Loops = defaultLoops()
+	}
 	s := &Server{
 		cache: o.Cache, http: o.HTTP, onHit: o.OnHit, personal: o.Personal, bufSize: o.BufferSize,
-		maxConns: o.MaxConns, noFast: o.NoFastPath, closeSlots: make(chan struct{}, maxClosing),
+		maxConns: o.MaxConns, noFast: o.NoFastPath, nLoops: o.Loops, sndBuf: o.sndBuf, closeSlots: make(chan struct{}, maxClosing),
 		conns: make(map[*conn]struct{}), handed: make(map[*replayConn]struct{}),
 	}
 	if prev := o.HTTP.ConnState; prev != nil {
@@ -228,7 +256,16 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.handoff = newHandoffListener(ln.Addr())
+	if !s.noFast && s.nLoops > 0 {
+		s.loops = s.startLoops(s.nLoops)
+	}
 	s.mu.Unlock()
+	defer func() {
+		s.acceptDone.Store(true)
+		if s.loops != nil {
+			s.loops.wakeAll()
+		}
+	}()
 
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- s.http.Serve(s.handoff) }()
@@ -251,12 +288,36 @@ func (s *Server) Serve(ln net.Listener) error {
 			continue
 		}
 		delay = 0
+		if tc, ok := rwc.(*net.TCPConn); ok && s.sndBuf > 0 {
+			tc.SetWriteBuffer(s.sndBuf)
+		}
+		if s.loops != nil {
+			if c, ok := s.loops.accept(s, rwc); ok {
+				if !s.admit(c, time.Now()) {
+					s.loops.drop(c)
+					continue
+				}
+				s.loops.add(c)
+				continue
+			}
+		}
 		c := &conn{s: s, rwc: rwc}
 		if !s.admit(c, time.Now()) {
 			rwc.Close()
 			continue
 		}
 		go c.serve()
+	}
+}
+
+// wakeLoops wakes the event loops, so that they see the server shutting
+// down without waiting for their tick.
+func (s *Server) wakeLoops() {
+	s.mu.Lock()
+	ls := s.loops
+	s.mu.Unlock()
+	if ls != nil {
+		ls.wakeAll()
 	}
 }
 
@@ -283,6 +344,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if ln != nil {
 		ln.Close()
 	}
+	s.wakeLoops()
 	t := time.NewTicker(shutdownPoll)
 	defer t.Stop()
 	for !s.closeIdle() {
@@ -308,6 +370,7 @@ func (s *Server) Close() error {
 		ln.Close()
 	}
 	s.closeAll()
+	s.wakeLoops()
 	return s.http.Close()
 }
 

@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -34,6 +37,28 @@ type fixture struct {
 }
 
 var pageBody = strings.Repeat("<p>Hello, wiki. This is a cached page body.</p>\n", 200)
+
+// largeBody is a page above the arena's threshold in every encoding (its
+// words are random, so that even its gzip and brotli copies stay large):
+// the event loops send it with sendfile.
+var largeBody = func() string {
+	words := strings.Fields("the wiki page railway narrow gauge station line engine track signal bridge valley river town mill coal freight passenger timetable")
+	rng := rand.New(rand.NewPCG(1, 2))
+	var b strings.Builder
+	for b.Len() < 300<<10 {
+		b.WriteString(words[rng.IntN(len(words))])
+		if rng.IntN(12) == 0 {
+			fmt.Fprintf(&b, " %d.\n", rng.IntN(1<<30))
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}()
+
+// goroutines runs the suite on the goroutine-per-connection path (on Linux
+// the default is the event loops); .ci/run runs it both ways.
+var goroutines = flag.Bool("front.goroutines", false, "serve fast-path connections with a goroutine each instead of event loops")
 
 func newFixture(t *testing.T, mod func(*http.Server), opts ...func(*Options)) *fixture {
 	t.Helper()
@@ -65,7 +90,11 @@ func newFixture(t *testing.T, mod func(*http.Server), opts ...func(*Options)) *f
 		if r.URL.Path == "/wiki/Missing" {
 			w.WriteHeader(http.StatusNotFound)
 		}
-		io.WriteString(w, pageBody)
+		if strings.HasPrefix(r.URL.Path, "/wiki/Large") {
+			io.WriteString(w, largeBody)
+		} else {
+			io.WriteString(w, pageBody)
+		}
 		io.WriteString(w, r.URL.Path)
 	})
 	bypass := func(r *http.Request) bool {
@@ -93,6 +122,9 @@ func newFixture(t *testing.T, mod func(*http.Server), opts ...func(*Options)) *f
 			t.Errorf("incomplete Hit %+v", h)
 		}
 	}}
+	if *goroutines {
+		o.Loops = -1
+	}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -222,53 +254,91 @@ func headersEquivalent(t *testing.T, got, want http.Header) {
 func TestHitMatchesNetHTTP(t *testing.T) {
 	f := newFixture(t, nil)
 	f.warm("/wiki/Page")
-	for _, method := range []string{"GET", "HEAD"} {
-		for _, ae := range []string{"", "gzip", "br", "gzip, deflate, br", "identity", "gzip;q=0, br;q=0"} {
-			t.Run(method+" "+ae, func(t *testing.T) {
-				var hdr []string
-				if ae != "" {
-					hdr = []string{"Accept-Encoding", ae}
+	f.warm("/wiki/Large")
+	for _, page := range []string{"/wiki/Page", "/wiki/Large"} {
+		for _, method := range []string{"GET", "HEAD"} {
+			for _, ae := range []string{"", "gzip", "br", "gzip, deflate, br", "identity", "gzip;q=0, br;q=0"} {
+				for _, cond := range []string{"", "If-None-Match"} {
+					t.Run(page+" "+method+" "+ae+" "+cond, func(t *testing.T) {
+						var hdr []string
+						if ae != "" {
+							hdr = []string{"Accept-Encoding", ae}
+						}
+						etag := ""
+						if cond != "" {
+							etag = f.etagFor(page, ae)
+							hdr = append(hdr, cond, etag)
+						}
+						req := strings.Replace(get(page, hdr...), "GET", method, 1)
+						before := f.hits.Load()
+						rc := f.dial()
+						rc.send(req)
+						got, gotBody := rc.read(method)
+						if f.hitCount(before+1) != before+1 {
+							t.Fatal("not answered by the fast path")
+						}
+						// The same request through plain net/http + edge.
+						rr, _ := http.NewRequest(method, f.ref.URL+page, nil)
+						if ae != "" {
+							rr.Header.Set("Accept-Encoding", ae)
+						}
+						if cond != "" {
+							rr.Header.Set(cond, etag)
+						}
+						tr := &http.Transport{DisableCompression: true}
+						defer tr.CloseIdleConnections()
+						want, err := tr.RoundTrip(rr)
+						if err != nil {
+							t.Fatal(err)
+						}
+						wantBody, _ := io.ReadAll(want.Body)
+						want.Body.Close()
+						if got.StatusCode != want.StatusCode || got.Proto != want.Proto {
+							t.Errorf("status %s %d, net/http %s %d", got.Proto, got.StatusCode, want.Proto, want.StatusCode)
+						}
+						if !bytes.Equal(gotBody, wantBody) {
+							t.Errorf("body differs: %d bytes, net/http %d", len(gotBody), len(wantBody))
+						}
+						headersEquivalent(t, got.Header, want.Header)
+						if got.Header.Get("X-Cache") != "HIT" || got.Header.Get("Server-Timing") != "cache;desc=hit" {
+							t.Errorf("X-Cache %q, Server-Timing %q", got.Header.Get("X-Cache"), got.Header.Get("Server-Timing"))
+						}
+						if method == "GET" && cond == "" && got.ContentLength != int64(len(gotBody)) {
+							t.Errorf("Content-Length %d, body %d", got.ContentLength, len(gotBody))
+						}
+						if cond != "" && got.StatusCode != http.StatusNotModified {
+							t.Errorf("status %d with a matching %s", got.StatusCode, cond)
+						}
+						if _, err := http.ParseTime(got.Header.Get("Date")); err != nil {
+							t.Errorf("Date %q: %v", got.Header.Get("Date"), err)
+						}
+					})
 				}
-				req := strings.Replace(get("/wiki/Page", hdr...), "GET", method, 1)
-				before := f.hits.Load()
-				rc := f.dial()
-				rc.send(req)
-				got, gotBody := rc.read(method)
-				if f.hitCount(before+1) != before+1 {
-					t.Fatal("not answered by the fast path")
-				}
-				// The same request through plain net/http + edge.
-				rr, _ := http.NewRequest(method, f.ref.URL+"/wiki/Page", nil)
-				if ae != "" {
-					rr.Header.Set("Accept-Encoding", ae)
-				}
-				tr := &http.Transport{DisableCompression: true}
-				defer tr.CloseIdleConnections()
-				want, err := tr.RoundTrip(rr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				wantBody, _ := io.ReadAll(want.Body)
-				want.Body.Close()
-				if got.StatusCode != want.StatusCode || got.Proto != want.Proto {
-					t.Errorf("status %s %d, net/http %s %d", got.Proto, got.StatusCode, want.Proto, want.StatusCode)
-				}
-				if !bytes.Equal(gotBody, wantBody) {
-					t.Errorf("body differs: %d bytes, net/http %d", len(gotBody), len(wantBody))
-				}
-				headersEquivalent(t, got.Header, want.Header)
-				if got.Header.Get("X-Cache") != "HIT" || got.Header.Get("Server-Timing") != "cache;desc=hit" {
-					t.Errorf("X-Cache %q, Server-Timing %q", got.Header.Get("X-Cache"), got.Header.Get("Server-Timing"))
-				}
-				if method == "GET" && got.ContentLength != int64(len(gotBody)) {
-					t.Errorf("Content-Length %d, body %d", got.ContentLength, len(gotBody))
-				}
-				if _, err := http.ParseTime(got.Header.Get("Date")); err != nil {
-					t.Errorf("Date %q: %v", got.Header.Get("Date"), err)
-				}
-			})
+			}
 		}
 	}
+	if st := f.cache.Stats(); !*goroutines && runtime.GOOS == "linux" && st.ArenaBytes < int64(len(largeBody)) {
+		t.Errorf("arena holds %d bytes: the large page was not sent from it", st.ArenaBytes)
+	}
+}
+
+// etagFor returns the ETag of page's variant for Accept-Encoding ae.
+func (f *fixture) etagFor(page, ae string) string {
+	f.t.Helper()
+	rc := f.dial()
+	defer rc.c.Close()
+	var hdr []string
+	if ae != "" {
+		hdr = []string{"Accept-Encoding", ae}
+	}
+	before := f.hits.Load()
+	rc.send(strings.Replace(get(page, hdr...), "GET", "HEAD", 1))
+	resp, _ := rc.read("HEAD")
+	f.hitCount(before + 1) // OnHit runs after the response is written
+	if resp.Header.Get("Etag") == "" {
+		f.t.Fatalf("%s has no ETag", page)
+	}
+	return resp.Header.Get("Etag")
 }
 
 func TestCached404IsServedAsIs(t *testing.T) {

@@ -276,8 +276,33 @@ func (s *Server) Personal(p *front.Personal) bool {
 		return false
 	}
 	// A session not seen lately costs one indexed lookup, once per
-	// sessionCacheTTL, so that the connection stays on the fast path.
-	viewer, ok := s.sessionViewer(context.Background(), auth.HashToken(token), false)
+	// sessionCacheTTL, so that the connection stays on the fast path; an
+	// event loop (NoWait) must not wait for it, so it leaves such a
+	// request to net/http, which looks the session up and remembers it.
+	var viewer Viewer
+	var ok bool
+	if p.NoWait {
+		var stale bool
+		id := auth.HashToken(token)
+		if viewer, stale, ok = s.sessions.getStale(id); stale {
+			s.refreshSession(id)
+		}
+		if !ok && p.Later != nil {
+			// Not seen lately: read it in the background and be asked
+			// again, rather than leave the connection to net/http.
+			p.Pending = true
+			later := p.Later
+			go func() {
+				defer later()
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				s.sessionViewer(ctx, id, false)
+			}()
+			return false
+		}
+	} else {
+		viewer, ok = s.sessionViewer(context.Background(), auth.HashToken(token), false)
+	}
 	if !ok {
 		return false
 	}
@@ -321,6 +346,24 @@ func (s *Server) Personal(p *front.Personal) bool {
 	}
 	p.Header = h
 	return true
+}
+
+// refreshSession reads session id from the store again in the background,
+// once at a time per session, so that an event loop answering from a
+// stale entry never waits for it. A session gone from the store leaves
+// the cache.
+func (s *Server) refreshSession(id string) {
+	if _, busy := s.sessions.refreshing.LoadOrStore(id, struct{}{}); busy {
+		return
+	}
+	go func() {
+		defer s.sessions.refreshing.Delete(id)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, ok := s.sessionViewer(ctx, id, true); !ok {
+			s.sessions.delete(id)
+		}
+	}()
 }
 
 // sessionFromHeader finds the session token in a Cookie header as

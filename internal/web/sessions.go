@@ -27,6 +27,8 @@ type sessionCache struct {
 	now    func() time.Time
 	epochs [16]epochShard
 	bumps  atomic.Uint64 // bumpUser calls since start, any user
+
+	refreshing sync.Map // session ids being read again for getStale's callers
 }
 
 // epochShard holds the epochs of the users whose accounts changed since
@@ -101,6 +103,25 @@ func (c *sessionCache) get(id string) (Viewer, bool) {
 		return Viewer{}, false
 	}
 	return e.viewer, true
+}
+
+// getStale is get for a caller that must not wait for the store (the front
+// server's event loops): an entry up to twice the TTL old is returned too,
+// with stale set, and the caller has it read again in the background
+// (refreshSession). A sign-out or account change on this node still takes
+// effect at once (the entry is deleted or its epoch is old); what another
+// process changes is seen within the TTL and one lookup.
+func (c *sessionCache) getStale(id string) (v Viewer, stale, ok bool) {
+	sh := c.shard(id)
+	sh.mu.RLock()
+	e := sh.m[id]
+	sh.mu.RUnlock()
+	now := c.now()
+	if e == nil || now.Sub(e.fetched) > 2*sessionCacheTTL || !now.Before(e.viewer.Session.Expires) ||
+		e.epoch != c.epoch(e.viewer.User.ID) {
+		return Viewer{}, false, false
+	}
+	return e.viewer, now.Sub(e.fetched) > sessionCacheTTL, true
 }
 
 // put caches v, read from the store under the user's epoch epoch (taken

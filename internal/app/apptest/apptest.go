@@ -14,6 +14,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -46,11 +47,27 @@ type Wiki struct {
 	AsyncJobs bool
 }
 
+// Config is config.Default for tests, with the front server's path chosen
+// by WIKID_TEST_FRONT: "false" (net/http answers every request, as with
+// "front": false), "goroutines" (a goroutine per fast-path connection, as
+// with "front_loops": -1), or unset (the defaults). .ci/run runs the app
+// tests each way.
+func Config() config.Config {
+	cfg := config.Default()
+	switch os.Getenv("WIKID_TEST_FRONT") {
+	case "false":
+		cfg.Front = false
+	case "goroutines":
+		cfg.FrontLoops = -1
+	}
+	return cfg
+}
+
 // New boots a wiki on a fresh data directory. Options edit the
 // configuration (config.Default with DataDir set) before Open.
 func New(tb testing.TB, opts ...func(*config.Config)) *Wiki {
 	tb.Helper()
-	cfg := config.Default()
+	cfg := Config()
 	cfg.DataDir = tb.TempDir()
 	cfg.Addr = "127.0.0.1:0"
 	for _, o := range opts {
@@ -144,7 +161,7 @@ func (w *Wiki) CreateUser(tb testing.TB, name string, group wiki.Group) (wiki.Us
 // httptest, without the front server.)
 func Serve(tb testing.TB, opts ...func(*config.Config)) (*app.App, string) {
 	tb.Helper()
-	cfg := config.Default()
+	cfg := Config()
 	cfg.DataDir = tb.TempDir()
 	cfg.Addr = "127.0.0.1:0"
 	for _, o := range opts {
