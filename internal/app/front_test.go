@@ -80,7 +80,7 @@ func TestLoggedInViewsThroughTheFront(t *testing.T) {
 	cookie := "Cookie: _ga=GA1.2.3; wikid_session=" + session
 	page := base + "/wiki/Main_Page"
 
-	first := fetch(t, "GET", page, cookie)  // session not cached yet: net/http
+	first := fetch(t, "GET", page, cookie)  // the session may have to be read first
 	second := fetch(t, "GET", page, cookie) // from memory: the front
 	for i, r := range []fetched{first, second} {
 		if r.status != 200 || r.header.Get("X-Cache") != "SPLICE" || r.header.Get("Cache-Control") != "private, no-cache" {

@@ -63,6 +63,10 @@ func (v *Variant) Note() string { return v.e.note }
 // LastModified returns the entry's Last-Modified header value, or "".
 func (v *Variant) LastModified() string { return v.e.lastModStr }
 
+// LastModifiedTime returns the entry's Last-Modified time, or the zero
+// time when it has none or it does not parse.
+func (v *Variant) LastModifiedTime() time.Time { return v.e.lastMod }
+
 // StoredAt returns when the entry was stored.
 func (v *Variant) StoredAt() time.Time { return time.Unix(0, v.e.stored) }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,19 +18,18 @@ import (
 const AccessBatchDelay = 20 * time.Millisecond
 
 // AccessLog writes access lines in batches, off the request path. Log
-// appends the entry to a buffer under a lock: no allocation, no system
-// call, and no goroutine wake-up but for the first entry of a batch. The
-// writer waits AccessBatchDelay after that first entry, formats the batch
-// as slog text lines (the format of the process log, the entry's time as
-// the line's) and writes it with one call. When the buffer is full
-// (a slow disk), entries are dropped and counted, never waited for.
+// appends the entry to one of a few buffers, picked at random, under that
+// buffer's lock: no allocation, no system call, no lock that every request
+// takes, and no goroutine wake-up but for the first entry of a batch. The
+// writer waits AccessBatchDelay after that first entry, takes every
+// buffer, orders the entries by time, formats them as slog text lines
+// (the format of the process log, the entry's time as the line's) and
+// writes them with one call. When a buffer is full (a slow disk), entries
+// are dropped and counted, never waited for.
 type AccessLog struct {
 	out io.Writer
 
-	mu      sync.Mutex
-	pending []Entry
-	max     int
-	closed  bool
+	shards [accessShards]accessShard
 
 	wake    chan struct{} // holds one signal at most
 	stop    chan struct{}
@@ -36,13 +37,27 @@ type AccessLog struct {
 	dropped atomic.Int64
 }
 
-// NewAccessLog starts the writer of lines to out, holding at most buffer
-// entries between two writes; Close stops it after writing what is held.
+// accessShards is the number of buffers Log spreads entries over.
+const accessShards = 8
+
+type accessShard struct {
+	mu      sync.Mutex
+	pending []Entry
+	max     int
+	closed  bool
+	_       [64]byte // keep neighbouring shards' locks off this cache line
+}
+
+// NewAccessLog starts the writer of lines to out, holding about buffer
+// entries between two writes (each of its buffers holds an equal share); Close stops it after writing what is held.
 func NewAccessLog(out io.Writer, buffer int) *AccessLog {
 	a := &AccessLog{
-		out: out, max: max(buffer, 1),
-		pending: make([]Entry, 0, 64),
-		wake:    make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		out:  out,
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	for i := range a.shards {
+		a.shards[i].max = max((buffer+accessShards-1)/accessShards, 1)
+		a.shards[i].pending = make([]Entry, 0, 16)
 	}
 	go a.run()
 	return a
@@ -50,15 +65,16 @@ func NewAccessLog(out io.Writer, buffer int) *AccessLog {
 
 // Log holds e for the next batch, without blocking.
 func (a *AccessLog) Log(e Entry) {
-	a.mu.Lock()
-	if a.closed || len(a.pending) >= a.max {
-		a.mu.Unlock()
+	sh := &a.shards[rand.Uint32N(accessShards)]
+	sh.mu.Lock()
+	if sh.closed || len(sh.pending) >= sh.max {
+		sh.mu.Unlock()
 		a.dropped.Add(1)
 		return
 	}
-	a.pending = append(a.pending, e)
-	first := len(a.pending) == 1
-	a.mu.Unlock()
+	sh.pending = append(sh.pending, e)
+	first := len(sh.pending) == 1
+	sh.mu.Unlock()
 	if first {
 		select {
 		case a.wake <- struct{}{}:
@@ -74,7 +90,8 @@ func (a *AccessLog) run() {
 	defer close(a.done)
 	var buf bytes.Buffer
 	h := slog.NewTextHandler(&buf, nil)
-	spare := make([]Entry, 0, 64) // the other buffer, while Log fills pending
+	var spare [accessShards][]Entry // the other buffers, while Log fills pending
+	var batch []Entry
 	delay := time.NewTimer(0)
 	<-delay.C
 	for {
@@ -90,10 +107,18 @@ func (a *AccessLog) run() {
 		case <-a.stop:
 			stopping = true
 		}
-		a.mu.Lock()
-		batch := a.pending
-		a.pending = spare[:0]
-		a.mu.Unlock()
+		batch = batch[:0]
+		for i := range a.shards {
+			sh := &a.shards[i]
+			sh.mu.Lock()
+			got := sh.pending
+			sh.pending = spare[i][:0]
+			sh.mu.Unlock()
+			batch = append(batch, got...)
+			clear(got) // the entries' strings can go
+			spare[i] = got
+		}
+		slices.SortStableFunc(batch, func(x, y Entry) int { return x.Time.Compare(y.Time) })
 		for _, e := range batch {
 			h.Handle(context.Background(), e.record())
 		}
@@ -101,8 +126,7 @@ func (a *AccessLog) run() {
 			a.out.Write(buf.Bytes())
 			buf.Reset()
 		}
-		clear(batch) // the entries' strings can go
-		spare = batch
+		clear(batch)
 		if stopping {
 			return
 		}
@@ -120,13 +144,17 @@ func (e Entry) record() slog.Record {
 // Close writes what is held and stops the writer; later entries are
 // dropped.
 func (a *AccessLog) Close() {
-	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
+	already := false
+	for i := range a.shards {
+		sh := &a.shards[i]
+		sh.mu.Lock()
+		already = sh.closed
+		sh.closed = true
+		sh.mu.Unlock()
+	}
+	if already {
 		return
 	}
-	a.closed = true
-	a.mu.Unlock()
 	close(a.stop)
 	<-a.done
 }

@@ -31,7 +31,7 @@ func TestAccessLogBatches(t *testing.T) {
 	a := NewAccessLog(&out, 1000)
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for i := range 100 {
-		a.Log(Entry{Time: at, Method: "GET", Path: "/wiki/Page_" + string(rune('A'+i%26)), Status: 200, Bytes: 1234,
+		a.Log(Entry{Time: at.Add(time.Duration(i) * time.Microsecond), Method: "GET", Path: "/wiki/Page_" + string(rune('A'+i%26)), Status: 200, Bytes: 1234,
 			Duration: 1500 * time.Microsecond, Cache: "hit", Remote: "127.0.0.1:5555"})
 	}
 	// The batch is written after AccessBatchDelay, in one call (a few
@@ -54,6 +54,11 @@ func TestAccessLogBatches(t *testing.T) {
 	if got := lines()[0]; got != want {
 		t.Fatalf("line = %s\nwant   %s", got, want)
 	}
+	for i, l := range lines() {
+		if w := "path=/wiki/Page_" + string(rune('A'+i%26)) + " "; !strings.Contains(l, w) {
+			t.Fatalf("line %d out of order: %s", i, l)
+		}
+	}
 	// Entries after the first batch make the next one; Close writes
 	// what is held at once.
 	a.Log(Entry{Time: at, Method: "HEAD", Path: "/", Status: 304})
@@ -69,8 +74,8 @@ func TestAccessLogBatches(t *testing.T) {
 
 func TestAccessLogDropsWhenFull(t *testing.T) {
 	var out writes
-	a := NewAccessLog(&out, 10)
-	for range 25 {
+	a := NewAccessLog(&out, 80) // 10 in each buffer
+	for range 250 {
 		a.Log(Entry{Method: "GET", Path: "/"})
 	}
 	a.Close()
@@ -78,7 +83,7 @@ func TestAccessLogDropsWhenFull(t *testing.T) {
 	for _, c := range out.get() {
 		n += strings.Count(c, "\n")
 	}
-	if n != 10 || a.Dropped() != 15 {
-		t.Fatalf("wrote %d lines and dropped %d of 25 with room for 10", n, a.Dropped())
+	if n != 80 || a.Dropped() != 170 {
+		t.Fatalf("wrote %d lines and dropped %d of 250 with room for 80", n, a.Dropped())
 	}
 }

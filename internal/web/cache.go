@@ -203,6 +203,25 @@ var splicedWire = func() []byte {
 	return b.Bytes()
 }()
 
+// markers returns the offsets of the user bar's and the tabs' markers in
+// body, found once per page version (shared) and checked on every use.
+func markers(shared *gzEntry, body []byte) (u0, u1, t0, t1 int, ok bool) {
+	if m := shared.marks.Load(); m != nil {
+		u0, u1, t0, t1 = m[0], m[1], m[2], m[3]
+		if t1+len(markTabsClose) <= len(body) && bytes.HasPrefix(body[u0:], markUserOpen) && bytes.HasPrefix(body[u1:], markUserClose) &&
+			bytes.HasPrefix(body[t0:], markTabsOpen) && bytes.HasPrefix(body[t1:], markTabsClose) {
+			return u0, u1, t0, t1, true
+		}
+	}
+	u0, u1 = bytes.Index(body, markUserOpen), bytes.Index(body, markUserClose)
+	t0, t1 = bytes.Index(body, markTabsOpen), bytes.Index(body, markTabsClose)
+	if u0 < 0 || u1 < u0 || t0 < u1 || t1 < t0 {
+		return 0, 0, 0, 0, false
+	}
+	shared.marks.Store(&[4]int{u0, u1, t0, t1})
+	return u0, u1, t0, t1, true
+}
+
 // spliced is a logged-in view assembled from a cached anonymous page.
 type spliced struct {
 	status        int // 200, or 304 when the request's validators matched
@@ -231,14 +250,13 @@ func (s *Server) splice(viewer Viewer, key string, v *edge.Variant, gz bool, inm
 		return spliced{}, false
 	}
 	body := v.Body
-	u0, u1 := bytes.Index(body, markUserOpen), bytes.Index(body, markUserClose)
-	t0, t1 := bytes.Index(body, markTabsOpen), bytes.Index(body, markTabsClose)
-	if u0 < 0 || u1 < u0 || t0 < u1 || t1 < t0 {
+	base := v.BaseETag()
+	shared := s.gz.entry(key, base)
+	u0, u1, t0, t1, ok := markers(shared, body)
+	if !ok {
 		return spliced{}, false
 	}
 	user := s.userBar(viewer)
-	base := v.BaseETag()
-	shared := s.gz.entry(key, base)
 	tabs := shared.tabsFor(viewer.Group().Rank(), func() []byte { return s.tabsHTML(viewer, t, exists) })
 	etag := httpx.ETagOf([]byte(base), user, tabs.html)
 	if gz {
@@ -247,11 +265,11 @@ func (s *Server) splice(viewer Viewer, key string, v *edge.Variant, gz bool, inm
 	// The session's start is rounded up to the next second (HTTP dates have
 	// seconds): a page last changed in the second of the login still gets
 	// a later Last-Modified than any copy made before the login.
-	lastMod, _ := http.ParseTime(v.LastModified())
+	lastMod, lastModStr := v.LastModifiedTime(), v.LastModified()
 	if started := viewer.Session.Created.UTC().Truncate(time.Second).Add(time.Second); !lastMod.After(started) {
-		lastMod = started
+		lastMod, lastModStr = started, started.Format(http.TimeFormat)
 	}
-	sp := spliced{status: http.StatusOK, etag: etag, lastMod: lastMod.UTC().Format(http.TimeFormat),
+	sp := spliced{status: http.StatusOK, etag: etag, lastMod: lastModStr,
 		baseETag: base, shared: shared, tabs: tabs}
 	if (inm != "" || ims != "") && edge.NotModified(inm, ims, sp.etag, lastMod) {
 		sp.status = http.StatusNotModified

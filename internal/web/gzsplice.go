@@ -115,6 +115,7 @@ type gzEntry struct {
 	crc4   uint32                    // CRC of part 4, the long rest of the page
 	shift4 *crcShift                 // appends len(part 4) zero bytes
 	tabs   [3]atomic.Pointer[gzTabs] // by wiki.Group rank
+	marks  atomic.Pointer[[4]int]    // offsets of the user bar's and tabs' markers (splice)
 }
 
 type gzTabs struct {
