@@ -13,7 +13,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +35,9 @@ import (
 )
 
 // App is a running wiki.
+// loopProcs raises GOMAXPROCS once per process for the front's event loops.
+var loopProcs sync.Once
+
 type App struct {
 	Config  config.Config
 	Store   *sqlite.DB
@@ -233,6 +238,15 @@ func (a *App) Serve(ctx context.Context) error {
 		}
 	}})
 	a.fs.Store(fs)
+	// Each event loop is a thread that needs a processor the moment
+	// epoll_wait returns; with GOMAXPROCS at the CPU count, jobs and the
+	// garbage collector can hold every processor and leave a loop waiting
+	// for one (milliseconds, at the scheduler's time slice). So each loop
+	// gets a processor of its own, unless GOMAXPROCS was set by hand; the
+	// kernel then shares the CPUs among the threads.
+	if n := fs.Loops(); n > 0 && os.Getenv("GOMAXPROCS") == "" {
+		loopProcs.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + n) })
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- fs.Serve(a.ln) }()
 	a.serveOps() // ops.go

@@ -69,6 +69,14 @@ func TestArenaBlobOutlivesItsEntryWhileAcquired(t *testing.T) {
 	if got := c.Stats().ArenaBytes; got != 0 {
 		t.Fatalf("arena holds %d bytes after PurgeAll", got)
 	}
+	// The memory itself goes back to the system: the file keeps no blocks.
+	var st unix.Stat_t
+	if err := unix.Fstat(b.FD(), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Blocks != 0 {
+		t.Fatalf("the arena file still has %d blocks after every body was released", st.Blocks)
+	}
 }
 
 func TestArenaSkipsSmallBodiesAndCanBeOff(t *testing.T) {

@@ -272,7 +272,7 @@ func (c *conn) serveHit(req *request) (ok, closeAfter bool) {
 		return true, true
 	}
 	if s.onHit != nil {
-		s.onHit(Hit{Method: req.method(), Target: string(req.target), Status: status, Bytes: len(body),
+		s.onHit(Hit{Method: req.method(), Target: bytesString(req.target), Status: status, Bytes: len(body),
 			Duration: time.Since(now), Proto: req.proto(), conn: c.rwc})
 	}
 	return true, closeAfter
@@ -382,7 +382,7 @@ func (c *conn) servePersonal(req *request) (ok, closeAfter bool) {
 		return true, true
 	}
 	if s.onHit != nil {
-		s.onHit(Hit{Method: http.MethodGet, Target: string(req.target), Status: p.Status, Bytes: sent,
+		s.onHit(Hit{Method: http.MethodGet, Target: bytesString(req.target), Status: p.Status, Bytes: sent,
 			Duration: time.Since(now), Proto: req.proto(), Personal: true, conn: c.rwc})
 	}
 	return true, closeAfter

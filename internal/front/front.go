@@ -64,6 +64,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,7 +81,8 @@ type Options struct {
 	// timeouts also bound fast-path connections.
 	HTTP *http.Server
 	// OnHit, if set, is called after every fast-path response, on the
-	// connection's goroutine: keep it cheap.
+	// connection's goroutine or event loop: keep it cheap, and copy
+	// Hit.Target to keep it.
 	OnHit func(Hit)
 	// BufferSize is the per-connection read buffer; a request head that
 	// does not fit goes to net/http. Default 8 KiB.
@@ -142,7 +144,7 @@ type Personal struct {
 // Hit describes one fast-path response, for metrics and access logs.
 type Hit struct {
 	Method   string // "GET" or "HEAD"
-	Target   string // the request target as sent
+	Target   string // the request target as sent; it aliases the connection's buffer: valid during OnHit only (clone it to keep it)
 	Status   int    // 200, 304, 404, ...
 	Bytes    int    // body bytes written
 	Duration time.Duration
@@ -155,11 +157,12 @@ type Hit struct {
 // protocol, remote address), for code that logs requests. It allocates;
 // call it only when needed.
 func (h Hit) Request() *http.Request {
-	u, err := url.ParseRequestURI(h.Target)
+	target := strings.Clone(h.Target)
+	u, err := url.ParseRequestURI(target)
 	if err != nil {
-		u = &url.URL{Path: h.Target}
+		u = &url.URL{Path: target}
 	}
-	r := &http.Request{Method: h.Method, URL: u, RequestURI: h.Target, Proto: h.Proto, ProtoMajor: 1, Header: http.Header{}}
+	r := &http.Request{Method: h.Method, URL: u, RequestURI: target, Proto: h.Proto, ProtoMajor: 1, Header: http.Header{}}
 	if h.Proto == "HTTP/1.1" {
 		r.ProtoMinor = 1
 	}
@@ -308,6 +311,15 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		go c.serve()
 	}
+}
+
+// Loops is the number of event loops Serve runs (0: a goroutine per
+// connection).
+func (s *Server) Loops() int {
+	if s.noFast || !loopsSupported || s.nLoops < 0 {
+		return 0
+	}
+	return s.nLoops
 }
 
 // wakeLoops wakes the event loops, so that they see the server shutting

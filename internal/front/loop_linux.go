@@ -32,6 +32,8 @@ import (
 // connection cap (a loopSock's Close shuts the socket down, and the loop
 // that owns it closes it) and graceful shutdown.
 
+const loopsSupported = true
+
 // loopTick is how often a loop checks its connections' deadlines, and the
 // longest it sleeps.
 const loopTick = 100 * time.Millisecond
@@ -622,7 +624,7 @@ func (l *loop) respond(c *conn, req *request) bool {
 		lp.wdl = now.Add(t).UnixNano()
 	}
 	if s.onHit != nil {
-		lp.hit.Method, lp.hit.Target, lp.hit.Status = req.method(), string(req.target), status
+		lp.hit.Method, lp.hit.Target, lp.hit.Status = req.method(), bytesString(req.target), status
 		lp.hit.Proto, lp.hit.Personal = req.proto(), personal
 	}
 	return true

@@ -7,6 +7,8 @@ import "net"
 // Elsewhere than on Linux, every fast-path connection has a goroutine.
 type loopState struct{}
 
+const loopsSupported = false
+
 type loops struct{}
 
 func (s *Server) startLoops(int) *loops                  { return nil }

@@ -64,7 +64,7 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // FastHit records a response that the front server answered from the
-// edge cache without net/http.
+// edge cache without net/http. target is valid during the call only.
 // remote is called only when the access log is on.
 // personal marks a spliced logged-in view.
 func (m *Metrics) FastHit(method, target string, remote func() string, personal bool, status, bytes int, d time.Duration) {
@@ -77,7 +77,8 @@ func (m *Metrics) FastHit(method, target string, remote func() string, personal 
 	}
 	m.hitBytes.Add(float64(bytes))
 	if m.access != nil {
-		m.access.Log(Entry{Time: time.Now(), Method: method, Path: redactSecrets(target), Status: status, Bytes: bytes, Duration: d, Cache: cache, Remote: remote()})
+		// target may alias the connection's buffer: the entry gets a copy.
+		m.access.Log(Entry{Time: time.Now(), Method: method, Path: strings.Clone(redactSecrets(target)), Status: status, Bytes: bytes, Duration: d, Cache: cache, Remote: remote()})
 	}
 }
 
@@ -141,11 +142,12 @@ var (
 	descRefreshed = prometheus.NewDesc("wikid_edge_refreshed_total", "Entries rendered again and replaced in place (a linked page was created or deleted).", nil, nil)
 	descEntries   = prometheus.NewDesc("wikid_edge_entries", "Entries held by the edge cache.", nil, nil)
 	descBytes     = prometheus.NewDesc("wikid_edge_bytes", "Bytes held by the edge cache (all variants).", nil, nil)
+	descArena     = prometheus.NewDesc("wikid_edge_arena_bytes", "Bytes of large bodies the edge cache also keeps in a memory file for sendfile (on top of wikid_edge_bytes).", nil, nil)
 	descHitRatio  = prometheus.NewDesc("wikid_edge_hit_ratio", "Hits / (hits + misses) since start.", nil, nil)
 )
 
 func (e edgeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRequests, descStores, descEvictions, descPurged, descRefreshed, descEntries, descBytes, descHitRatio} {
+	for _, d := range []*prometheus.Desc{descRequests, descStores, descEvictions, descPurged, descRefreshed, descEntries, descBytes, descArena, descHitRatio} {
 		ch <- d
 	}
 }
@@ -161,6 +163,7 @@ func (e edgeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descRefreshed, prometheus.CounterValue, float64(st.Refreshed))
 	ch <- prometheus.MustNewConstMetric(descEntries, prometheus.GaugeValue, float64(st.Entries))
 	ch <- prometheus.MustNewConstMetric(descBytes, prometheus.GaugeValue, float64(st.Bytes))
+	ch <- prometheus.MustNewConstMetric(descArena, prometheus.GaugeValue, float64(st.ArenaBytes))
 	ratio := 0.0
 	if t := st.Hits + st.Misses; t > 0 {
 		ratio = float64(st.Hits) / float64(t)
