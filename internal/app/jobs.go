@@ -24,6 +24,7 @@ func (a *App) startJobs() {
 		Workers: a.Config.JobWorkers,
 		Lease:   time.Duration(a.Config.JobLease),
 		MaxDuty: a.Config.JobMaxDuty,
+		Nice:    a.Config.JobNice,
 		Logger:  a.Log,
 		Observe: a.Metrics.ObserveJob,
 		Periodic: []jobs.Periodic{

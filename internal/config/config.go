@@ -65,6 +65,7 @@ type Config struct {
 	JobWorkers int      `json:"job_workers"`  // background job workers in serve (0: none; run `wikid jobs run` instead)
 	JobLease   Duration `json:"job_lease"`    // how long a worker holds leased jobs before another may take them
 	JobMaxDuty float64  `json:"job_max_duty"` // fraction of the time a worker may be busy while draining (0: no limit)
+	JobNice    int      `json:"job_nice"`     // Linux: niceness of the job workers' threads (0: as any goroutine)
 	RCMaxAge   Duration `json:"rc_max_age"`   // how long recent changes (and contributions) are kept (0: forever)
 }
 
@@ -110,6 +111,7 @@ func Default() Config {
 		JobWorkers:        1,
 		JobLease:          Duration(2 * time.Minute),
 		JobMaxDuty:        0.5, // a draining backlog leaves half a CPU per worker to page views
+		JobNice:           10,  // and page views get the CPU first when it is scarce
 		ShutdownGrace:     15 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -241,6 +243,9 @@ func (c *Config) Validate() error {
 	}
 	if time.Duration(c.JobLease) < time.Second {
 		return fmt.Errorf("config: job_lease %v is too short; use at least 1s (default 2m)", time.Duration(c.JobLease))
+	}
+	if c.JobNice < 0 || c.JobNice > 19 {
+		return fmt.Errorf("config: job_nice %d: want 0 (the workers run like any goroutine) to 19", c.JobNice)
 	}
 	if c.JobMaxDuty < 0 || c.JobMaxDuty > 1 {
 		return fmt.Errorf("config: job_max_duty %v: want a fraction between 0 and 1 (0: no limit)", c.JobMaxDuty)

@@ -71,6 +71,12 @@ type Options struct {
 	// defaults it to 0.5: see internal/config.)
 	MaxDuty float64
 
+	// Nice, on Linux, runs each worker on a thread of its own with this
+	// niceness (1–19): when the CPUs are all busy, the kernel gives
+	// request threads the larger share and the jobs the rest. 0: the
+	// workers run on the runtime's threads like any goroutine.
+	Nice int
+
 	Periodic []Periodic
 
 	Now     func() time.Time // clock for leases and retry times (time.Now)
@@ -206,6 +212,14 @@ func (r *Runner) stopping() bool {
 }
 
 func (r *Runner) work(worker int) {
+	if r.o.Nice > 0 {
+		// The thread ends with this goroutine (it is never unlocked), so
+		// no other goroutine inherits its niceness.
+		runtime.LockOSThread()
+		if err := setNice(r.o.Nice); err != nil {
+			r.o.Logger.Warn("jobs: lower the workers' priority", "nice", r.o.Nice, "err", err)
+		}
+	}
 	delay := r.o.PollMin
 	for !r.stopping() {
 		n, err := r.runBatch(r.jobCtx)
