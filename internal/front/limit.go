@@ -167,7 +167,11 @@ func (s *Server) closeVictims(victims []net.Conn) {
 	}
 	go func(vs []net.Conn) {
 		for _, v := range vs {
-			v.Close()
+			if w, ok := v.(interface{ closeAndWait() }); ok {
+				w.closeAndWait() // an event loop's: it closes the descriptor
+			} else {
+				v.Close()
+			}
 			<-s.closeSlots
 		}
 	}(slices.Clone(victims))

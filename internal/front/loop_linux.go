@@ -87,6 +87,7 @@ type loopSock struct {
 	mu           sync.Mutex
 	fd           int // -1 once closed
 	laddr, raddr net.Addr
+	gone         chan struct{} // closed with the descriptor
 }
 
 var errLoopConn = errors.New("front: connection is served by an event loop")
@@ -109,12 +110,26 @@ func (ls *loopSock) Close() error {
 	return nil
 }
 
+// closeAndWait shuts the socket down and waits until the loop has closed
+// its descriptor (or a few seconds), so that the connection cap's closer
+// (closeVictims) holds no more descriptors than it has slots.
+func (ls *loopSock) closeAndWait() {
+	ls.Close()
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	select {
+	case <-ls.gone:
+	case <-t.C:
+	}
+}
+
 // closeFD closes the descriptor, once.
 func (ls *loopSock) closeFD() {
 	ls.mu.Lock()
 	if ls.fd >= 0 {
 		unix.Close(ls.fd)
 		ls.fd = -1
+		close(ls.gone)
 	}
 	ls.mu.Unlock()
 }
@@ -135,6 +150,7 @@ type loop struct {
 	mu       sync.Mutex
 	incoming []*conn
 	resume   []*conn // parked connections whose lookup is done
+	exited   bool    // run has returned and closed wake: poke no more
 
 	conns  []*conn // by descriptor
 	n      int     // connections owned
@@ -189,11 +205,18 @@ func (l *loop) closeFDs() {
 // wakeAll wakes every loop (shutdown).
 func (ls *loops) wakeAll() {
 	for _, l := range ls.all {
+		l.mu.Lock()
 		l.poke()
+		l.mu.Unlock()
 	}
 }
 
+// poke wakes the loop, with l.mu held: once the loop has exited, its
+// eventfd is closed and the number may belong to another file.
 func (l *loop) poke() {
+	if l.exited {
+		return
+	}
 	one := [8]byte{1}
 	unix.Write(l.wake, one[:])
 }
@@ -228,7 +251,7 @@ func (ls *loops) accept(s *Server, nc net.Conn) (*conn, bool) {
 	if !ok {
 		return nil, false
 	}
-	sock := &loopSock{fd: fd, laddr: laddr, raddr: raddr}
+	sock := &loopSock{fd: fd, laddr: laddr, raddr: raddr, gone: make(chan struct{})}
 	c := &conn{s: s, rwc: sock}
 	c.lp.sock = sock
 	return c, true
@@ -250,13 +273,18 @@ func (ls *loops) add(c *conn) {
 	c.lp.l = l
 	l.mu.Lock()
 	l.incoming = append(l.incoming, c)
-	l.mu.Unlock()
 	l.poke()
+	l.mu.Unlock()
 }
 
 func (l *loop) run() {
 	runtime.LockOSThread()
-	defer l.closeFDs()
+	defer func() {
+		l.mu.Lock()
+		l.exited = true
+		l.mu.Unlock()
+		l.closeFDs()
+	}()
 	s := l.s
 	lastScan := time.Now()
 	for {
@@ -344,8 +372,8 @@ func (l *loop) takeIncoming() {
 func (l *loop) wakeFor(c *conn) {
 	l.mu.Lock()
 	l.resume = append(l.resume, c)
-	l.mu.Unlock()
 	l.poke()
+	l.mu.Unlock()
 }
 
 // expire closes the connections whose deadline has passed.
@@ -649,13 +677,10 @@ func (l *loop) flush(c *conn) flushResult {
 		}
 		n, err := lp.sendmsg(fd, flags)
 		if err != nil {
-			if err == unix.EINTR {
-				continue
+			if res, again := afterError(err); !again {
+				return res
 			}
-			if err == unix.EAGAIN {
-				return flushWait
-			}
-			return flushFailed
+			continue
 		}
 		lp.advance(n)
 	}
@@ -665,19 +690,28 @@ func (l *loop) flush(c *conn) flushResult {
 			lp.bleft -= int64(n)
 		}
 		if err != nil {
-			if err == unix.EINTR {
-				continue
+			if res, again := afterError(err); !again {
+				return res
 			}
-			if err == unix.EAGAIN {
-				return flushWait
-			}
-			return flushFailed
+			continue
 		}
 		if n == 0 {
 			return flushFailed // the file is shorter than the body: never expected
 		}
 	}
 	return flushDone
+}
+
+// afterError says what flush does after a failed write: try again at once
+// (interrupted), wait for the socket (full), or give up.
+func afterError(err error) (res flushResult, again bool) {
+	switch err {
+	case unix.EINTR:
+		return 0, true
+	case unix.EAGAIN:
+		return flushWait, false
+	}
+	return flushFailed, false
 }
 
 // sendmsg writes lp.iov with one sendmsg(2), without allocating.

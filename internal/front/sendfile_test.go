@@ -35,6 +35,21 @@ func (f *fixture) dialSlow() *rawConn {
 	return &rawConn{t: f.t, c: c, br: bufio.NewReader(c)}
 }
 
+// setRcvBuf sets the client's receive buffer.
+func (rc *rawConn) setRcvBuf(n int) {
+	rc.t.Helper()
+	raw, err := rc.c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		rc.t.Fatal(err)
+	}
+	raw.Control(func(fd uintptr) {
+		err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, n)
+	})
+	if err != nil {
+		rc.t.Fatal(err)
+	}
+}
+
 // readHead reads a response head byte by byte from the socket (so that
 // nothing of the body is read ahead; do not mix with read) and returns its
 // Content-Length.
@@ -64,21 +79,31 @@ func (rc *rawConn) readHead() int {
 // A purge, and new large bodies stored after it, while a slow client is in
 // the middle of a large body never change the bytes that client gets, and
 // the arena gives the old body's pages back once it is sent.
-func TestPurgeDuringSlowSend(t *testing.T) {
-	f := newFixture(t, nil, func(o *Options) { o.sndBuf = 4096 })
+// slowLarge starts a request for the large page on a connection whose
+// client has read only its head and the first part bytes of its body, with
+// the server's send buffer small: the rest stalls in the server's send
+// path. It returns the body read so far (got[:part]) and the body due.
+func slowLarge(t *testing.T, part int) (f *fixture, slow *rawConn, got []byte, want string) {
+	t.Helper()
+	// A client this slow takes seconds for 300 KB: more than the
+	// fixture's write timeout on a loaded machine.
+	f = newFixture(t, func(s *http.Server) { s.WriteTimeout = time.Minute }, func(o *Options) { o.sndBuf = 16 << 10 })
 	f.warm("/wiki/Large")
-	want := largeBody + "/wiki/Large"
-
-	slow := f.dialSlow()
+	want = largeBody + "/wiki/Large"
+	slow = f.dialSlow()
 	slow.send(get("/wiki/Large"))
-	n := slow.readHead()
-	if n != len(want) {
+	if n := slow.readHead(); n != len(want) {
 		t.Fatalf("Content-Length %d, want %d", n, len(want))
 	}
-	got := make([]byte, n)
-	if _, err := io.ReadFull(slow.c, got[:16<<10]); err != nil {
+	got = make([]byte, len(want))
+	if _, err := io.ReadFull(slow.c, got[:part]); err != nil {
 		t.Fatal(err)
 	}
+	return f, slow, got, want
+}
+
+func TestPurgeDuringSlowSend(t *testing.T) {
+	f, slow, got, want := slowLarge(t, 16<<10)
 	time.Sleep(20 * time.Millisecond) // the server's send stalls on the closed window
 	inFlight := f.cache.Stats().ArenaBytes
 
@@ -98,6 +123,7 @@ func TestPurgeDuringSlowSend(t *testing.T) {
 			t.Errorf("arena %d bytes before the purge, %d after four bodies were stored: the body in flight was not kept", inFlight, b)
 		}
 	}
+	slow.setRcvBuf(1 << 20) // read the rest at full speed
 	if _, err := io.ReadFull(slow.c, got[16<<10:]); err != nil {
 		t.Fatal(err)
 	}
@@ -130,16 +156,7 @@ func TestPurgeDuringSlowSend(t *testing.T) {
 
 // Shutdown waits for a large response a slow client is still reading.
 func TestShutdownDrainsSlowSend(t *testing.T) {
-	f := newFixture(t, nil, func(o *Options) { o.sndBuf = 4096 })
-	f.warm("/wiki/Large")
-	want := largeBody + "/wiki/Large"
-	slow := f.dialSlow()
-	slow.send(get("/wiki/Large"))
-	n := slow.readHead()
-	got := make([]byte, n)
-	if _, err := io.ReadFull(slow.c, got[:8<<10]); err != nil {
-		t.Fatal(err)
-	}
+	f, slow, got, want := slowLarge(t, 8<<10)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	shut := make(chan error, 1)
@@ -149,6 +166,7 @@ func TestShutdownDrainsSlowSend(t *testing.T) {
 		t.Fatalf("Shutdown returned %v with a response in flight", err)
 	case <-time.After(100 * time.Millisecond):
 	}
+	slow.setRcvBuf(1 << 20)
 	if _, err := io.ReadFull(slow.c, got[8<<10:]); err != nil {
 		t.Fatal(err)
 	}
