@@ -254,6 +254,7 @@ func (c *conn) serveHit(req *request) (ok, closeAfter bool) {
 	s := c.s
 	now := time.Now()
 	status, body, closeAfter, ok := c.prepareHit(req, now)
+	c.variant = nil // an idle connection must not keep an entry alive
 	if !ok {
 		return false, false
 	}

@@ -52,8 +52,12 @@ type Wiki struct {
 // "front": false), "goroutines" (a goroutine per fast-path connection, as
 // with "front_loops": -1), or unset (the defaults). .ci/run runs the app
 // tests each way.
+//
+// The access log goes nowhere (New sends it to Wiki.Logs), not to the test
+// binary's standard error.
 func Config() config.Config {
 	cfg := config.Default()
+	cfg.LogOutput = io.Discard
 	switch os.Getenv("WIKID_TEST_FRONT") {
 	case "false":
 		cfg.Front = false
@@ -75,6 +79,9 @@ func New(tb testing.TB, opts ...func(*config.Config)) *Wiki {
 	}
 	logs := &SyncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if cfg.LogOutput == io.Discard {
+		cfg.LogOutput = logs // the access log too
+	}
 	a, err := app.Open(context.Background(), cfg, log)
 	if err != nil {
 		tb.Fatalf("app.Open: %v", err)
