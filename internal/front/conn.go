@@ -395,6 +395,7 @@ func (c *conn) servePersonal(req *request) (ok, closeAfter bool) {
 // again (see Personal.Later).
 func (c *conn) preparePersonal(req *request, now time.Time, noWait bool, later func()) (closeAfter, ok bool) {
 	s := c.s
+	c.pers.Pending = false
 	if s.personal == nil || s.shutting.Load() || req.head {
 		// HEAD is rare for logged-in readers: net/http answers it.
 		return false, false

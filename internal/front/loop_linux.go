@@ -392,6 +392,13 @@ func (l *loop) expire(now time.Time) {
 			dl = c.lp.wdl
 		}
 		if dl != 0 && t > dl {
+			if c.lp.parked {
+				// The lookup a parked request waits for is slow: net/http
+				// answers it, waiting as long as the lookup takes.
+				c.lp.parked = false
+				l.handoff(c, true)
+				continue
+			}
 			l.close(c)
 		}
 	}
@@ -602,7 +609,7 @@ func (l *loop) respond(c *conn, req *request) bool {
 		lp.retried = false
 		closeAfter, ok := c.preparePersonal(req, now, true, later)
 		if !ok {
-			if c.pers.Pending {
+			if c.pers.Pending && later != nil {
 				// Asked to wait for a lookup: the head stays in the
 				// buffer, under the header timeout, until wakeFor.
 				lp.parked = true

@@ -181,6 +181,69 @@ func TestShutdownDrainsSlowSend(t *testing.T) {
 	}
 }
 
+// parkingHook parks every logged-in request once (when it may) and calls
+// Later after wait; asked again, it answers "hello world".
+func parkingHook(wait time.Duration) func(*Personal) bool {
+	return func(p *Personal) bool {
+		if p.NoWait && p.Later != nil {
+			p.Pending = true
+			time.AfterFunc(wait, p.Later)
+			return false
+		}
+		if p.NoWait {
+			return false
+		}
+		p.Status = http.StatusOK
+		p.Header = append(p.Header, "Content-Type: text/html\r\nContent-Length: 11\r\n"...)
+		p.Body = append(p.Body, []byte("hello "), []byte("world"))
+		return true
+	}
+}
+
+// A request parked for a lookup when Shutdown begins is still answered
+// (by net/http, as every request is once the server is shutting down),
+// and Shutdown returns once it is.
+func TestParkedRequestAnsweredDuringShutdown(t *testing.T) {
+	f := newFixture(t, nil, func(o *Options) { o.Personal = parkingHook(200 * time.Millisecond) })
+	rc := f.dial()
+	rc.send(get("/wiki/Page", "Cookie", "wikid_session="+strings.Repeat("a", 40)))
+	time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- f.srv.Shutdown(ctx) }()
+	// On the goroutine path the hook answers at once, without parking.
+	res, body := rc.read("GET")
+	if res.StatusCode != http.StatusOK || !(strings.HasSuffix(string(body), "/wiki/Page") || string(body) == "hello world") {
+		t.Fatalf("parked request during shutdown: %s %q", res.Status, body)
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v (a parked request held it up)", err)
+	}
+}
+
+// A parked request whose lookup outlasts the header timeout is answered by
+// net/http, which waits for the lookup, rather than closed unanswered.
+func TestParkedRequestOutlastingHeaderTimeout(t *testing.T) {
+	f := newFixture(t, func(h *http.Server) { h.ReadHeaderTimeout = 300 * time.Millisecond },
+		func(o *Options) { o.Personal = parkingHook(time.Minute) })
+	rc := f.dial()
+	rc.send(get("/wiki/Page", "Cookie", "wikid_session="+strings.Repeat("a", 40)))
+	res, body := rc.read("GET")
+	if *goroutines || runtime.GOOS != "linux" {
+		if res.StatusCode != http.StatusOK || string(body) != "hello world" {
+			t.Fatalf("goroutine path: %s %q", res.Status, body)
+		}
+		return
+	}
+	if res.StatusCode != http.StatusOK || !strings.HasSuffix(string(body), "/wiki/Page") {
+		t.Fatalf("slow lookup: %s %q", res.Status, body)
+	}
+	if f.calls.Load() != 1 {
+		t.Fatalf("net/http answered %d requests, want 1", f.calls.Load())
+	}
+}
+
 // A logged-in request whose session must be read first is parked on the
 // event loop and answered there once the hook's lookup is done, rather
 // than handed to net/http; the connection stays on the fast path.
