@@ -33,10 +33,7 @@ func TestCrashDuringDrain(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "wikid")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildWikid(t, dir)
 	data := filepath.Join(dir, "data")
 	cfgFile := filepath.Join(dir, "wikid.json")
 	// A short lease: the jobs the killed server held become due again soon.
@@ -172,6 +169,16 @@ func jobStats(t *testing.T, db *sqlite.DB) wiki.JobStats {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// buildWikid builds the wikid binary into dir.
+func buildWikid(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "wikid")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 type wikidProc struct {

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +30,6 @@ import (
 	"github.com/wikid/wikid/internal/store/sqlite"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/web"
-	"github.com/wikid/wikid/internal/wiki"
 )
 
 // App is a running wiki.
@@ -47,7 +45,13 @@ type App struct {
 	Metrics *metrics.Metrics
 	Access  *metrics.AccessLog
 	Log     *slog.Logger
+	// Purge owns invalidation: this process's caches, and the purge log
+	// that the other processes on the database follow.
+	Purge   *purge.Node
 	handler http.Handler
+
+	stopFollow context.CancelFunc // ends Purge.Follow
+	followed   chan struct{}      // closed when it has
 
 	srv *http.Server
 	ln  net.Listener
@@ -104,6 +108,16 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		a.Access = metrics.NewAccessLog(out, 8192)
 	}
 	a.Metrics = metrics.New(a.Edge, a.Access) // before the engine: the CDN purger registers on it
+	// The owner of invalidation in this process. Its hooks reach the
+	// engine and the web server, made next, only once it runs.
+	a.Purge = purge.NewNode(purge.NodeOptions{
+		Edge:      a.Edge,
+		Refresh:   func(ctx context.Context, seq uint64, keys ...string) { a.Web.Refresh(ctx, seq, keys...) },
+		Log:       db,
+		Forget:    func(ctx context.Context, ids ...int64) { a.Engine.Forget(ctx, ids...) },
+		ForgetAll: func() { a.Engine.ForgetAll() },
+		Logger:    log,
+	})
 	a.Metrics.RegisterConns(func() metrics.ConnCounts {
 		st := a.ConnStats()
 		return metrics.ConnCounts{Open: st.Open, Max: st.Max, Refused: st.Refused, IdleEvicted: st.IdleEvicted, SlowHeadEvicted: st.SlowHeadEvicted}
@@ -112,7 +126,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		Store: store.Timed{Store: db}, Renderer: render.New(render.WithTimeout(time.Duration(cfg.RenderTimeout))), Logger: log,
 		MaxPageBytes: cfg.MaxPageBytes, NoRenderCache: cfg.NoRenderCache,
 		RenderLimits: engine.RenderLimits{Concurrency: cfg.RenderConcurrency, Queue: cfg.RenderQueue, Wait: time.Duration(cfg.RenderWait)},
-		Purger:       cachePurger{a}, CDN: a.cdnPurger(),
+		Purger:       a.Purge, CDN: a.cdnPurger(),
 		JobsQueued: a.wakeJobs, KeepChanges: time.Duration(cfg.RCMaxAge), // jobs.go
 	})
 	a.Metrics.RegisterRenders(func() metrics.RenderCounts {
@@ -133,6 +147,17 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		return nil, err
 	}
 	a.handler = a.routes()
+	if err := a.Purge.Begin(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	followCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopFollow = stop
+	a.followed = make(chan struct{})
+	go func() {
+		defer close(a.followed)
+		a.Purge.Follow(followCtx)
+	}()
 	a.startJobs() // jobs.go: job workers start last
 	return a, nil
 }
@@ -148,37 +173,6 @@ func (a *App) routes() http.Handler {
 	mux.Handle("/debug/pprof/", ops)
 	mux.Handle("/", a.Web)
 	return a.Metrics.Middleware(mux)
-}
-
-// cachePurger fans a change out to every cache in this process that holds
-// responses: the in-process edge now (synchronously, so a writer reads its
-// own write); other nodes when the scale-out work adds them. Varnish/CDN
-// get the same purge from cdnpurge jobs (cdnPurger).
-type cachePurger struct{ a *App }
-
-func (p cachePurger) Purge(ctx context.Context, titles ...wiki.Title) {
-	p.a.Edge.Purge(purge.Tags(titles...)...)
-}
-
-// Stale marks the edge's responses showing titles stale (edge.Cache.Stale)
-// and returns the titles that have some. The listings are left alone: this
-// is for changes that only restyle a page.
-func (p cachePurger) Stale(titles ...wiki.Title) []wiki.Title {
-	stored := p.a.Edge.Stale(purge.TitleTags(titles...)...)
-	out := make([]wiki.Title, 0, len(stored))
-	for _, t := range titles {
-		if slices.Contains(stored, purge.TitleTag(t)) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// Refresh renders the edge's responses showing titles again through the
-// web handlers and swaps them in (web.Server.Refresh).
-func (p cachePurger) Refresh(ctx context.Context, titles ...wiki.Title) {
-	keys, seq := p.a.Edge.BeginRefresh(purge.TitleTags(titles...)...)
-	p.a.Web.Refresh(ctx, seq, keys...)
 }
 
 // cdnPurger purges the caches in front (cdn_purge) from cdnpurge jobs; nil
@@ -283,6 +277,10 @@ func (a *App) ConnStats() front.ConnStats {
 // Close stops the access log and closes the store.
 func (a *App) Close() error {
 	a.stopJobs() // jobs.go: drain the job workers before the store closes
+	if a.stopFollow != nil {
+		a.stopFollow()
+		<-a.followed
+	}
 	a.closeUnservedOps()
 	if a.Access != nil {
 		a.Access.Close()

@@ -52,12 +52,12 @@ type localPurges struct {
 	cached bool // whether Stale finds cached responses
 }
 
-func (p *localPurges) Purge(_ context.Context, titles ...wiki.Title) { p.add(titles) }
+func (p *localPurges) Purge(_ context.Context, _ []int64, titles ...wiki.Title) { p.add(titles) }
 
 // Stale is a local invalidation too; it reports every title as cached
 // (refresh jobs then purge them externally) or none (the backlinks job
 // purges them externally itself).
-func (p *localPurges) Stale(titles ...wiki.Title) []wiki.Title {
+func (p *localPurges) Stale(_ context.Context, _ []int64, titles ...wiki.Title) []wiki.Title {
 	p.add(titles)
 	if p.cached {
 		return titles

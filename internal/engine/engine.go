@@ -25,16 +25,18 @@ import (
 	"github.com/wikid/wikid/internal/wiki"
 )
 
-// Purger removes cached responses for titles: the in-process edge cache now,
-// Varnish/CDN and other nodes later. It must be synchronous for the local
-// edge so that a writer reads its own write.
+// Purger removes cached responses for titles (purge.Node): in this
+// process at once, so that a writer reads its own write, and in the other
+// processes on the database through the purge log, where the renders of
+// pageIDs go too (this process's are the engine's to drop, first).
 type Purger interface {
-	Purge(ctx context.Context, titles ...wiki.Title)
+	// Purge drops the responses showing titles, and the listings.
+	Purge(ctx context.Context, pageIDs []int64, titles ...wiki.Title)
 	// Stale is for changes that only restyle the responses showing titles
 	// (a link's colour): they stay cached and served, but no render that
 	// started before the call is cached. It returns the titles that have
 	// cached responses, which Refresh is to render again.
-	Stale(titles ...wiki.Title) []wiki.Title
+	Stale(ctx context.Context, pageIDs []int64, titles ...wiki.Title) []wiki.Title
 	// Refresh replaces the cached responses that show titles with ones
 	// rendered now, serving the old ones until then (edge.Cache.Refresh).
 	// When ctx ends, what is not refreshed yet is purged.
@@ -44,9 +46,9 @@ type Purger interface {
 // noPurge is the Purger of an engine without caches.
 type noPurge struct{}
 
-func (noPurge) Purge(context.Context, ...wiki.Title)   {}
-func (noPurge) Stale(...wiki.Title) []wiki.Title       { return nil }
-func (noPurge) Refresh(context.Context, ...wiki.Title) {}
+func (noPurge) Purge(context.Context, []int64, ...wiki.Title)              {}
+func (noPurge) Stale(context.Context, []int64, ...wiki.Title) []wiki.Title { return nil }
+func (noPurge) Refresh(context.Context, ...wiki.Title)                     {}
 
 // Rendered is a revision's HTML with what the page chrome needs around it.
 type Rendered struct {
@@ -256,8 +258,8 @@ func (e *Engine) renderRevision(ctx context.Context, rev wiki.Revision, cur uint
 	r.RevID = rev.ID
 	// Keep the render only if no invalidation (a linked page created or
 	// deleted) happened while rendering: it may show old link colours.
-	// (A worker in another process invalidates through the store alone;
-	// cross-node invalidation comes with the scale-out work.)
+	// (Another process's invalidation arrives through the purge log:
+	// Forget.)
 	if ep.Load() != cur {
 		return r, nil
 	}
@@ -565,7 +567,7 @@ func (e *Engine) afterChange(ctx context.Context, pageID int64, t wiki.Title, al
 	// The local purge comes first: the jobs woken next purge the caches in
 	// front, which refill from this node, and must find the new state.
 	e.invalidate(pageID)
-	e.purger.Purge(ctx, append([]wiki.Title{t}, also...)...)
+	e.purger.Purge(ctx, []int64{pageID}, append([]wiki.Title{t}, also...)...)
 	e.jobsQueued()
 }
 
@@ -574,6 +576,21 @@ func (e *Engine) invalidate(pageIDs ...int64) {
 		e.epoch(id).Add(1)
 	}
 }
+
+// Forget drops the renders of pages that another process invalidated
+// (purge.Node applies its events): the stored ones, which a render of
+// this process that began before the change may have saved after that
+// process dropped them, then the in-memory ones.
+func (e *Engine) Forget(ctx context.Context, pageIDs ...int64) {
+	if err := e.store.DeleteRenders(ctx, pageIDs); err != nil {
+		e.log.Warn("engine: drop renders another process invalidated", "pages", len(pageIDs), "err", err)
+	}
+	e.invalidate(pageIDs...)
+}
+
+// ForgetAll drops every render held in memory, for a process that missed
+// other processes' invalidations.
+func (e *Engine) ForgetAll() { e.mem.InvalidateAll() }
 
 // changedTitles returns the titles in exactly one of a and b: the
 // categories a page joined or left, whose listings change.
@@ -717,15 +734,17 @@ func normalizeText(s string) string {
 // Purge drops t's renders and cached responses (MediaWiki's action=purge),
 // here at once and in external caches through a job.
 func (e *Engine) Purge(ctx context.Context, titles ...wiki.Title) {
+	var ids []int64
 	for _, t := range titles {
 		if p, err := e.store.FindPage(ctx, t); err == nil {
 			e.invalidate(p.ID)
 			if err := e.store.DeleteRenders(ctx, []int64{p.ID}); err != nil {
 				e.log.Error("engine: purge renders", "title", t, "err", err)
 			}
+			ids = append(ids, p.ID)
 		}
 	}
-	e.purger.Purge(ctx, titles...)
+	e.purger.Purge(ctx, ids, titles...)
 	e.purgeExternal(ctx, titles...)
 }
 

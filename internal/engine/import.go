@@ -92,6 +92,10 @@ func (e *Engine) Import(ctx context.Context, pages iter.Seq2[ImportPage, error],
 		if err != nil {
 			return st, err
 		}
+		// What afterChange does for an edit, once for the batch: one
+		// purge (and one event in the purge log) for all its pages.
+		var ids []int64
+		var titles []wiki.Title
 		for i, r := range res {
 			st.Pages++
 			switch {
@@ -103,8 +107,14 @@ func (e *Engine) Import(ctx context.Context, pages iter.Seq2[ImportPage, error],
 				st.Changed++
 			}
 			if !r.Unchanged {
-				e.afterChange(ctx, r.Page.ID, b.reqs[i].Title, b.reqs[i].Links.Categories...)
+				ids = append(ids, r.Page.ID)
+				titles = append(append(titles, b.reqs[i].Title), b.reqs[i].Links.Categories...)
 			}
+		}
+		if len(ids) > 0 {
+			e.invalidate(ids...)
+			e.purger.Purge(ctx, ids, titles...)
+			e.jobsQueued()
 		}
 		if progress != nil {
 			progress(st)

@@ -213,7 +213,7 @@ func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
 			return err
 		}
 		e.invalidate(ids...)
-		cached := e.purger.Stale(titles...)
+		cached := e.purger.Stale(ctx, ids, titles...)
 		var jobs []wiki.JobSpec
 		for _, t := range cached {
 			jobs = append(jobs, RefreshJob(t))
@@ -263,8 +263,8 @@ func (e *Engine) runCDNPurge(ctx context.Context, j wiki.Job) error {
 	return e.cdn.PurgeExternal(ctx, pl.Titles...)
 }
 
-// runHousekeeping trims recent changes older than KeepChanges (when set)
-// and finished jobs older than KeepDoneJobs.
+// runHousekeeping trims recent changes older than KeepChanges (when set),
+// the purge log, and finished jobs older than KeepDoneJobs.
 func (e *Engine) runHousekeeping(ctx context.Context, _ wiki.Job) error {
 	now := e.now()
 	if e.keepChanges > 0 {
@@ -274,13 +274,21 @@ func (e *Engine) runHousekeeping(ctx context.Context, _ wiki.Job) error {
 		}
 		if n > 0 {
 			e.log.Info("engine: trimmed recent changes", "entries", n, "older_than", e.keepChanges)
-			e.purger.Purge(ctx) // the lists
+			e.purger.Purge(ctx, nil) // the lists
 			e.purgeExternal(ctx)
 		}
+	}
+	if _, err := e.store.TrimPurges(ctx, now.Add(-KeepPurges)); err != nil {
+		return err
 	}
 	_, err := e.store.DeleteDoneJobs(ctx, now.Add(-e.keepDoneJobs))
 	return err
 }
+
+// KeepPurges is how long the purge log keeps an event: far longer than a
+// process that follows it takes between two reads, unless it is stuck
+// (and then it finds the gap and drops its caches).
+const KeepPurges = time.Hour
 
 // HousekeepingEvery is how often the runner should enqueue HousekeepingJob.
 const HousekeepingEvery = time.Hour

@@ -21,7 +21,7 @@ type purges struct {
 	titles []string
 }
 
-func (p *purges) Purge(_ context.Context, titles ...wiki.Title) {
+func (p *purges) Purge(_ context.Context, _ []int64, titles ...wiki.Title) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, t := range titles {
@@ -30,10 +30,12 @@ func (p *purges) Purge(_ context.Context, titles ...wiki.Title) {
 }
 
 // Stale reports every title as cached: each gets a refresh job.
-func (p *purges) Stale(titles ...wiki.Title) []wiki.Title { return titles }
+func (p *purges) Stale(_ context.Context, _ []int64, titles ...wiki.Title) []wiki.Title {
+	return titles
+}
 
 // Refresh is recorded as a purge: both make the titles' responses new.
-func (p *purges) Refresh(ctx context.Context, titles ...wiki.Title) { p.Purge(ctx, titles...) }
+func (p *purges) Refresh(ctx context.Context, titles ...wiki.Title) { p.Purge(ctx, nil, titles...) }
 
 // runJobs leases every due job, runs those of kind (all kinds when empty)
 // times times each through the engine's handlers, completes them all, and

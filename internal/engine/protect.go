@@ -101,7 +101,7 @@ func (e *Engine) Protect(ctx context.Context, t wiki.Title, edit, move wiki.Prot
 	}
 	// The lock is drawn by the page's template, not its markup: the
 	// renders stay; the responses that show the page go.
-	e.purger.Purge(ctx, t, purge.LogTitle)
+	e.purger.Purge(ctx, nil, t, purge.LogTitle)
 	e.jobsQueued()
 	return action, nil
 }

@@ -16,6 +16,7 @@ type Store interface {
 	UserStore
 	RenderStore
 	JobStore
+	PurgeStore
 	Close() error
 }
 

@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"concurrent leasing gives each job to one owner", testJobsConcurrentLease},
 		{"queued jobs with the same key merge", testJobsDedupe},
 		{"page tasks: refresh links, trim changes, drop done jobs", testJobTasks},
+		{"the purge log numbers events one by one, reads after an ID and keeps its newest when trimmed", testPurgeLog},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -1725,5 +1726,57 @@ func testImportPages(t *testing.T, s wiki.Store) {
 	}
 	if !slices.Contains(kinds, "backlinks:Batch target") {
 		t.Fatalf("backlinks jobs = %v, want the one of a title linked earlier in the same batch", kinds)
+	}
+}
+
+func testPurgeLog(t *testing.T, s wiki.Store) {
+	if id := must[int64](t)(s.LastPurge(ctx)); id != 0 {
+		t.Fatalf("empty log: last purge %d, want 0", id)
+	}
+	evs := []wiki.PurgeEvent{
+		{Origin: "a", Titles: []wiki.Title{"Main Page", "Special:Log"}, PageIDs: []int64{1}, Time: at(1)},
+		{Origin: "b", Stale: true, Titles: []wiki.Title{"Linked"}, PageIDs: []int64{7, 8}, Time: at(2)},
+		{Origin: "a", Time: at(3)}, // the listings alone
+	}
+	if err := s.AppendPurges(ctx, evs[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendPurges(ctx, evs[2:]); err != nil {
+		t.Fatal(err)
+	}
+	got := must[[]wiki.PurgeEvent](t)(s.PurgesAfter(ctx, 0, 10))
+	if len(got) != 3 {
+		t.Fatalf("got %d events, want 3", len(got))
+	}
+	for i, ev := range got {
+		if ev.ID != got[0].ID+int64(i) {
+			t.Fatalf("IDs %d, %d, %d: not one by one", got[0].ID, got[1].ID, got[2].ID)
+		}
+		want := evs[i]
+		if ev.Origin != want.Origin || ev.Stale != want.Stale || !slices.Equal(ev.Titles, want.Titles) ||
+			!slices.Equal(ev.PageIDs, want.PageIDs) || !ev.Time.Equal(want.Time) {
+			t.Fatalf("event %d: %+v, want %+v", i, ev, want)
+		}
+	}
+	if last := must[int64](t)(s.LastPurge(ctx)); last != got[2].ID {
+		t.Fatalf("last purge %d, want %d", last, got[2].ID)
+	}
+	if after := must[[]wiki.PurgeEvent](t)(s.PurgesAfter(ctx, got[0].ID, 1)); len(after) != 1 || after[0].ID != got[1].ID {
+		t.Fatalf("one after the first: %+v", after)
+	}
+	// Trimming everything older than the last keeps the last.
+	if n := must[int](t)(s.TrimPurges(ctx, at(10))); n != 2 {
+		t.Fatalf("trimmed %d, want 2", n)
+	}
+	left := must[[]wiki.PurgeEvent](t)(s.PurgesAfter(ctx, 0, 10))
+	if len(left) != 1 || left[0].ID != got[2].ID {
+		t.Fatalf("after trimming: %+v, want the newest alone", left)
+	}
+	// IDs are never reused, so a reader behind sees the gap.
+	if err := s.AppendPurges(ctx, evs[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if last := must[int64](t)(s.LastPurge(ctx)); last != got[2].ID+1 {
+		t.Fatalf("after trimming, the next ID is %d, want %d", last, got[2].ID+1)
 	}
 }

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// `wikid jobs run` beside `wikid serve`, as the README suggests: what the
+// jobs process changes reaches the server's caches through the purge log.
+// A page created through the server turns the red links to it blue on the
+// server's cached pages (the backlinks job runs in the jobs process); a
+// page imported by another process replaces the server's cached copy.
+func TestJobsProcessBesideServe(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bin := buildWikid(t, dir)
+	data := filepath.Join(dir, "data")
+	cfgFile := filepath.Join(dir, "wikid.json")
+	if err := os.WriteFile(cfgFile, []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cli := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, append(args, "--data", data, "--config", cfgFile)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("wikid %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	cli("purge-test-password\n", "user", "add", "Bot")
+	token := cli("", "token", "create", "Bot")
+
+	// The server runs no jobs: the jobs process runs them all.
+	srv := startWikid(t, bin, data, cfgFile, 0)
+	jobs := &wikidProc{done: make(chan struct{})}
+	jobs.cmd = exec.Command(bin, "jobs", "run", "--data", data, "--config", cfgFile, "--log-level", "warn")
+	jobs.cmd.Stdout, jobs.cmd.Stderr = jobs, jobs
+	if err := jobs.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { jobs.cmd.Wait(); close(jobs.done) }()
+	t.Cleanup(func() { jobs.cmd.Process.Kill(); <-jobs.done })
+
+	api := &apiClient{t: t, base: srv.url, token: token}
+	api.put("Linking page", 0, "See [[Target page]].")
+	api.put("Imported page", 0, "The first text, zqfirst.")
+	for range 2 { // the second view is the edge's copy
+		if body := srv.get(t, "/wiki/Linking_page"); !strings.Contains(body, `class="new"`) {
+			t.Fatal("the link to a missing page is not red")
+		}
+		srv.get(t, "/wiki/Imported_page")
+	}
+
+	// within polls the server until ok, and returns how long it took.
+	within := func(what string, ok func() bool) time.Duration {
+		t.Helper()
+		start := time.Now()
+		for !ok() {
+			if time.Since(start) > 15*time.Second {
+				t.Fatalf("%s: not within 15 s\nserver:\n%s\njobs:\n%s", what, srv.logs(), jobs.logs())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return time.Since(start)
+	}
+	api.put("Target page", 0, "It exists now.")
+	d := within("the red link turning blue on the server", func() bool {
+		return !strings.Contains(srv.get(t, "/wiki/Linking_page"), `class="new"`)
+	})
+	t.Logf("red link blue on the server %v after the page's creation", d.Round(time.Millisecond))
+
+	cli(`{"title": "Imported page", "text": "The second text, zqsecond."}`+"\n", "import", "-")
+	d = within("an import by another process reaching the server's cached page", func() bool {
+		return strings.Contains(srv.get(t, "/wiki/Imported_page"), "zqsecond")
+	})
+	t.Logf("imported text on the server %v after the import", d.Round(time.Millisecond))
+	srv.stop(t)
+	if err := jobs.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-jobs.done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("wikid jobs run did not stop:\n%s", jobs.logs())
+	}
+	if s := jobs.logs() + srv.logs(); strings.Contains(s, "level=ERROR") {
+		t.Fatalf("errors logged:\n%s", s)
+	}
+}

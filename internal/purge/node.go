@@ -1,0 +1,207 @@
+package purge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// Edge is the in-process response cache as invalidation uses it
+// (edge.Cache).
+type Edge interface {
+	Purge(tags ...string)
+	PurgeAll()
+	Stale(tags ...string) []string
+	BeginRefresh(tags ...string) (keys []string, seq uint64)
+}
+
+// FollowEvery is how often a Node reads the purge log for the other
+// processes' events: the longest a page changed elsewhere stays cached here.
+const FollowEvery = 100 * time.Millisecond
+
+// followBatch is the most events a Node reads from the log at once.
+const followBatch = 500
+
+// NodeOptions configure a Node.
+type NodeOptions struct {
+	Edge Edge
+	// Refresh renders the responses under keys again and swaps them in
+	// (web.Server.Refresh); seq is from Edge.BeginRefresh.
+	Refresh func(ctx context.Context, seq uint64, keys ...string)
+	// Log is the purge log shared by the processes on the database.
+	Log wiki.PurgeStore
+	// Forget drops the renders of pages this process may have cached or
+	// be making (engine.Engine.Forget); ForgetAll drops all it holds in
+	// memory.
+	Forget    func(ctx context.Context, pageIDs ...int64)
+	ForgetAll func()
+	Logger    *slog.Logger
+	// Every is how often Follow reads the log; 0 is FollowEvery.
+	Every time.Duration
+}
+
+// Node is this process's owner of invalidation. A change purges the local
+// edge at once (a writer reads its own write) and is appended to the purge
+// log, from which every other process on the database (a `wikid jobs run`
+// beside `wikid serve`, other nodes) applies it within FollowEvery
+// (Follow). It implements engine.Purger. Caches in front (Varnish, a CDN)
+// are purged by cdnpurge jobs (CDN).
+type Node struct {
+	o      NodeOptions
+	origin string
+	last   atomic.Int64 // the last log event applied or skipped
+	begun  atomic.Bool
+}
+
+// NewNode returns a Node with a random origin name of its own.
+func NewNode(o NodeOptions) *Node {
+	if o.Every <= 0 {
+		o.Every = FollowEvery
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Forget == nil {
+		o.Forget = func(context.Context, ...int64) {}
+	}
+	if o.ForgetAll == nil {
+		o.ForgetAll = func() {}
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	return &Node{o: o, origin: hex.EncodeToString(b[:])}
+}
+
+// Purge drops the responses that show titles, and the listings, here and
+// (through the log) in the other processes, where the in-memory renders of
+// pageIDs go too (the caller drops its own first).
+func (n *Node) Purge(ctx context.Context, pageIDs []int64, titles ...wiki.Title) {
+	n.o.Edge.Purge(Tags(titles...)...)
+	n.publish(ctx, wiki.PurgeEvent{Titles: titles, PageIDs: pageIDs})
+}
+
+// Stale is for changes that only restyle the responses showing titles (a
+// link's colour): here they stay cached and served, but no render that
+// started before the call is cached; it returns the titles that have
+// cached responses here, which Refresh is to render again. The other
+// processes drop theirs (they get no refresh job for them).
+func (n *Node) Stale(ctx context.Context, pageIDs []int64, titles ...wiki.Title) []wiki.Title {
+	stored := n.o.Edge.Stale(TitleTags(titles...)...)
+	n.publish(ctx, wiki.PurgeEvent{Stale: true, Titles: titles, PageIDs: pageIDs})
+	out := make([]wiki.Title, 0, len(stored))
+	for _, t := range titles {
+		if slices.Contains(stored, TitleTag(t)) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Refresh replaces this process's cached responses showing titles with
+// ones rendered now, serving the old ones until then; when ctx ends, what
+// is not refreshed yet is purged. The other processes drop theirs: a
+// refresh job runs in one process, and the responses another process
+// marked stale would otherwise stay.
+func (n *Node) Refresh(ctx context.Context, titles ...wiki.Title) {
+	keys, seq := n.o.Edge.BeginRefresh(TitleTags(titles...)...)
+	n.o.Refresh(ctx, seq, keys...)
+	n.publish(context.WithoutCancel(ctx), wiki.PurgeEvent{Stale: true, Titles: titles})
+}
+
+// publish appends ev to the log. A failure is logged: the other processes
+// then keep what ev purges until a later purge of the same pages.
+func (n *Node) publish(ctx context.Context, ev wiki.PurgeEvent) {
+	ev.Origin, ev.Time = n.origin, time.Now()
+	if err := n.o.Log.AppendPurges(ctx, []wiki.PurgeEvent{ev}); err != nil {
+		n.o.Logger.Error("purge: the other processes will not see this purge", "titles", len(ev.Titles), "err", err)
+	}
+}
+
+// Begin makes the newest event of the log the last one this process has
+// applied: what came before is not in its caches, which start empty. Call
+// it before the process caches anything; Follow calls it until it works
+// if it has not been.
+func (n *Node) Begin(ctx context.Context) error {
+	last, err := n.o.Log.LastPurge(ctx)
+	if err != nil {
+		return err
+	}
+	n.last.Store(last)
+	n.begun.Store(true)
+	return nil
+}
+
+// Follow applies the other processes' events from the log every
+// NodeOptions.Every until ctx ends. Events it missed (trimmed from the log
+// while it could not read it) make it drop everything it has cached.
+func (n *Node) Follow(ctx context.Context) {
+	t := time.NewTicker(n.o.Every)
+	defer t.Stop()
+	for {
+		if !n.begun.Load() {
+			if err := n.Begin(ctx); err != nil && ctx.Err() == nil {
+				n.o.Logger.Warn("purge: reading the purge log", "err", err)
+			}
+		} else {
+			n.Catchup(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Catchup applies the events after the last one applied, and reports
+// whether there were any. Follow calls it; tests call it to apply at once.
+func (n *Node) Catchup(ctx context.Context) bool {
+	any := false
+	for {
+		last := n.last.Load()
+		evs, err := n.o.Log.PurgesAfter(ctx, last, followBatch)
+		if err != nil {
+			if ctx.Err() == nil {
+				n.o.Logger.Warn("purge: reading the purge log", "err", err)
+			}
+			return any
+		}
+		if len(evs) == 0 {
+			return any
+		}
+		any = true
+		if evs[0].ID != last+1 {
+			n.o.Logger.Warn("purge: events missing from the purge log (trimmed while this process could not read it): dropping every cached response",
+				"after", last, "next", evs[0].ID)
+			n.o.Edge.PurgeAll()
+			n.o.ForgetAll()
+		}
+		for _, ev := range evs {
+			if ev.Origin != n.origin {
+				n.apply(ctx, ev)
+			}
+		}
+		n.last.Store(evs[len(evs)-1].ID)
+		if len(evs) < followBatch {
+			return any
+		}
+	}
+}
+
+// apply drops what another process's event invalidated.
+func (n *Node) apply(ctx context.Context, ev wiki.PurgeEvent) {
+	if len(ev.PageIDs) > 0 {
+		n.o.Forget(ctx, ev.PageIDs...)
+	}
+	if ev.Stale {
+		n.o.Edge.Purge(TitleTags(ev.Titles...)...)
+		return
+	}
+	n.o.Edge.Purge(Tags(ev.Titles...)...)
+}

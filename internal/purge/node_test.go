@@ -1,0 +1,222 @@
+package purge_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wikid/wikid/internal/purge"
+	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// fakeEdge records what a Node does to its process's cache.
+type fakeEdge struct {
+	mu     sync.Mutex
+	purged []string
+	stale  []string
+	all    int
+	cached []string // tags Stale reports as stored
+}
+
+func (e *fakeEdge) Purge(tags ...string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.purged = append(e.purged, tags...)
+}
+
+func (e *fakeEdge) PurgeAll() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.all++
+}
+
+func (e *fakeEdge) Stale(tags ...string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.stale = append(e.stale, tags...)
+	var out []string
+	for _, t := range tags {
+		if slices.Contains(e.cached, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (e *fakeEdge) BeginRefresh(tags ...string) ([]string, uint64) { return nil, 0 }
+
+// take returns what was purged since the last call, and the PurgeAll count.
+func (e *fakeEdge) take() ([]string, []string, int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, s, a := e.purged, e.stale, e.all
+	e.purged, e.stale, e.all = nil, nil, 0
+	slices.Sort(p)
+	return p, s, a
+}
+
+// proc is one process's Node with what it did to its caches.
+type proc struct {
+	node    *purge.Node
+	edge    *fakeEdge
+	mu      sync.Mutex
+	forgot  []int64
+	forgets int // ForgetAll calls
+}
+
+func newProc(db wiki.PurgeStore) *proc {
+	p := &proc{edge: &fakeEdge{}}
+	p.node = purge.NewNode(purge.NodeOptions{
+		Edge: p.edge, Log: db, Refresh: func(context.Context, uint64, ...string) {},
+		Forget: func(_ context.Context, ids ...int64) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.forgot = append(p.forgot, ids...)
+		},
+		ForgetAll: func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.forgets++
+		},
+	})
+	return p
+}
+
+func (p *proc) takeForgot() []int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f := p.forgot
+	p.forgot = nil
+	return f
+}
+
+func sorted(s ...string) []string { slices.Sort(s); return s }
+
+// A purge in one process reaches the other through the log: the page's
+// responses and the listings go, and its renders; a process never applies
+// its own events twice.
+func TestNodesShareInvalidations(t *testing.T) {
+	ctx := context.Background()
+	db := sqlite.MustOpen(t)
+	a, b := newProc(db), newProc(db)
+	followAt := func(p *proc) {
+		t.Helper()
+		if err := p.node.Begin(ctx); err != nil {
+			t.Fatal(err)
+		}
+		fctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); p.node.Follow(fctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	// An event before a process starts following is not for it: its
+	// caches started empty.
+	a.node.Purge(ctx, []int64{9}, "Before")
+	a.edge.take()
+	followAt(a)
+	followAt(b)
+
+	a.node.Purge(ctx, []int64{1}, "Created page", "Category:Things")
+	if p, _, _ := a.edge.take(); !slices.Equal(p, sorted("Created page", "Category:Things", purge.ListsTag)) {
+		t.Fatalf("own edge purged %q, want the page, its category and the listings", p)
+	}
+	var got []string
+	waitFor(t, func() bool {
+		p, _, _ := b.edge.take()
+		got = append(got, p...)
+		return len(got) > 0
+	})
+	if !slices.Equal(sorted(got...), sorted("Created page", "Category:Things", purge.ListsTag)) {
+		t.Fatalf("the other process purged %q", got)
+	}
+	if f := b.takeForgot(); !slices.Equal(f, []int64{1}) {
+		t.Fatalf("the other process forgot the renders of %v, want [1]", f)
+	}
+
+	// A link-colour change: the other process drops the pages' responses
+	// (it gets no refresh job for them), not the listings.
+	a.edge.cached = []string{"Linking 1"}
+	cached := a.node.Stale(ctx, []int64{3, 4}, "Linking 1", "Linking 2")
+	if !slices.Equal(cached, []wiki.Title{"Linking 1"}) {
+		t.Fatalf("Stale reported %q cached, want the one in the edge", cached)
+	}
+	got = nil
+	waitFor(t, func() bool {
+		p, _, _ := b.edge.take()
+		got = append(got, p...)
+		return len(got) > 0
+	})
+	if !slices.Equal(sorted(got...), sorted("Linking 1", "Linking 2")) {
+		t.Fatalf("after a stale event the other process purged %q", got)
+	}
+	if f := b.takeForgot(); !slices.Equal(f, []int64{3, 4}) {
+		t.Fatalf("the other process forgot %v, want [3 4]", f)
+	}
+
+	// A refresh run by one process's job drops the other's stale copies.
+	b.node.Refresh(ctx, "Linking 1")
+	got = nil
+	waitFor(t, func() bool {
+		p, _, _ := a.edge.take()
+		got = append(got, p...)
+		return len(got) > 0
+	})
+	if !slices.Equal(got, []string{"Linking 1"}) {
+		t.Fatalf("after another process's refresh: purged %q", got)
+	}
+
+	// Nothing came back to its origin.
+	time.Sleep(3 * purge.FollowEvery)
+	if p, _, all := a.edge.take(); len(p) != 0 || all != 0 {
+		t.Fatalf("the origin applied its own events: %q", p)
+	}
+	if f := a.takeForgot(); len(f) != 0 {
+		t.Fatalf("the origin forgot %v on its own events", f)
+	}
+}
+
+// A process that missed events (trimmed from the log while it was not
+// reading it) drops everything it has cached.
+func TestNodeDropsAllAfterAGap(t *testing.T) {
+	ctx := context.Background()
+	db := sqlite.MustOpen(t)
+	a, b := newProc(db), newProc(db)
+	a.node.Purge(ctx, nil, "First")
+	b.node.Catchup(ctx) // b is up to date
+	b.edge.take()
+	for _, title := range []wiki.Title{"Second", "Third", "Fourth"} {
+		a.node.Purge(ctx, nil, title)
+	}
+	if _, err := db.TrimPurges(ctx, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	a.node.Purge(ctx, nil, "Fifth")
+	b.node.Catchup(ctx)
+	p, _, all := b.edge.take()
+	if all != 1 || b.forgets != 1 {
+		t.Fatalf("after a gap: %d PurgeAll and %d ForgetAll, want 1 and 1", all, b.forgets)
+	}
+	if !slices.Contains(p, "Fifth") || slices.Contains(p, "Second") {
+		t.Fatalf("after a gap: purged %q, want the events still in the log", p)
+	}
+	// Caught up: no gap any more.
+	a.node.Purge(ctx, nil, "Sixth")
+	b.node.Catchup(ctx)
+	if _, _, all := b.edge.take(); all != 0 {
+		t.Fatal("PurgeAll again without a gap")
+	}
+}
+
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatal("not within 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,91 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// AppendPurges adds events to the purge log in one transaction.
+func (db *DB) AppendPurges(ctx context.Context, events []wiki.PurgeEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	err := db.write(ctx, func(tx *wtx) error {
+		for _, ev := range events {
+			titles := make([]string, len(ev.Titles))
+			for i, t := range ev.Titles {
+				titles[i] = string(t)
+			}
+			pages := make([]string, len(ev.PageIDs))
+			for i, id := range ev.PageIDs {
+				pages[i] = strconv.FormatInt(id, 10)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO purges (origin, at, stale, titles, pages) VALUES (?, ?, ?, ?, ?)`,
+				ev.Origin, ms(ev.Time), ev.Stale, strings.Join(titles, "\n"), strings.Join(pages, ",")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: append purges: %w", err)
+	}
+	return nil
+}
+
+// PurgesAfter returns up to limit events with an ID above after.
+func (db *DB) PurgesAfter(ctx context.Context, after int64, limit int) ([]wiki.PurgeEvent, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT id, origin, at, stale, titles, pages FROM purges WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: purges after %d: %w", after, err)
+	}
+	defer rows.Close()
+	var out []wiki.PurgeEvent
+	for rows.Next() {
+		var ev wiki.PurgeEvent
+		var at int64
+		var titles, pages string
+		if err := rows.Scan(&ev.ID, &ev.Origin, &at, &ev.Stale, &titles, &pages); err != nil {
+			return nil, fmt.Errorf("sqlite: purges after %d: %w", after, err)
+		}
+		ev.Time = fromMS(at)
+		if titles != "" {
+			for t := range strings.SplitSeq(titles, "\n") {
+				ev.Titles = append(ev.Titles, wiki.Title(t))
+			}
+		}
+		if pages != "" {
+			for p := range strings.SplitSeq(pages, ",") {
+				id, err := strconv.ParseInt(p, 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("sqlite: purge %d: page ID %q: %w", ev.ID, p, err)
+				}
+				ev.PageIDs = append(ev.PageIDs, id)
+			}
+		}
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: purges after %d: %w", after, err)
+	}
+	return out, nil
+}
+
+// LastPurge returns the newest event's ID, 0 when there is none.
+func (db *DB) LastPurge(ctx context.Context) (int64, error) {
+	var id int64
+	if err := db.r.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM purges`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("sqlite: last purge: %w", err)
+	}
+	return id, nil
+}
+
+// TrimPurges drops events made before before, but the newest.
+func (db *DB) TrimPurges(ctx context.Context, before time.Time) (int, error) {
+	return db.deleteWhere(ctx, "trim purges", `DELETE FROM purges WHERE at < ? AND id < (SELECT max(id) FROM purges)`, ms(before))
+}
