@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/jobs"
+	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -63,17 +64,29 @@ func titleJob(kind string, t wiki.Title) wiki.JobSpec {
 // front: none when there are none. A purge of one title is deduplicated
 // while queued (a repeated purge, or an edit flood, queues one job; it runs
 // after the last change that merged into it, so it purges the newest state).
+//
+// Each purge is sent twice: now, and again CDNRebound later. A cache in
+// front that refetches a page between the first purge and the moment the
+// node it asks drops its own copy (another process's change reaches a
+// node through the purge log, within purge.FollowEvery) stores the old
+// page again; the rebound purge drops it.
 func (e *Engine) cdnJobs(titles ...wiki.Title) []wiki.JobSpec {
 	if !e.hasCDN {
 		return nil
 	}
 	b, _ := json.Marshal(titlesPayload{Titles: titles})
-	j := wiki.JobSpec{Kind: wiki.JobCDNPurge, Payload: b}
+	now := wiki.JobSpec{Kind: wiki.JobCDNPurge, Payload: b}
+	rebound := wiki.JobSpec{Kind: wiki.JobCDNPurge, Payload: b, RunAt: e.now().Add(CDNRebound)}
 	if len(titles) == 1 {
-		j.Key = wiki.JobCDNPurge + ":" + string(titles[0])
+		now.Key = wiki.JobCDNPurge + ":" + string(titles[0])
+		rebound.Key = wiki.JobCDNPurge + ":rebound:" + string(titles[0])
 	}
-	return []wiki.JobSpec{j}
+	return []wiki.JobSpec{now, rebound}
 }
+
+// CDNRebound is how long after a purge at the caches in front it is sent
+// again: ten times what the other processes take to apply a change.
+const CDNRebound = 10 * purge.FollowEvery
 
 // IndexJob, LinksJob and BacklinksJob build the jobs a change enqueues;
 // they are exported for maintenance commands and the benchmark backlog.

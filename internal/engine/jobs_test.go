@@ -114,8 +114,8 @@ func TestJobsAreIdempotent(t *testing.T) {
 	}
 
 	p.titles = nil
-	if n := runJobs(t, db, e, "", 1); n != 2 {
-		t.Fatalf("the creation queued %d jobs, want backlinks, cdnpurge", n)
+	if n := runJobs(t, db, e, "", 1); n != 3 {
+		t.Fatalf("the creation queued %d jobs, want backlinks, cdnpurge and its rebound", n)
 	}
 	if n := runJobs(t, db, e, wiki.JobRefresh, 1); n != 1 {
 		t.Fatalf("the backlinks job queued %d refresh jobs, want one for Linker", n)
