@@ -11,6 +11,7 @@ import (
 
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/store/sqlite"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -67,6 +68,7 @@ func userCommand(ctx context.Context, cfg config.Config, sub string, args []stri
 				fmt.Fprintf(stdout, "%s is already in the group %s; nothing changed\n", u.Name, g)
 				return nil
 			}
+			accountChanged(ctx, db, u.ID, purge.LogTitle)
 			fmt.Fprintf(stdout, "%s: group %s → %s\n", u.Name, old, g)
 			return nil
 		})
@@ -89,6 +91,7 @@ func userCommand(ctx context.Context, cfg config.Config, sub string, args []stri
 			if err != nil {
 				return err
 			}
+			accountChanged(ctx, db, u.ID, purge.LogTitle)
 			verb := "blocked"
 			if re {
 				verb = "block changed:"
@@ -108,6 +111,7 @@ func userCommand(ctx context.Context, cfg config.Config, sub string, args []stri
 			if err != nil {
 				return err
 			}
+			accountChanged(ctx, db, u.ID, purge.LogTitle)
 			fmt.Fprintf(stdout, "unblocked %s\n", u.Name)
 			return nil
 		})
@@ -118,6 +122,13 @@ func userCommand(ctx context.Context, cfg config.Config, sub string, args []stri
 		return userResetPassword(ctx, cfg, args[0], f.stdin, stdin, stdout, stderr)
 	}
 	return errors.New(userUsage)
+}
+
+// accountChanged tells the running wikid processes on the database, through
+// the purge log, that the account changed: they drop the sessions they
+// hold for it, and the responses showing titles (Special:Log).
+func accountChanged(ctx context.Context, db *sqlite.DB, userID int64, titles ...wiki.Title) {
+	purge.NewNode(purge.NodeOptions{Log: db}).AccountsChanged(ctx, []int64{userID}, titles...)
 }
 
 // parseGroups reads the groups argument. Wikid has one group per user, so
@@ -212,6 +223,7 @@ func userResetPassword(ctx context.Context, cfg config.Config, name string, from
 			if err := db.SetPassword(ctx, u.ID, hash, ""); err != nil {
 				return err
 			}
+			accountChanged(ctx, db, u.ID)
 			fmt.Fprintf(stdout, "password of %s set; all of its sessions were signed out\n", u.Name)
 			return nil
 		}

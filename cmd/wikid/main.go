@@ -22,6 +22,7 @@ import (
 	"github.com/wikid/wikid/internal/app"
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/store/sqlite"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -269,6 +270,8 @@ func userAdd(ctx context.Context, cfg config.Config, name string, admin bool, st
 	if err != nil {
 		return err
 	}
+	// The creation is in Special:Log: running processes drop their copies.
+	purge.NewNode(purge.NodeOptions{Log: db}).Purge(ctx, nil, purge.LogTitle)
 	fmt.Fprintf(stdout, "created user %q (id %d, group %s)\n", u.Name, u.ID, u.Group)
 	return nil
 }

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +85,25 @@ func TestJobsProcessBesideServe(t *testing.T) {
 		return strings.Contains(srv.get(t, "/wiki/Imported_page"), "zqsecond")
 	})
 	t.Logf("imported text on the server %v after the import", d.Round(time.Millisecond))
+
+	// A password set from the command line signs the account out of the
+	// server at once, though the server holds its session in memory.
+	browser := login(t, srv.url, "Bot", "purge-test-password")
+	loggedIn := func() bool {
+		res, err := browser.Get(srv.url + "/wiki/Linking_page")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return strings.Contains(string(b), "Log out")
+	}
+	if !loggedIn() || !loggedIn() { // the second view is from the server's session cache
+		t.Fatal("not logged in after the login")
+	}
+	cli("another-password-1\n", "user", "reset-password", "Bot", "--stdin")
+	d = within("a password reset by the command line signing the account out of the server", func() bool { return !loggedIn() })
+	t.Logf("signed out on the server %v after the password reset", d.Round(time.Millisecond))
 	srv.stop(t)
 	if err := jobs.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
@@ -92,4 +116,30 @@ func TestJobsProcessBesideServe(t *testing.T) {
 	if s := jobs.logs() + srv.logs(); strings.Contains(s, "level=ERROR") {
 		t.Fatalf("errors logged:\n%s", s)
 	}
+}
+
+// login logs in through the server's login form and returns the browser.
+func login(t *testing.T, base, name, password string) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Get(base + "/wiki/Special:UserLogin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no CSRF token on the login form:\n%s", b)
+	}
+	res, err = c.PostForm(base+"/wiki/Special:UserLogin", url.Values{"csrf": {string(m[1])}, "username": {name}, "password": {password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %s, want 303", res.Status)
+	}
+	return c
 }

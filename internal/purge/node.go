@@ -30,6 +30,8 @@ const followBatch = 500
 
 // NodeOptions configure a Node.
 type NodeOptions struct {
+	// Edge is this process's response cache; nil for a process without
+	// one (a command that changes accounts), which only publishes.
 	Edge Edge
 	// Refresh renders the responses under keys again and swaps them in
 	// (web.Server.Refresh); seq is from Edge.BeginRefresh.
@@ -41,7 +43,10 @@ type NodeOptions struct {
 	// memory.
 	Forget    func(ctx context.Context, pageIDs ...int64)
 	ForgetAll func()
-	Logger    *slog.Logger
+	// ForgetUsers drops the sessions of users held in memory
+	// (web.Server.ForgetUsers).
+	ForgetUsers func(userIDs ...int64)
+	Logger      *slog.Logger
 	// Every is how often Follow reads the log; 0 is FollowEvery.
 	Every time.Duration
 }
@@ -72,6 +77,15 @@ func NewNode(o NodeOptions) *Node {
 	}
 	if o.ForgetAll == nil {
 		o.ForgetAll = func() {}
+	}
+	if o.ForgetUsers == nil {
+		o.ForgetUsers = func(...int64) {}
+	}
+	if o.Edge == nil {
+		o.Edge = noEdge{}
+	}
+	if o.Refresh == nil {
+		o.Refresh = func(context.Context, uint64, ...string) {}
 	}
 	var b [8]byte
 	rand.Read(b[:])
@@ -112,6 +126,18 @@ func (n *Node) Refresh(ctx context.Context, titles ...wiki.Title) {
 	keys, seq := n.o.Edge.BeginRefresh(TitleTags(titles...)...)
 	n.o.Refresh(ctx, seq, keys...)
 	n.publish(context.WithoutCancel(ctx), wiki.PurgeEvent{Stale: true, Titles: titles})
+}
+
+// AccountsChanged tells the other processes that the accounts of userIDs
+// changed (group, block, password, sessions ended): they drop the
+// sessions they hold in memory for them. titles are purged everywhere as
+// by Purge (the log, when the change is logged). This process's own
+// session cache is the caller's.
+func (n *Node) AccountsChanged(ctx context.Context, userIDs []int64, titles ...wiki.Title) {
+	if len(titles) > 0 {
+		n.o.Edge.Purge(Tags(titles...)...)
+	}
+	n.publish(ctx, wiki.PurgeEvent{Users: userIDs, Titles: titles})
 }
 
 // publish appends ev to the log. A failure is logged: the other processes
@@ -199,9 +225,23 @@ func (n *Node) apply(ctx context.Context, ev wiki.PurgeEvent) {
 	if len(ev.PageIDs) > 0 {
 		n.o.Forget(ctx, ev.PageIDs...)
 	}
+	if len(ev.Users) > 0 {
+		n.o.ForgetUsers(ev.Users...)
+		if len(ev.Titles) == 0 {
+			return // an account change without a log entry: no page changed
+		}
+	}
 	if ev.Stale {
 		n.o.Edge.Purge(TitleTags(ev.Titles...)...)
 		return
 	}
 	n.o.Edge.Purge(Tags(ev.Titles...)...)
 }
+
+// noEdge is the Edge of a process without one.
+type noEdge struct{}
+
+func (noEdge) Purge(...string)                           {}
+func (noEdge) PurgeAll()                                 {}
+func (noEdge) Stale(...string) []string                  { return nil }
+func (noEdge) BeginRefresh(...string) ([]string, uint64) { return nil, 0 }

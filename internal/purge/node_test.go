@@ -65,6 +65,7 @@ type proc struct {
 	mu      sync.Mutex
 	forgot  []int64
 	forgets int // ForgetAll calls
+	users   []int64
 }
 
 func newProc(db wiki.PurgeStore) *proc {
@@ -80,6 +81,11 @@ func newProc(db wiki.PurgeStore) *proc {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.forgets++
+		},
+		ForgetUsers: func(ids ...int64) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.users = append(p.users, ids...)
 		},
 	})
 	return p
@@ -175,6 +181,28 @@ func TestNodesShareInvalidations(t *testing.T) {
 	}
 	if f := a.takeForgot(); len(f) != 0 {
 		t.Fatalf("the origin forgot %v on its own events", f)
+	}
+}
+
+// An account change made where no cache is (the command line) reaches
+// the processes that hold the user's sessions; with no title, no page is
+// purged.
+func TestAccountChangesReachTheOtherProcesses(t *testing.T) {
+	ctx := context.Background()
+	db := sqlite.MustOpen(t)
+	server := newProc(db)
+	if err := server.node.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cli := purge.NewNode(purge.NodeOptions{Log: db}) // no edge
+	cli.AccountsChanged(ctx, []int64{42})
+	cli.AccountsChanged(ctx, []int64{43}, purge.LogTitle)
+	server.node.Catchup(ctx)
+	if !slices.Equal(server.users, []int64{42, 43}) {
+		t.Fatalf("sessions of users %v dropped, want [42 43]", server.users)
+	}
+	if p, _, _ := server.edge.take(); !slices.Equal(p, sorted(string(purge.LogTitle), purge.ListsTag)) {
+		t.Fatalf("purged %q, want the log page (and the listings) only", p)
 	}
 }
 

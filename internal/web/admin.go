@@ -90,7 +90,7 @@ func (s *Server) userRightsPage(w http.ResponseWriter, r *http.Request, arg stri
 			if err != nil {
 				return err
 			}
-			s.sessions.bumpUser(u.ID)
+			s.accountChanged(r.Context(), u.ID)
 			s.eng.Purge(r.Context(), purge.LogTitle) // the entry is in Special:Log
 			s.log.Info("group changed", "user", u.Name, "old", old, "new", g, "by", v.User.Name)
 			redirect(w, r, userPath("UserRights", u.Name), http.StatusSeeOther)
@@ -153,7 +153,7 @@ func (s *Server) blockPage(w http.ResponseWriter, r *http.Request, arg string) e
 			if err != nil {
 				return err
 			}
-			s.sessions.bumpUser(u.ID)
+			s.accountChanged(r.Context(), u.ID)
 			s.eng.Purge(r.Context(), purge.LogTitle) // the entry is in Special:Log
 			s.log.Info("user blocked", "user", u.Name, "until", expiryText(until), "reblock", re, "by", v.User.Name)
 			redirect(w, r, "/wiki/Special:BlockList", http.StatusSeeOther)
@@ -212,7 +212,7 @@ func (s *Server) unblockPage(w http.ResponseWriter, r *http.Request, arg string)
 		} else if err != nil {
 			return err
 		} else {
-			s.sessions.bumpUser(u.ID)
+			s.accountChanged(r.Context(), u.ID)
 			s.eng.Purge(r.Context(), purge.LogTitle) // the entry is in Special:Log
 			s.log.Info("user unblocked", "user", u.Name, "by", v.User.Name)
 			redirect(w, r, "/wiki/Special:BlockList", http.StatusSeeOther)

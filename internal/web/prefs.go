@@ -96,7 +96,7 @@ func (s *Server) changePrefs(w http.ResponseWriter, r *http.Request) (info, secr
 		if err != nil {
 			return "", "", err
 		}
-		s.sessions.bumpUser(v.User.ID)
+		s.accountChanged(ctx, v.User.ID)
 		s.log.Info("signed out other sessions", "user", v.User.Name, "sessions", n)
 		return plural(n, "other session was", "other sessions were") + " signed out.", "", nil
 	case "prefs":
@@ -114,7 +114,7 @@ func (s *Server) changePrefs(w http.ResponseWriter, r *http.Request) (info, secr
 		if err := s.store.UpdatePrefs(ctx, v.User.ID, p); err != nil {
 			return "", "", err
 		}
-		s.sessions.bumpUser(v.User.ID)
+		s.accountChanged(ctx, v.User.ID)
 		return "Your preferences were saved.", "", nil
 	case "token-create":
 		name := strings.TrimSpace(r.PostFormValue("name"))
@@ -213,7 +213,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) (string,
 	if err := s.store.SetPassword(ctx, u.ID, hash, v.Session.ID); err != nil {
 		return "", "", err
 	}
-	s.sessions.bumpUser(u.ID)
+	s.accountChanged(ctx, u.ID)
 	s.log.Info("password changed", "user", u.Name)
 	return "Your password was changed. Every other session of your account was signed out.", "", nil
 }
@@ -289,7 +289,7 @@ func (s *Server) passwordResetPage(w http.ResponseWriter, r *http.Request, _ str
 			} else if err != nil {
 				return err
 			} else {
-				s.sessions.bumpUser(u.ID)
+				s.accountChanged(r.Context(), u.ID)
 				s.log.Info("password reset", "user", u.Name)
 				redirect(w, r, "/wiki/Special:UserLogin", http.StatusSeeOther)
 				return nil

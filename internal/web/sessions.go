@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
@@ -19,8 +20,8 @@ import (
 // the user from the store (withViewer, requireAdmin), so a change made by
 // another process (the command line, another node) applies to them on the
 // next request too. What another process changes reaches plain reads here
-// within the TTL; with several nodes, the epoch bump is to travel with the
-// purge log (LISTEN/NOTIFY on PostgreSQL, the polled table on SQLite).
+// within purge.FollowEvery: the change is in the purge log, which every
+// process follows (accountChanged here, ForgetUsers there).
 type sessionCache struct {
 	seed   maphash.Seed
 	shards [64]sessionShard
@@ -179,4 +180,21 @@ func (c *sessionCache) setUserBarGz(id string, u gzUser) {
 		e.userBarGz = &u
 	}
 	sh.mu.Unlock()
+}
+
+// accountChanged drops the cached sessions of the user whose account
+// changed, here at once and in the other processes through the purge log.
+func (s *Server) accountChanged(ctx context.Context, userID int64) {
+	s.sessions.bumpUser(userID)
+	if s.accounts != nil {
+		s.accounts(ctx, []int64{userID})
+	}
+}
+
+// ForgetUsers drops the cached sessions of users whose accounts another
+// process changed (purge.Node applies its events).
+func (s *Server) ForgetUsers(userIDs ...int64) {
+	for _, id := range userIDs {
+		s.sessions.bumpUser(id)
+	}
 }

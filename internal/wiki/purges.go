@@ -17,7 +17,10 @@ type PurgeEvent struct {
 	Stale   bool
 	Titles  []Title // the titles whose responses go; with !Stale, the listings too
 	PageIDs []int64 // the pages whose in-memory renders go
-	Time    time.Time
+	// Users whose accounts changed (group, block, password, sessions
+	// ended): their sessions cached in memory go.
+	Users []int64
+	Time  time.Time
 }
 
 // PurgeStore is the purge log. IDs increase by one per event and trimming

@@ -21,12 +21,8 @@ func (db *DB) AppendPurges(ctx context.Context, events []wiki.PurgeEvent) error 
 			for i, t := range ev.Titles {
 				titles[i] = string(t)
 			}
-			pages := make([]string, len(ev.PageIDs))
-			for i, id := range ev.PageIDs {
-				pages[i] = strconv.FormatInt(id, 10)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO purges (origin, at, stale, titles, pages) VALUES (?, ?, ?, ?, ?)`,
-				ev.Origin, ms(ev.Time), ev.Stale, strings.Join(titles, "\n"), strings.Join(pages, ",")); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO purges (origin, at, stale, titles, pages, users) VALUES (?, ?, ?, ?, ?, ?)`,
+				ev.Origin, ms(ev.Time), ev.Stale, strings.Join(titles, "\n"), joinIDs(ev.PageIDs), joinIDs(ev.Users)); err != nil {
 				return err
 			}
 		}
@@ -40,7 +36,7 @@ func (db *DB) AppendPurges(ctx context.Context, events []wiki.PurgeEvent) error 
 
 // PurgesAfter returns up to limit events with an ID above after.
 func (db *DB) PurgesAfter(ctx context.Context, after int64, limit int) ([]wiki.PurgeEvent, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT id, origin, at, stale, titles, pages FROM purges WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	rows, err := db.r.QueryContext(ctx, `SELECT id, origin, at, stale, titles, pages, users FROM purges WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: purges after %d: %w", after, err)
 	}
@@ -49,8 +45,8 @@ func (db *DB) PurgesAfter(ctx context.Context, after int64, limit int) ([]wiki.P
 	for rows.Next() {
 		var ev wiki.PurgeEvent
 		var at int64
-		var titles, pages string
-		if err := rows.Scan(&ev.ID, &ev.Origin, &at, &ev.Stale, &titles, &pages); err != nil {
+		var titles, pages, users string
+		if err := rows.Scan(&ev.ID, &ev.Origin, &at, &ev.Stale, &titles, &pages, &users); err != nil {
 			return nil, fmt.Errorf("sqlite: purges after %d: %w", after, err)
 		}
 		ev.Time = fromMS(at)
@@ -59,14 +55,12 @@ func (db *DB) PurgesAfter(ctx context.Context, after int64, limit int) ([]wiki.P
 				ev.Titles = append(ev.Titles, wiki.Title(t))
 			}
 		}
-		if pages != "" {
-			for p := range strings.SplitSeq(pages, ",") {
-				id, err := strconv.ParseInt(p, 10, 64)
-				if err != nil {
-					return nil, fmt.Errorf("sqlite: purge %d: page ID %q: %w", ev.ID, p, err)
-				}
-				ev.PageIDs = append(ev.PageIDs, id)
-			}
+		var err error
+		if ev.PageIDs, err = splitIDs(pages); err != nil {
+			return nil, fmt.Errorf("sqlite: purge %d: %w", ev.ID, err)
+		}
+		if ev.Users, err = splitIDs(users); err != nil {
+			return nil, fmt.Errorf("sqlite: purge %d: %w", ev.ID, err)
 		}
 		out = append(out, ev)
 	}
@@ -88,4 +82,31 @@ func (db *DB) LastPurge(ctx context.Context) (int64, error) {
 // TrimPurges drops events made before before, but the newest.
 func (db *DB) TrimPurges(ctx context.Context, before time.Time) (int, error) {
 	return db.deleteWhere(ctx, "trim purges", `DELETE FROM purges WHERE at < ? AND id < (SELECT max(id) FROM purges)`, ms(before))
+}
+
+// joinIDs and splitIDs store a list of IDs as comma-separated numbers.
+func joinIDs(ids []int64) string {
+	b := make([]byte, 0, 8*len(ids))
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(b)
+}
+
+func splitIDs(s string) ([]int64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int64
+	for p := range strings.SplitSeq(s, ",") {
+		id, err := strconv.ParseInt(p, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("ID %q: %w", p, err)
+		}
+		out = append(out, id)
+	}
+	return out, nil
 }

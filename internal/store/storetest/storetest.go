@@ -1736,7 +1736,7 @@ func testPurgeLog(t *testing.T, s wiki.Store) {
 	evs := []wiki.PurgeEvent{
 		{Origin: "a", Titles: []wiki.Title{"Main Page", "Special:Log"}, PageIDs: []int64{1}, Time: at(1)},
 		{Origin: "b", Stale: true, Titles: []wiki.Title{"Linked"}, PageIDs: []int64{7, 8}, Time: at(2)},
-		{Origin: "a", Time: at(3)}, // the listings alone
+		{Origin: "a", Users: []int64{5, 6}, Time: at(3)}, // accounts, and the listings
 	}
 	if err := s.AppendPurges(ctx, evs[:2]); err != nil {
 		t.Fatal(err)
@@ -1754,7 +1754,7 @@ func testPurgeLog(t *testing.T, s wiki.Store) {
 		}
 		want := evs[i]
 		if ev.Origin != want.Origin || ev.Stale != want.Stale || !slices.Equal(ev.Titles, want.Titles) ||
-			!slices.Equal(ev.PageIDs, want.PageIDs) || !ev.Time.Equal(want.Time) {
+			!slices.Equal(ev.PageIDs, want.PageIDs) || !slices.Equal(ev.Users, want.Users) || !ev.Time.Equal(want.Time) {
 			t.Fatalf("event %d: %+v, want %+v", i, ev, want)
 		}
 	}

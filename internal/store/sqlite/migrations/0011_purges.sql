@@ -8,5 +8,6 @@ CREATE TABLE purges (
 	at INTEGER NOT NULL,        -- unix ms
 	stale INTEGER NOT NULL DEFAULT 0,
 	titles TEXT NOT NULL,       -- newline-separated
-	pages TEXT NOT NULL         -- comma-separated page IDs
+	pages TEXT NOT NULL,        -- comma-separated page IDs
+	users TEXT NOT NULL         -- comma-separated user IDs
 );
