@@ -30,6 +30,7 @@ import (
 	"github.com/wikid/wikid/internal/store/sqlite"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/web"
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 // App is a running wiki.
@@ -38,7 +39,7 @@ var loopProcs sync.Once
 
 type App struct {
 	Config  config.Config
-	Store   *sqlite.DB
+	Store   wiki.Store // the embedded SQLite database (store/sqlite)
 	Engine  *engine.Engine
 	Web     *web.Server
 	Edge    *edge.Cache

@@ -11,6 +11,7 @@ import (
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -117,7 +118,7 @@ func TestEveryLocalPurgeReachesExternalCaches(t *testing.T) {
 }
 
 func everyLocalPurgeReachesExternalCaches(t *testing.T, cached bool) {
-	db := sqlite.MustOpen(t)
+	db := sqlitetest.Open(t)
 	local, external := &localPurges{cached: cached}, &externalPurges{}
 	now := time.Now()
 	clock := func() time.Time { return now }
@@ -215,7 +216,7 @@ func TestCDNPurgeJobsOnlyWhenNeededAndOncePerTitle(t *testing.T) {
 	}
 	ed := engine.Editor{UserName: "U"}
 
-	db := sqlite.MustOpen(t)
+	db := sqlitetest.Open(t)
 	e := engine.New(engine.Options{Store: db, Renderer: render.New()})
 	if _, err := e.Save(ctx, engine.Edit{Title: "Page", Text: "Words.", Editor: ed}); err != nil {
 		t.Fatal(err)
@@ -237,7 +238,7 @@ func TestCDNPurgeJobsOnlyWhenNeededAndOncePerTitle(t *testing.T) {
 		}
 	}
 
-	db2 := sqlite.MustOpen(t)
+	db2 := sqlitetest.Open(t)
 	e2 := engine.New(engine.Options{Store: db2, Renderer: render.New(), CDN: &externalPurges{}})
 	if _, err := e2.Save(ctx, engine.Edit{Title: "Page", Text: "Words.", Editor: ed}); err != nil {
 		t.Fatal(err)

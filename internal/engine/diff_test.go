@@ -8,12 +8,12 @@ import (
 
 	"github.com/wikid/wikid/internal/diff/difftest"
 	"github.com/wikid/wikid/internal/engine"
-	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
 func TestDiffIsComputedOncePerRevisionPair(t *testing.T) {
-	db := sqlite.MustOpen(t)
+	db := sqlitetest.Open(t)
 	e := engine.New(engine.Options{Store: db})
 	ctx := context.Background()
 	ed := engine.Editor{UserName: "Alice"}

@@ -9,7 +9,7 @@ import (
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/jobs"
 	"github.com/wikid/wikid/internal/render"
-	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -19,7 +19,7 @@ import (
 func BenchmarkDrain(b *testing.B) {
 	for _, kind := range []string{wiki.JobLinks, wiki.JobSearch, wiki.JobBacklinks} {
 		b.Run(kind, func(b *testing.B) {
-			db := sqlite.MustOpen(b)
+			db := sqlitetest.Open(b)
 			e := engine.New(engine.Options{Store: db, Renderer: render.New(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			const pages = 200
 			for i := range pages {

@@ -243,7 +243,7 @@ func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
 		if len(pages) < q.Limit {
 			return nil
 		}
-		q.From = pages[len(pages)-1].Title + "\x00"
+		q.After = pages[len(pages)-1].Title
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -91,7 +92,7 @@ func state(t *testing.T, db *sqlite.DB, e *engine.Engine) string {
 
 func TestJobsAreIdempotent(t *testing.T) {
 	t.Parallel()
-	db := sqlite.MustOpen(t)
+	db := sqlitetest.Open(t)
 	p := &purges{}
 	woken := 0
 	e := engine.New(engine.Options{Store: db, Renderer: render.New(), Purger: p, CDN: engine.NoExternalPurge{}, JobsQueued: func() { woken++ }})
@@ -149,7 +150,7 @@ func TestJobsAreIdempotent(t *testing.T) {
 // A search returns at most limit hits (1 to MaxSearchHits), each with a
 // snippet, and says whether more follow.
 func TestSearchPages(t *testing.T) {
-	db := sqlite.MustOpen(t)
+	db := sqlitetest.Open(t)
 	e := engine.New(engine.Options{Store: db, Renderer: render.New()})
 	for _, title := range []wiki.Title{"One", "Two", "Three"} {
 		if _, err := e.Save(ctx, engine.Edit{Title: title, Text: "Common words here.", Editor: engine.Editor{UserName: "U"}}); err != nil {

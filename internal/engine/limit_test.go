@@ -11,7 +11,7 @@ import (
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/render/pathological"
-	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -54,7 +54,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func newHeldEngine(t *testing.T, limits engine.RenderLimits, pages ...string) (*engine.Engine, *heldStore) {
 	t.Helper()
-	db := sqlite.MustOpen(t)
+	db := sqlitetest.Open(t)
 	plain := engine.New(engine.Options{Store: db})
 	for _, title := range pages {
 		if _, err := plain.Save(ctx, engine.Edit{Title: wiki.Title(title), Text: "Text of " + title + " with a [[Link]].", Editor: engine.Editor{UserName: "U"}}); err != nil {
@@ -194,7 +194,7 @@ func TestRenderGateWaitIsBounded(t *testing.T) {
 
 func TestSavesAndPreviewsOverThePageLimitAreRefused(t *testing.T) {
 	t.Parallel()
-	db := sqlite.MustOpen(t)
+	db := sqlitetest.Open(t)
 	e := engine.New(engine.Options{Store: db, MaxPageBytes: 1024})
 	ed := engine.Editor{UserName: "U"}
 	if _, err := e.Save(ctx, engine.Edit{Title: "Fits", Text: strings.Repeat("a", 1024), Editor: ed}); err != nil {
@@ -215,7 +215,7 @@ func TestSavesAndPreviewsOverThePageLimitAreRefused(t *testing.T) {
 
 func TestARenderThatRunsOutOfTimeIsNotStored(t *testing.T) {
 	t.Parallel()
-	db := sqlite.MustOpen(t)
+	db := sqlitetest.Open(t)
 	e := engine.New(engine.Options{Store: db, Renderer: render.New(render.WithTimeout(time.Millisecond))})
 	s, _ := pathological.Find("list-items")
 	if _, err := e.Save(ctx, engine.Edit{Title: "Slow", Text: s.Gen(1 << 20), Editor: engine.Editor{UserName: "U"}}); err != nil {
@@ -243,7 +243,7 @@ func TestARenderThatRunsOutOfTimeIsNotStored(t *testing.T) {
 
 func TestARenderWhoseHighlightingRanOutIsNotStored(t *testing.T) {
 	t.Parallel()
-	db := sqlite.MustOpen(t)
+	db := sqlitetest.Open(t)
 	now := time.Now()
 	clock := func() time.Time { return now }
 	e := engine.New(engine.Options{Store: db, Now: clock, Renderer: render.New(render.WithHighlightBudget(time.Nanosecond))})

@@ -11,7 +11,7 @@ import (
 
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/render"
-	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -33,7 +33,7 @@ func (s *unreadableRenders) SaveRender(ctx context.Context, revID int64, version
 
 func TestAnUnreadableStoredRenderIsRenderedAgain(t *testing.T) {
 	t.Parallel()
-	st := &unreadableRenders{Store: sqlite.MustOpen(t)}
+	st := &unreadableRenders{Store: sqlitetest.Open(t)}
 	e := engine.New(engine.Options{Store: st, Renderer: render.New(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	out, err := e.Save(ctx, engine.Edit{Title: "Page", Text: "Some **text**.", Editor: engine.Editor{UserName: "U"}})
 	if err != nil {
@@ -62,7 +62,7 @@ func BenchmarkRenderStoredMiss(b *testing.B) {
 		{"5KB", string(article[:5<<10])},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			db := sqlite.MustOpen(b)
+			db := sqlitetest.Open(b)
 			e := engine.New(engine.Options{Store: db, Renderer: render.New()})
 			out, err := e.Save(ctx, engine.Edit{Title: "Article", Text: c.text, Editor: engine.Editor{UserName: "U"}})
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wikid/wikid/internal/jobs"
 	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -70,7 +71,7 @@ func TestRetries(t *testing.T) {
 	t.Parallel()
 
 	t.Run("a failing job is retried with doubling backoff, then dead after its last attempt", func(t *testing.T) {
-		db, c := sqlite.MustOpen(t), newClock()
+		db, c := sqlitetest.Open(t), newClock()
 		r := newRunner(t, db, c)
 		var calls atomic.Int32
 		r.Register("flaky", func(context.Context, wiki.Job) error {
@@ -117,7 +118,7 @@ func TestRetries(t *testing.T) {
 	})
 
 	t.Run("a job that fails then succeeds is done", func(t *testing.T) {
-		db, c := sqlite.MustOpen(t), newClock()
+		db, c := sqlitetest.Open(t), newClock()
 		r := newRunner(t, db, c)
 		fail := true
 		r.Register("once", func(context.Context, wiki.Job) error {
@@ -139,7 +140,7 @@ func TestRetries(t *testing.T) {
 	})
 
 	t.Run("a permanent error, a panic past its attempts and an unknown kind are failures", func(t *testing.T) {
-		db, c := sqlite.MustOpen(t), newClock()
+		db, c := sqlitetest.Open(t), newClock()
 		r := newRunner(t, db, c)
 		r.Register("bad", func(context.Context, wiki.Job) error { return jobs.Permanent(errors.New("malformed payload")) })
 		r.Register("panics", func(context.Context, wiki.Job) error { panic("oops") })
@@ -164,7 +165,7 @@ func TestRetries(t *testing.T) {
 
 	t.Run("backoff doubles up to its cap, with jitter in the upper half", func(t *testing.T) {
 		for _, jitter := range []float64{0, 0.5, 0.999} {
-			r := jobs.New(jobs.Options{Queue: sqlite.MustOpen(t), Jitter: func() float64 { return jitter },
+			r := jobs.New(jobs.Options{Queue: sqlitetest.Open(t), Jitter: func() float64 { return jitter },
 				BackoffBase: time.Second, BackoffMax: 8 * time.Second})
 			for n, full := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 4: 8 * time.Second, 9: 8 * time.Second, 60: 8 * time.Second} {
 				got := r.Backoff(n)
@@ -181,7 +182,7 @@ func TestWorkers(t *testing.T) {
 	t.Parallel()
 
 	t.Run("workers drain the queue, woken after commit, and stop gracefully", func(t *testing.T) {
-		db := sqlite.MustOpen(t)
+		db := sqlitetest.Open(t)
 		r := jobs.New(jobs.Options{Queue: db, Workers: 2, Batch: 4, Logger: quiet(), PollMin: time.Millisecond, PollMax: time.Hour})
 		var ran sync.Map
 		var dup atomic.Int32
@@ -228,7 +229,7 @@ func TestWorkers(t *testing.T) {
 	})
 
 	t.Run("a stop whose deadline passes cancels the running job, which is retried", func(t *testing.T) {
-		db := sqlite.MustOpen(t)
+		db := sqlitetest.Open(t)
 		r := jobs.New(jobs.Options{Queue: db, Logger: quiet(), PollMin: time.Millisecond})
 		started := make(chan struct{})
 		r.Register("slow", func(ctx context.Context, _ wiki.Job) error {
@@ -252,7 +253,7 @@ func TestWorkers(t *testing.T) {
 	})
 
 	t.Run("periodic jobs are enqueued once per key", func(t *testing.T) {
-		db := sqlite.MustOpen(t)
+		db := sqlitetest.Open(t)
 		r := jobs.New(jobs.Options{Queue: db, Workers: 1, Logger: quiet(), PollMin: time.Hour, PollMax: time.Hour,
 			Periodic: []jobs.Periodic{{Every: time.Millisecond, Job: wiki.JobSpec{Kind: "rc", Key: "rc", RunAt: time.Now().Add(time.Hour)}}}})
 		r.Start()
@@ -271,7 +272,7 @@ func TestWorkers(t *testing.T) {
 func BenchmarkQueue(b *testing.B) {
 	for _, batch := range []int{1, 8, 32} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			db := sqlite.MustOpen(b)
+			db := sqlitetest.Open(b)
 			r := jobs.New(jobs.Options{Queue: db, Batch: batch, Logger: quiet()})
 			r.Register("noop", func(context.Context, wiki.Job) error { return nil })
 			specs := make([]wiki.JobSpec, b.N)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/purge"
-	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -106,7 +106,7 @@ func sorted(s ...string) []string { slices.Sort(s); return s }
 // its own events twice.
 func TestNodesShareInvalidations(t *testing.T) {
 	ctx := context.Background()
-	db := sqlite.MustOpen(t)
+	db := sqlitetest.Open(t)
 	a, b := newProc(db), newProc(db)
 	followAt := func(p *proc) {
 		t.Helper()
@@ -189,7 +189,7 @@ func TestNodesShareInvalidations(t *testing.T) {
 // purged.
 func TestAccountChangesReachTheOtherProcesses(t *testing.T) {
 	ctx := context.Background()
-	db := sqlite.MustOpen(t)
+	db := sqlitetest.Open(t)
 	server := newProc(db)
 	if err := server.node.Begin(ctx); err != nil {
 		t.Fatal(err)
@@ -210,7 +210,7 @@ func TestAccountChangesReachTheOtherProcesses(t *testing.T) {
 // reading it) drops everything it has cached.
 func TestNodeDropsAllAfterAGap(t *testing.T) {
 	ctx := context.Background()
-	db := sqlite.MustOpen(t)
+	db := sqlitetest.Open(t)
 	a, b := newProc(db), newProc(db)
 	a.node.Purge(ctx, nil, "First")
 	b.node.Catchup(ctx) // b is up to date

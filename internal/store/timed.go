@@ -278,3 +278,28 @@ func (st Timed) DeleteRenders(ctx context.Context, pageIDs []int64) error {
 	defer since(ctx, time.Now())
 	return st.Store.DeleteRenders(ctx, pageIDs)
 }
+
+func (st Timed) FindPageByID(ctx context.Context, id int64) (wiki.Page, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FindPageByID(ctx, id)
+}
+
+func (st Timed) AppendPurges(ctx context.Context, events []wiki.PurgeEvent) error {
+	defer since(ctx, time.Now())
+	return st.Store.AppendPurges(ctx, events)
+}
+
+func (st Timed) PurgesAfter(ctx context.Context, after int64, limit int) ([]wiki.PurgeEvent, error) {
+	defer since(ctx, time.Now())
+	return st.Store.PurgesAfter(ctx, after, limit)
+}
+
+func (st Timed) LastPurge(ctx context.Context) (int64, error) {
+	defer since(ctx, time.Now())
+	return st.Store.LastPurge(ctx)
+}
+
+func (st Timed) TrimPurges(ctx context.Context, before time.Time) (int, error) {
+	defer since(ctx, time.Now())
+	return st.Store.TrimPurges(ctx, before)
+}

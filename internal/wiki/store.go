@@ -103,6 +103,7 @@ type ProtectRequest struct {
 type ListQuery struct {
 	Prefix string // titles starting with this (display form)
 	From   Title  // first title to include (cursor)
+	After  Title  // titles after this one only (cursor past the last one read)
 	Limit  int
 }
 
@@ -125,6 +126,9 @@ type PageStore interface {
 	// FindPage returns the page with title t, deleted or not (Deleted set;
 	// LatestID is then the revision that was latest when it was deleted).
 	FindPage(ctx context.Context, t Title) (Page, error)
+	// FindPageByID returns the page with the given ID, deleted or not,
+	// with its title as stored (a title today's rules refuse included).
+	FindPageByID(ctx context.Context, id int64) (Page, error)
 	// FindRevision returns a revision with its text; ErrNotFound for a
 	// revision of a deleted page.
 	FindRevision(ctx context.Context, id int64) (Revision, error)

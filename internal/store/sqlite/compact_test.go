@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -135,7 +136,7 @@ func TestCompressOld(t *testing.T) {
 // tables under it, and accounts for every page of the file.
 func TestSpace(t *testing.T) {
 	ctx := context.Background()
-	db := sqlite.MustOpen(t)
+	db := sqlitetest.Open(t)
 	res := save(t, db, "Indexed", longText)
 	if err := db.UpdateSearchIndex(ctx, res.Page.ID, func(s string) string { return s }); err != nil {
 		t.Fatal(err)

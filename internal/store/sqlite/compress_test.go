@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -72,7 +73,7 @@ func TestCompression(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("long texts are stored compressed, short and incompressible ones as is, and all read back", func(t *testing.T) {
-		db := sqlite.MustOpen(t)
+		db := sqlitetest.Open(t)
 		for _, c := range []struct {
 			title wiki.Title
 			text  string
@@ -94,7 +95,7 @@ func TestCompression(t *testing.T) {
 	})
 
 	t.Run("a text stored before compression reads back, and null edits, moves and the search index see it", func(t *testing.T) {
-		db := sqlite.MustOpen(t)
+		db := sqlitetest.Open(t)
 		res := save(t, db, "Old", longText)
 		// As written before compression: the text as TEXT.
 		if err := sqlite.Exec(ctx, db, `UPDATE revisions SET text = ? WHERE id = ?`, longText, res.Revision.ID); err != nil {
@@ -123,7 +124,7 @@ func TestCompression(t *testing.T) {
 	})
 
 	t.Run("a corrupt stored text is an error, not a panic", func(t *testing.T) {
-		db := sqlite.MustOpen(t)
+		db := sqlitetest.Open(t)
 		res := save(t, db, "Victim", longText)
 		var frame []byte
 		if err := sqlite.QueryRow(ctx, db, `SELECT text FROM revisions WHERE id = ?`, []any{res.Revision.ID}, &frame); err != nil {
@@ -161,7 +162,7 @@ func TestCompression(t *testing.T) {
 	})
 
 	t.Run("a corrupt stored render is an error, not a panic", func(t *testing.T) {
-		db := sqlite.MustOpen(t)
+		db := sqlitetest.Open(t)
 		res := save(t, db, "Rendered", "text")
 		html := []byte(strings.Repeat("<p>A rendered paragraph with <a href=\"/wiki/X\">a link</a>.</p>\n", 50))
 		if err := db.SaveRender(ctx, res.Revision.ID, 1, html); err != nil {

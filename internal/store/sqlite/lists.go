@@ -109,6 +109,10 @@ func (db *DB) listPages(ctx context.Context, op, from, where string, q wiki.List
 	lo, hi := titleRange(q)
 	query := `SELECT ` + pageCols + ` FROM pages p ` + from + ` WHERE p.deleted = 0 AND p.title >= ?`
 	all := []any{lo}
+	if q.After != "" {
+		query += ` AND p.title > ?`
+		all = append(all, string(q.After))
+	}
 	if hi != "" {
 		query += ` AND p.title < ?`
 		all = append(all, hi)

@@ -12,19 +12,20 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
 	"github.com/wikid/wikid/internal/store/storetest"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) wiki.Store { return sqlite.MustOpen(t) })
+	storetest.Run(t, func(t *testing.T) wiki.Store { return sqlitetest.Open(t) })
 }
 
 func TestSQLite(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("write statements are prepared once and kept", func(t *testing.T) {
-		db := sqlite.MustOpen(t)
+		db := sqlitetest.Open(t)
 		save := func(title, text string) {
 			t.Helper()
 			if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U"}); err != nil {
@@ -66,7 +67,7 @@ func TestSQLite(t *testing.T) {
 
 	t.Run("a search of common words reads its page and pages alike", func(t *testing.T) {
 		sqlite.SetSearchRare(t, 3) // every word below is common
-		db := sqlite.MustOpen(t)
+		db := sqlitetest.Open(t)
 		for i := range 30 {
 			title := fmt.Sprintf("Page %02d", i)
 			if i%10 == 0 {
@@ -158,7 +159,7 @@ func TestSQLite(t *testing.T) {
 	})
 
 	t.Run("connections are configured by the DSN", func(t *testing.T) {
-		db := sqlite.MustOpen(t)
+		db := sqlitetest.Open(t)
 		for _, c := range []struct {
 			pragma string
 			reader bool
@@ -218,7 +219,7 @@ func TestSQLite(t *testing.T) {
 	})
 
 	t.Run("leasing finds due jobs through the jobs_due index", func(t *testing.T) {
-		db := sqlite.MustOpen(t)
+		db := sqlitetest.Open(t)
 		plan, err := sqlite.Plan(ctx, db, `SELECT id FROM jobs INDEXED BY jobs_due WHERE state IN ('queued', 'running') AND run_at <= ? ORDER BY run_at, id LIMIT ?`, 0, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -229,7 +230,7 @@ func TestSQLite(t *testing.T) {
 	})
 
 	t.Run("a fresh database passes the integrity check", func(t *testing.T) {
-		db := sqlite.MustOpen(t)
+		db := sqlitetest.Open(t)
 		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "a", UserName: "U"}); err != nil {
 			t.Fatal(err)
 		}
@@ -327,7 +328,7 @@ func TestSQLite(t *testing.T) {
 
 func BenchmarkSavePage(b *testing.B) {
 	ctx := context.Background()
-	db := sqlite.MustOpen(b)
+	db := sqlitetest.Open(b)
 	text := strings.Repeat("Some wiki text with [[Links]] and words. ", 50)
 	links := wiki.LinkSet{Links: []wiki.Title{"A", "B", "C", "D"}, Categories: []wiki.Title{"Category:X"}}
 	for i := 0; b.Loop(); i++ {
@@ -340,7 +341,7 @@ func BenchmarkSavePage(b *testing.B) {
 
 func BenchmarkFindPageParallel(b *testing.B) {
 	ctx := context.Background()
-	db := sqlite.MustOpen(b)
+	db := sqlitetest.Open(b)
 	if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: "Main Page", Text: "hello", UserName: "U"}); err != nil {
 		b.Fatal(err)
 	}

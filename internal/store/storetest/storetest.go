@@ -1,6 +1,6 @@
 // Package storetest is the contract suite every wiki.Store backend runs:
 //
-//	func TestStore(t *testing.T) { storetest.Run(t, func(t *testing.T) wiki.Store { return sqlite.MustOpen(t) }) }
+//	func TestStore(t *testing.T) { storetest.Run(t, func(t *testing.T) wiki.Store { return sqlitetest.Open(t) }) }
 package storetest
 
 import (
@@ -472,6 +472,9 @@ func testAllPages(t *testing.T, s wiki.Store) {
 	if ps := must[[]wiki.Page](t)(s.AllPages(ctx, wiki.ListQuery{From: "B"})); titles(ps) != "Banana,Help:Start,한국어" {
 		t.Fatalf("from B = %s", titles(ps))
 	}
+	if ps := must[[]wiki.Page](t)(s.AllPages(ctx, wiki.ListQuery{Prefix: "A", After: "Apricot"})); titles(ps) != "Avocado" {
+		t.Fatalf("prefix A after Apricot = %s", titles(ps))
+	}
 }
 
 func testLinks(t *testing.T, s wiki.Store) {
@@ -489,6 +492,10 @@ func testLinks(t *testing.T, s wiki.Store) {
 	}
 	if bl := must[[]wiki.Page](t)(s.Backlinks(ctx, "Tree", wiki.ListQuery{From: "B", Limit: 1})); titles(bl) != "Cherry" {
 		t.Fatalf("backlinks page = %s", titles(bl))
+	}
+	// After is exclusive: the cursor past the last title read.
+	if bl := must[[]wiki.Page](t)(s.Backlinks(ctx, "Tree", wiki.ListQuery{After: "Apple", Limit: 1})); titles(bl) != "Cherry" {
+		t.Fatalf("backlinks after Apple = %s", titles(bl))
 	}
 	if p := must[wiki.Page](t)(s.FindPage(ctx, "Trees")); p.Redirect != "Tree" {
 		t.Fatalf("redirect = %q", p.Redirect)
