@@ -202,7 +202,7 @@ func (db *DB) PageCount(ctx context.Context) (int, error) {
 // Search's bounds: its cost follows them, not the number of pages.
 const (
 	// SearchCandidates: the newest pages matching every term that a
-	// search ranks (and as many title matches).
+	// search ranks.
 	SearchCandidates = 1000
 	// searchWords: at most this many words of a query are counted.
 	searchWords = 12
@@ -269,12 +269,15 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		}
 		return err
 	}
-	// Title matches, ranked by BM25 over the short title lists.
+	// Title matches, ranked by BM25 over the short title lists: as many as
+	// the page asked for needs. They come first, so when there are more,
+	// that page holds title matches only, and the ones left out belong to
+	// later pages (each asks for its own).
 	err := budgetOK(collect(`SELECT rowid, bm25(search_title) FROM search_title WHERE search_title MATCH ? ORDER BY rank LIMIT ?`,
 		func(id int64, score float64) {
 			byID[id] = len(cands)
 			cands = append(cands, cand{id: id, score: score, titleMatch: true})
-		}, match, SearchCandidates))
+		}, match, offset+lim))
 	// The query's rare words, if any: with one, every match is among
 	// at most searchRare pages, all of them ranked.
 	var rare []string
@@ -326,6 +329,11 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		err = db.r.QueryRowContext(ctx, `SELECT id FROM pages WHERE deleted = 0 AND title_fold = ? ORDER BY id LIMIT 1`, store.Fold(query)).Scan(&id)
 		if i, ok := byID[id]; ok && err == nil {
 			cands[i].exact, cands[i].titleMatch = true, true
+		} else if err == nil {
+			// The page whose title is the query, ranked below the
+			// title matches read: it comes first all the same.
+			byID[id] = len(cands)
+			cands = append(cands, cand{id: id, exact: true, titleMatch: true})
 		}
 		if errors.Is(err, sql.ErrNoRows) {
 			err = nil

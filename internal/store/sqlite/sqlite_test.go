@@ -103,6 +103,51 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("a search with more title matches than a page reads only the page's, in the same order", func(t *testing.T) {
+		db := sqlitetest.Open(t)
+		save := func(title, text string) {
+			t.Helper()
+			if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 20 {
+			// Titles of different lengths: BM25 over titles orders them.
+			save(fmt.Sprintf("Orchard %s %02d", strings.Repeat("tree ", i%5), i), "fruit")
+			if i == 12 {
+				save("Orchard", "the page whose title is the query")
+			}
+		}
+		for i := range 10 {
+			save(fmt.Sprintf("Field %02d", i), "an orchard mentioned in passing")
+		}
+		titles := func(offset, limit int) []string {
+			t.Helper()
+			hits, err := db.Search(ctx, "orchard", offset, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, h := range hits {
+				out = append(out, string(h.Title))
+			}
+			return out
+		}
+		all := titles(0, 40)
+		if len(all) != 31 || all[0] != "Orchard" || !strings.HasPrefix(all[20], "Orchard ") || !strings.HasPrefix(all[21], "Field") {
+			t.Fatalf("all hits = %v, want the exact title, the 20 other title matches, then the 10 others", all)
+		}
+		for _, size := range []int{1, 3, 7} {
+			var paged []string
+			for off := 0; off < 31; off += size {
+				paged = append(paged, titles(off, size)...)
+			}
+			if !slices.Equal(paged, all) {
+				t.Fatalf("pages of %d = %v, want %v", size, paged, all)
+			}
+		}
+	})
+
 	t.Run("an import beside busy readers keeps the WAL small", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "w.db")
 		db, err := sqlite.Open(ctx, path)
