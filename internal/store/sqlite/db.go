@@ -218,6 +218,16 @@ func (db *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	sort.Strings(names)
+	// A database a newer wikid migrated has tables and meanings this one
+	// does not know: running on it could lose what the newer one relies
+	// on (the purge log, say). Refuse before changing anything.
+	var have int
+	if err := db.w.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&have); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if known := latestMigration(); have > known {
+		return fmt.Errorf("the database's schema is at version %d, newer than this wikid's (%d): run the wikid version that last opened it, or restore a backup made before", have, known)
+	}
 	for _, name := range names {
 		base := strings.TrimPrefix(name, "migrations/")
 		num, _, _ := strings.Cut(base, "_")

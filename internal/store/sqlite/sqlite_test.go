@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -145,6 +146,31 @@ func TestSQLite(t *testing.T) {
 			if !slices.Equal(paged, all) {
 				t.Fatalf("pages of %d = %v, want %v", size, paged, all)
 			}
+		}
+	})
+
+	t.Run("a database a newer wikid migrated is refused, unchanged", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "w.db")
+		db, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		have, err := db.SchemaVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		raw, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Exec(`INSERT INTO schema_version (version, applied) VALUES (?, 0)`, have+1); err != nil {
+			t.Fatal(err)
+		}
+		raw.Close()
+		_, err = sqlite.Open(ctx, path)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("version %d, newer than this wikid's (%d)", have+1, have)) {
+			t.Fatalf("opening a newer schema: %v", err)
 		}
 	})
 
