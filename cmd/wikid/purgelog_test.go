@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -9,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,4 +145,133 @@ func login(t *testing.T, base, name, password string) *http.Client {
 		t.Fatalf("login: %s, want 303", res.Status)
 	}
 	return c
+}
+
+// Two servers on one data folder, with the jobs in a process of their own:
+// what one server changes, the other serves fresh. Logs the delay from an
+// edit's response on one server to the other serving it.
+func TestTwoServersOneDataFolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bin := buildWikid(t, dir)
+	data := filepath.Join(dir, "data")
+	cfgFile := filepath.Join(dir, "wikid.json")
+	if err := os.WriteFile(cfgFile, []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cli := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, append(args, "--data", data, "--config", cfgFile)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("wikid %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	cli("two-nodes-password\n", "user", "add", "Bot")
+	token := cli("", "token", "create", "Bot")
+	a := startWikid(t, bin, data, cfgFile, 0)
+	b := startWikid(t, bin, data, cfgFile, 0)
+	jobs := &wikidProc{done: make(chan struct{})}
+	jobs.cmd = exec.Command(bin, "jobs", "run", "--data", data, "--config", cfgFile, "--log-level", "warn")
+	jobs.cmd.Stdout, jobs.cmd.Stderr = jobs, jobs
+	if err := jobs.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { jobs.cmd.Wait(); close(jobs.done) }()
+	t.Cleanup(func() { jobs.cmd.Process.Kill(); <-jobs.done })
+	within := func(what string, ok func() bool) time.Duration {
+		t.Helper()
+		start := time.Now()
+		for !ok() {
+			if time.Since(start) > 15*time.Second {
+				t.Fatalf("%s: not within 15 s\nA:\n%s\nB:\n%s\njobs:\n%s", what, a.logs(), b.logs(), jobs.logs())
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		return time.Since(start)
+	}
+
+	// Edits on A, read on B: B's cached copy goes within the poll.
+	api := &apiClient{t: t, base: a.url, token: token}
+	rev := api.put("Shared page", 0, "Version zq0.")
+	var delays []time.Duration
+	for i := 1; i <= 20; i++ {
+		b.get(t, "/wiki/Shared_page")
+		b.get(t, "/wiki/Shared_page") // cached on B now
+		// Out of step with B's reads of the log, as real edits are.
+		time.Sleep(time.Duration(rand.IntN(60)) * time.Millisecond)
+		rev = api.put("Shared page", rev, fmt.Sprintf("Version zq%d.", i))
+		want := fmt.Sprintf("zq%d.", i)
+		delays = append(delays, within("an edit on A served by B", func() bool {
+			return strings.Contains(b.get(t, "/wiki/Shared_page"), want)
+		}))
+	}
+	slices.Sort(delays)
+	t.Logf("edit on A to B serving it, 20 edits: p50 %v, p99 (max) %v", delays[len(delays)/2].Round(time.Millisecond), delays[len(delays)-1].Round(time.Millisecond))
+
+	// A page created on A turns B's red links blue.
+	api.put("Linking page", 0, "See [[Target page]].")
+	for range 2 {
+		if !strings.Contains(b.get(t, "/wiki/Linking_page"), `class="new"`) {
+			t.Fatal("the link to a missing page is not red on B")
+		}
+	}
+	api.put("Target page", 0, "It exists now.")
+	d := within("a red link on B turning blue", func() bool {
+		return !strings.Contains(b.get(t, "/wiki/Linking_page"), `class="new"`)
+	})
+	t.Logf("red link blue on B %v after the creation on A", d.Round(time.Millisecond))
+
+	// A session made on A is valid on B; signing out on A ends it on B.
+	browser := login(t, a.url, "Bot", "two-nodes-password")
+	loggedIn := func(base string) bool {
+		res, err := browser.Get(base + "/wiki/Linking_page")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return strings.Contains(string(body), "Log out")
+	}
+	if !loggedIn(b.url) || !loggedIn(b.url) {
+		t.Fatal("a session made on A is not valid on B")
+	}
+	res, err := browser.Get(a.url + "/wiki/Special:UserLogout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(body)
+	if m == nil {
+		t.Fatalf("no sign-out form:\n%s", body)
+	}
+	// The jar's cookie, sent by hand to B after A clears it.
+	u, _ := url.Parse(a.url)
+	cookies := browser.Jar.Cookies(u)
+	res, err = browser.PostForm(a.url+"/wiki/Special:UserLogout", url.Values{"csrf": {string(m[1])}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-out on A: %s", res.Status)
+	}
+	old := func() bool {
+		r, _ := http.NewRequest(http.MethodGet, b.url+"/wiki/Linking_page", nil)
+		for _, c := range cookies {
+			r.AddCookie(c)
+		}
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return strings.Contains(string(body), "Log out")
+	}
+	d = within("a sign-out on A ending the session on B", func() bool { return !old() })
+	t.Logf("signed out on B %v after the sign-out on A", d.Round(time.Millisecond))
 }

@@ -112,13 +112,14 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	// The owner of invalidation in this process. Its hooks reach the
 	// engine and the web server, made next, only once it runs.
 	a.Purge = purge.NewNode(purge.NodeOptions{
-		Edge:        a.Edge,
-		Refresh:     func(ctx context.Context, seq uint64, keys ...string) { a.Web.Refresh(ctx, seq, keys...) },
-		Log:         db,
-		Forget:      func(ctx context.Context, ids ...int64) { a.Engine.Forget(ctx, ids...) },
-		ForgetAll:   func() { a.Engine.ForgetAll() },
-		ForgetUsers: func(ids ...int64) { a.Web.ForgetUsers(ids...) },
-		Logger:      log,
+		Edge:           a.Edge,
+		Refresh:        func(ctx context.Context, seq uint64, keys ...string) { a.Web.Refresh(ctx, seq, keys...) },
+		Log:            db,
+		Forget:         func(ctx context.Context, ids ...int64) { a.Engine.Forget(ctx, ids...) },
+		ForgetAll:      func() { a.Engine.ForgetAll() },
+		ForgetUsers:    func(ids ...int64) { a.Web.ForgetUsers(ids...) },
+		ForgetSessions: func(ids ...string) { a.Web.ForgetSessions(ids...) },
+		Logger:         log,
 	})
 	a.Metrics.RegisterConns(func() metrics.ConnCounts {
 		st := a.ConnStats()
@@ -140,7 +141,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		webEdge = nil // the front server still owns the (empty) cache
 	}
 	a.Web, err = web.New(web.Options{Config: cfg, Engine: a.Engine, Views: views, Logger: log, Secret: secret, Edge: webEdge,
-		AccountsChanged: a.Purge.AccountsChanged})
+		Others: a.Purge})
 	if err != nil {
 		a.Close()
 		return nil, err

@@ -23,7 +23,7 @@ type Edge interface {
 
 // FollowEvery is how often a Node reads the purge log for the other
 // processes' events: the longest a page changed elsewhere stays cached here.
-const FollowEvery = 100 * time.Millisecond
+const FollowEvery = 50 * time.Millisecond
 
 // followBatch is the most events a Node reads from the log at once.
 const followBatch = 500
@@ -46,7 +46,10 @@ type NodeOptions struct {
 	// ForgetUsers drops the sessions of users held in memory
 	// (web.Server.ForgetUsers).
 	ForgetUsers func(userIDs ...int64)
-	Logger      *slog.Logger
+	// ForgetSessions drops sessions held in memory
+	// (web.Server.ForgetSessions).
+	ForgetSessions func(sessionIDs ...string)
+	Logger         *slog.Logger
 	// Every is how often Follow reads the log; 0 is FollowEvery.
 	Every time.Duration
 }
@@ -80,6 +83,9 @@ func NewNode(o NodeOptions) *Node {
 	}
 	if o.ForgetUsers == nil {
 		o.ForgetUsers = func(...int64) {}
+	}
+	if o.ForgetSessions == nil {
+		o.ForgetSessions = func(...string) {}
 	}
 	if o.Edge == nil {
 		o.Edge = noEdge{}
@@ -138,6 +144,13 @@ func (n *Node) AccountsChanged(ctx context.Context, userIDs []int64, titles ...w
 		n.o.Edge.Purge(Tags(titles...)...)
 	}
 	n.publish(ctx, wiki.PurgeEvent{Users: userIDs, Titles: titles})
+}
+
+// SessionsEnded tells the other processes that sessions ended (signed
+// out): they drop the copies they hold in memory. This process's own are
+// the caller's.
+func (n *Node) SessionsEnded(ctx context.Context, sessionIDs ...string) {
+	n.publish(ctx, wiki.PurgeEvent{Sessions: sessionIDs})
 }
 
 // publish appends ev to the log. A failure is logged: the other processes
@@ -225,11 +238,14 @@ func (n *Node) apply(ctx context.Context, ev wiki.PurgeEvent) {
 	if len(ev.PageIDs) > 0 {
 		n.o.Forget(ctx, ev.PageIDs...)
 	}
+	if len(ev.Sessions) > 0 {
+		n.o.ForgetSessions(ev.Sessions...)
+	}
 	if len(ev.Users) > 0 {
 		n.o.ForgetUsers(ev.Users...)
-		if len(ev.Titles) == 0 {
-			return // an account change without a log entry: no page changed
-		}
+	}
+	if (len(ev.Users) > 0 || len(ev.Sessions) > 0) && len(ev.Titles) == 0 {
+		return // accounts or sessions only: no page changed
 	}
 	if ev.Stale {
 		n.o.Edge.Purge(TitleTags(ev.Titles...)...)

@@ -66,6 +66,7 @@ type proc struct {
 	forgot  []int64
 	forgets int // ForgetAll calls
 	users   []int64
+	ended   []string
 }
 
 func newProc(db wiki.PurgeStore) *proc {
@@ -86,6 +87,11 @@ func newProc(db wiki.PurgeStore) *proc {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.users = append(p.users, ids...)
+		},
+		ForgetSessions: func(ids ...string) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.ended = append(p.ended, ids...)
 		},
 	})
 	return p
@@ -184,9 +190,9 @@ func TestNodesShareInvalidations(t *testing.T) {
 	}
 }
 
-// An account change made where no cache is (the command line) reaches
-// the processes that hold the user's sessions; with no title, no page is
-// purged.
+// An account change or a sign-out made elsewhere (the command line, another
+// node) reaches the processes that hold the sessions; with no title, no
+// page is purged.
 func TestAccountChangesReachTheOtherProcesses(t *testing.T) {
 	ctx := context.Background()
 	db := sqlitetest.Open(t)
@@ -197,7 +203,11 @@ func TestAccountChangesReachTheOtherProcesses(t *testing.T) {
 	cli := purge.NewNode(purge.NodeOptions{Log: db}) // no edge
 	cli.AccountsChanged(ctx, []int64{42})
 	cli.AccountsChanged(ctx, []int64{43}, purge.LogTitle)
+	cli.SessionsEnded(ctx, "5e55", "10ff")
 	server.node.Catchup(ctx)
+	if !slices.Equal(server.ended, []string{"5e55", "10ff"}) {
+		t.Fatalf("sessions %v dropped, want the two that ended", server.ended)
+	}
 	if !slices.Equal(server.users, []int64{42, 43}) {
 		t.Fatalf("sessions of users %v dropped, want [42 43]", server.users)
 	}

@@ -39,14 +39,14 @@ type Server struct {
 	reqID    atomic.Uint64
 	edge     *edge.Cache // nil: no in-process cache
 	sessions *sessionCache
-	accounts func(ctx context.Context, userIDs []int64, titles ...wiki.Title) // Options.AccountsChanged
-	gz       *gzCache                                                         // deflated static parts of spliced pages
-	throttle *session.Throttle                                                // failed logins per (address, account), address and device (special.go)
-	signups  *session.Throttle                                                // account creations per address (special.go)
-	devices  session.Devices                                                  // device cookies: who logged in from this browser before (session.go)
-	hashing  *session.Gate                                                    // bounds the argon2 hashes running at once (hashing.go)
-	purges   *rateLimit                                                       // action=purge per user or address (page.go)
-	proxies  httpx.Proxies                                                    // who may name the client (session.go)
+	others   Others            // nil: no other processes to tell
+	gz       *gzCache          // deflated static parts of spliced pages
+	throttle *session.Throttle // failed logins per (address, account), address and device (special.go)
+	signups  *session.Throttle // account creations per address (special.go)
+	devices  session.Devices   // device cookies: who logged in from this browser before (session.go)
+	hashing  *session.Gate     // bounds the argon2 hashes running at once (hashing.go)
+	purges   *rateLimit        // action=purge per user or address (page.go)
+	proxies  httpx.Proxies     // who may name the client (session.go)
 	// proxyWarned is set once the warning about forwarding headers from an
 	// unconfigured proxy on this host was logged (session.go).
 	proxyWarned atomic.Bool
@@ -61,9 +61,17 @@ type Options struct {
 	Secret []byte // signs anonymous CSRF tokens and device cookies; stable across restarts
 	Now    func() time.Time
 	Edge   *edge.Cache // optional in-process response cache
-	// AccountsChanged tells the other processes that accounts changed, so
-	// that they drop the sessions they hold (purge.Node.AccountsChanged).
-	AccountsChanged func(ctx context.Context, userIDs []int64, titles ...wiki.Title)
+	// Others tells the other processes on the database that accounts
+	// changed or sessions ended, so that they drop the sessions they hold
+	// in memory (purge.Node); nil for none.
+	Others Others
+}
+
+// Others is how the server tells the other processes what changed in
+// accounts and sessions (purge.Node).
+type Others interface {
+	AccountsChanged(ctx context.Context, userIDs []int64, titles ...wiki.Title)
+	SessionsEnded(ctx context.Context, sessionIDs ...string)
 }
 
 // New builds the server and its routes.
@@ -89,7 +97,7 @@ func New(o Options) (*Server, error) {
 		secret: o.Secret, now: o.Now, mainPage: mp, edge: o.Edge, sessions: newSessionCache(o.Now), gz: newGzCache(),
 		throttle: session.NewThrottle(session.DefaultPolicy(), o.Now), signups: session.NewThrottle(session.RegistrationPolicy(), o.Now),
 		devices: session.NewDevices(o.Secret), hashing: session.DefaultGate(), proxies: httpx.NewProxies(trusted, o.Config.ClientIPHeader),
-		purges: newRateLimit(30, time.Minute, o.Now), accounts: o.AccountsChanged}
+		purges: newRateLimit(30, time.Minute, o.Now), others: o.Others}
 	s.handler = s.routes()
 	return s, nil
 }

@@ -170,8 +170,8 @@ const tokenTouchEvery = time.Minute
 // fixation) and sets its cookie.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u wiki.User) error {
 	if old := sessionCookie(r); old != "" {
-		s.sessions.delete(auth.HashToken(old))
 		_ = s.store.DeleteSession(r.Context(), auth.HashToken(old))
+		s.sessionEnded(r.Context(), auth.HashToken(old))
 	}
 	token := auth.NewSecret(32)
 	now := s.now()

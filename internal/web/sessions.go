@@ -186,8 +186,24 @@ func (c *sessionCache) setUserBarGz(id string, u gzUser) {
 // changed, here at once and in the other processes through the purge log.
 func (s *Server) accountChanged(ctx context.Context, userID int64) {
 	s.sessions.bumpUser(userID)
-	if s.accounts != nil {
-		s.accounts(ctx, []int64{userID})
+	if s.others != nil {
+		s.others.AccountsChanged(ctx, []int64{userID})
+	}
+}
+
+// sessionEnded drops a session that was signed out or replaced, here at
+// once and in the other processes through the purge log.
+func (s *Server) sessionEnded(ctx context.Context, id string) {
+	s.sessions.delete(id)
+	if s.others != nil {
+		s.others.SessionsEnded(ctx, id)
+	}
+}
+
+// ForgetSessions drops sessions that ended in another process.
+func (s *Server) ForgetSessions(ids ...string) {
+	for _, id := range ids {
+		s.sessions.delete(id)
 	}
 }
 

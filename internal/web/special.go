@@ -423,6 +423,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 		if err := s.store.DeleteSession(r.Context(), auth.HashToken(c)); err != nil {
 			return err
 		}
+		s.sessionEnded(r.Context(), auth.HashToken(c))
 	}
 	s.clearSessionCookie(w, r)
 	redirect(w, r, s.mainPage.URL(), http.StatusSeeOther)

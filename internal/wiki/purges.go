@@ -20,7 +20,9 @@ type PurgeEvent struct {
 	// Users whose accounts changed (group, block, password, sessions
 	// ended): their sessions cached in memory go.
 	Users []int64
-	Time  time.Time
+	// Sessions ended (signed out): their copies held in memory go.
+	Sessions []string
+	Time     time.Time
 }
 
 // PurgeStore is the purge log. IDs increase by one per event and trimming

@@ -21,8 +21,8 @@ func (db *DB) AppendPurges(ctx context.Context, events []wiki.PurgeEvent) error 
 			for i, t := range ev.Titles {
 				titles[i] = string(t)
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO purges (origin, at, stale, titles, pages, users) VALUES (?, ?, ?, ?, ?, ?)`,
-				ev.Origin, ms(ev.Time), ev.Stale, strings.Join(titles, "\n"), joinIDs(ev.PageIDs), joinIDs(ev.Users)); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO purges (origin, at, stale, titles, pages, users, sessions) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+				ev.Origin, ms(ev.Time), ev.Stale, strings.Join(titles, "\n"), joinIDs(ev.PageIDs), joinIDs(ev.Users), strings.Join(ev.Sessions, ",")); err != nil {
 				return err
 			}
 		}
@@ -36,7 +36,7 @@ func (db *DB) AppendPurges(ctx context.Context, events []wiki.PurgeEvent) error 
 
 // PurgesAfter returns up to limit events with an ID above after.
 func (db *DB) PurgesAfter(ctx context.Context, after int64, limit int) ([]wiki.PurgeEvent, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT id, origin, at, stale, titles, pages, users FROM purges WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	rows, err := db.r.QueryContext(ctx, `SELECT id, origin, at, stale, titles, pages, users, sessions FROM purges WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: purges after %d: %w", after, err)
 	}
@@ -45,8 +45,8 @@ func (db *DB) PurgesAfter(ctx context.Context, after int64, limit int) ([]wiki.P
 	for rows.Next() {
 		var ev wiki.PurgeEvent
 		var at int64
-		var titles, pages, users string
-		if err := rows.Scan(&ev.ID, &ev.Origin, &at, &ev.Stale, &titles, &pages, &users); err != nil {
+		var titles, pages, users, sessions string
+		if err := rows.Scan(&ev.ID, &ev.Origin, &at, &ev.Stale, &titles, &pages, &users, &sessions); err != nil {
 			return nil, fmt.Errorf("sqlite: purges after %d: %w", after, err)
 		}
 		ev.Time = fromMS(at)
@@ -61,6 +61,9 @@ func (db *DB) PurgesAfter(ctx context.Context, after int64, limit int) ([]wiki.P
 		}
 		if ev.Users, err = splitIDs(users); err != nil {
 			return nil, fmt.Errorf("sqlite: purge %d: %w", ev.ID, err)
+		}
+		if sessions != "" {
+			ev.Sessions = strings.Split(sessions, ",")
 		}
 		out = append(out, ev)
 	}

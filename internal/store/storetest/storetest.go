@@ -1743,7 +1743,7 @@ func testPurgeLog(t *testing.T, s wiki.Store) {
 	evs := []wiki.PurgeEvent{
 		{Origin: "a", Titles: []wiki.Title{"Main Page", "Special:Log"}, PageIDs: []int64{1}, Time: at(1)},
 		{Origin: "b", Stale: true, Titles: []wiki.Title{"Linked"}, PageIDs: []int64{7, 8}, Time: at(2)},
-		{Origin: "a", Users: []int64{5, 6}, Time: at(3)}, // accounts, and the listings
+		{Origin: "a", Users: []int64{5, 6}, Sessions: []string{"9f86d081", "60303ae2"}, Time: at(3)}, // accounts, and the listings
 	}
 	if err := s.AppendPurges(ctx, evs[:2]); err != nil {
 		t.Fatal(err)
@@ -1761,7 +1761,8 @@ func testPurgeLog(t *testing.T, s wiki.Store) {
 		}
 		want := evs[i]
 		if ev.Origin != want.Origin || ev.Stale != want.Stale || !slices.Equal(ev.Titles, want.Titles) ||
-			!slices.Equal(ev.PageIDs, want.PageIDs) || !slices.Equal(ev.Users, want.Users) || !ev.Time.Equal(want.Time) {
+			!slices.Equal(ev.PageIDs, want.PageIDs) || !slices.Equal(ev.Users, want.Users) ||
+			!slices.Equal(ev.Sessions, want.Sessions) || !ev.Time.Equal(want.Time) {
 			t.Fatalf("event %d: %+v, want %+v", i, ev, want)
 		}
 	}

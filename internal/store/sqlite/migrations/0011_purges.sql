@@ -9,5 +9,6 @@ CREATE TABLE purges (
 	stale INTEGER NOT NULL DEFAULT 0,
 	titles TEXT NOT NULL,       -- newline-separated
 	pages TEXT NOT NULL,        -- comma-separated page IDs
-	users TEXT NOT NULL         -- comma-separated user IDs
+	users TEXT NOT NULL,        -- comma-separated user IDs
+	sessions TEXT NOT NULL      -- comma-separated session IDs (token hashes)
 );
