@@ -121,6 +121,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		ForgetSessions: func(ids ...string) { a.Web.ForgetSessions(ids...) },
 		Logger:         log,
 	})
+	a.Metrics.RegisterPurges(func() metrics.PurgeCounts {
+		st := a.Purge.Stats()
+		return metrics.PurgeCounts{Published: st.Published, PublishFailed: st.PublishFailed, Applied: st.Applied, Gaps: st.Gaps, ReadFailed: st.ReadFailed}
+	})
 	a.Metrics.RegisterConns(func() metrics.ConnCounts {
 		st := a.ConnStats()
 		return metrics.ConnCounts{Open: st.Open, Max: st.Max, Refused: st.Refused, IdleEvicted: st.IdleEvicted, SlowHeadEvicted: st.SlowHeadEvicted}

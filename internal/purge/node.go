@@ -65,6 +65,22 @@ type Node struct {
 	origin string
 	last   atomic.Int64 // the last log event applied or skipped
 	begun  atomic.Bool
+
+	published, publishFailed, applied, gaps, readFailed atomic.Uint64
+}
+
+// Stats are the Node's counts since start.
+type Stats struct {
+	Published, PublishFailed uint64 // events appended, and appends that failed
+	Applied                  uint64 // other processes' events applied here
+	Gaps                     uint64 // times events were missed and everything dropped
+	ReadFailed               uint64 // reads of the log that failed
+}
+
+// Stats returns the Node's counts since start.
+func (n *Node) Stats() Stats {
+	return Stats{Published: n.published.Load(), PublishFailed: n.publishFailed.Load(), Applied: n.applied.Load(),
+		Gaps: n.gaps.Load(), ReadFailed: n.readFailed.Load()}
 }
 
 // NewNode returns a Node with a random origin name of its own.
@@ -158,8 +174,11 @@ func (n *Node) SessionsEnded(ctx context.Context, sessionIDs ...string) {
 func (n *Node) publish(ctx context.Context, ev wiki.PurgeEvent) {
 	ev.Origin, ev.Time = n.origin, time.Now()
 	if err := n.o.Log.AppendPurges(ctx, []wiki.PurgeEvent{ev}); err != nil {
+		n.publishFailed.Add(1)
 		n.o.Logger.Error("purge: the other processes will not see this purge", "titles", len(ev.Titles), "err", err)
+		return
 	}
+	n.published.Add(1)
 }
 
 // Begin makes the newest event of the log the last one this process has
@@ -207,6 +226,7 @@ func (n *Node) Catchup(ctx context.Context) bool {
 		evs, err := n.o.Log.PurgesAfter(ctx, last, followBatch)
 		if err != nil {
 			if ctx.Err() == nil {
+				n.readFailed.Add(1)
 				n.o.Logger.Warn("purge: reading the purge log", "err", err)
 			}
 			return any
@@ -218,12 +238,14 @@ func (n *Node) Catchup(ctx context.Context) bool {
 		if evs[0].ID != last+1 {
 			n.o.Logger.Warn("purge: events missing from the purge log (trimmed while this process could not read it): dropping every cached response",
 				"after", last, "next", evs[0].ID)
+			n.gaps.Add(1)
 			n.o.Edge.PurgeAll()
 			n.o.ForgetAll()
 		}
 		for _, ev := range evs {
 			if ev.Origin != n.origin {
 				n.apply(ctx, ev)
+				n.applied.Add(1)
 			}
 		}
 		n.last.Store(evs[len(evs)-1].ID)

@@ -180,6 +180,12 @@ func TestNodesShareInvalidations(t *testing.T) {
 		t.Fatalf("after another process's refresh: purged %q", got)
 	}
 
+	if st := a.node.Stats(); st.Published != 3 || st.PublishFailed != 0 || st.Applied != 1 {
+		t.Fatalf("A's counts %+v, want 3 published (Before, Created page, Stale), none failed, B's refresh applied", st)
+	}
+	if st := b.node.Stats(); st.Published != 1 || st.Applied != 2 || st.Gaps != 0 {
+		t.Fatalf("B's counts %+v, want its refresh published and A's 2 events after its start applied", st)
+	}
 	// Nothing came back to its origin.
 	time.Sleep(3 * purge.FollowEvery)
 	if p, _, all := a.edge.take(); len(p) != 0 || all != 0 {
@@ -234,6 +240,9 @@ func TestNodeDropsAllAfterAGap(t *testing.T) {
 	a.node.Purge(ctx, nil, "Fifth")
 	b.node.Catchup(ctx)
 	p, _, all := b.edge.take()
+	if st := b.node.Stats(); st.Gaps != 1 {
+		t.Fatalf("B's counts %+v, want one gap", st)
+	}
 	if all != 1 || b.forgets != 1 {
 		t.Fatalf("after a gap: %d PurgeAll and %d ForgetAll, want 1 and 1", all, b.forgets)
 	}
