@@ -115,6 +115,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		Edge:           a.Edge,
 		Refresh:        func(ctx context.Context, seq uint64, keys ...string) { a.Web.Refresh(ctx, seq, keys...) },
 		Log:            db,
+		Invalidate:     func(ids ...int64) { a.Engine.Invalidate(ids...) },
 		Forget:         func(ctx context.Context, ids ...int64) { a.Engine.Forget(ctx, ids...) },
 		ForgetAll:      func() { a.Engine.ForgetAll() },
 		ForgetUsers:    func(ids ...int64) { a.Web.ForgetUsers(ids...) },

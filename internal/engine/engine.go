@@ -577,10 +577,15 @@ func (e *Engine) invalidate(pageIDs ...int64) {
 	}
 }
 
-// Forget drops the renders of pages that another process invalidated
-// (purge.Node applies its events): the stored ones, which a render of
-// this process that began before the change may have saved after that
-// process dropped them, then the in-memory ones.
+// Invalidate drops the in-memory renders of pages that another process
+// changed (purge.Node applies its events), and keeps renders begun before
+// from being cached.
+func (e *Engine) Invalidate(pageIDs ...int64) { e.invalidate(pageIDs...) }
+
+// Forget drops the renders of pages whose links another process found
+// changed colour (purge.Node applies its events): the stored ones, which a
+// render of this process that began before the change may have saved
+// after that process dropped them, then the in-memory ones.
 func (e *Engine) Forget(ctx context.Context, pageIDs ...int64) {
 	if err := e.store.DeleteRenders(ctx, pageIDs); err != nil {
 		e.log.Warn("engine: drop renders another process invalidated", "pages", len(pageIDs), "err", err)

@@ -38,11 +38,13 @@ type NodeOptions struct {
 	Refresh func(ctx context.Context, seq uint64, keys ...string)
 	// Log is the purge log shared by the processes on the database.
 	Log wiki.PurgeStore
-	// Forget drops the renders of pages this process may have cached or
-	// be making (engine.Engine.Forget); ForgetAll drops all it holds in
-	// memory.
-	Forget    func(ctx context.Context, pageIDs ...int64)
-	ForgetAll func()
+	// Invalidate drops this process's in-memory renders of pages
+	// (engine.Engine.Invalidate); Forget drops their stored renders too
+	// (engine.Engine.Forget), for a link-colour change; ForgetAll drops
+	// every render held in memory.
+	Invalidate func(pageIDs ...int64)
+	Forget     func(ctx context.Context, pageIDs ...int64)
+	ForgetAll  func()
 	// ForgetUsers drops the sessions of users held in memory
 	// (web.Server.ForgetUsers).
 	ForgetUsers func(userIDs ...int64)
@@ -90,6 +92,9 @@ func NewNode(o NodeOptions) *Node {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Invalidate == nil {
+		o.Invalidate = func(...int64) {}
 	}
 	if o.Forget == nil {
 		o.Forget = func(context.Context, ...int64) {}
@@ -257,8 +262,16 @@ func (n *Node) Catchup(ctx context.Context) bool {
 
 // apply drops what another process's event invalidated.
 func (n *Node) apply(ctx context.Context, ev wiki.PurgeEvent) {
-	if len(ev.PageIDs) > 0 {
+	switch {
+	case len(ev.PageIDs) == 0:
+	case ev.Stale:
+		// A render this process began before the link changed colour
+		// may have been stored after the origin dropped the stored ones.
 		n.o.Forget(ctx, ev.PageIDs...)
+	default:
+		// An edit, a move or a deletion: the page's new revision renders
+		// anew; only what this process holds in memory goes.
+		n.o.Invalidate(ev.PageIDs...)
 	}
 	if len(ev.Sessions) > 0 {
 		n.o.ForgetSessions(ev.Sessions...)
