@@ -54,6 +54,10 @@ Usage:
         List the user's API tokens (IDs, names, expiry, last use; never secrets).
   wikid token revoke ID | --all NAME
         Revoke one token, or every token of a user.
+  wikid migrate up
+        Apply the schema migrations this wikid brings (serve and every
+        command apply them too when they open the database), and print the
+        schema's version. A database a newer wikid migrated is refused.
   wikid jobs run
         Run job workers only, without HTTP (SIGTERM drains them). Use beside
         a serve with "job_workers": 0, or to drain a backlog.
@@ -130,7 +134,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	cmd, rest := args[0], args[1:]
 	sub := ""
-	if (cmd == "user" || cmd == "token" || cmd == "jobs" || cmd == "page") && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+	if (cmd == "user" || cmd == "token" || cmd == "jobs" || cmd == "page" || cmd == "migrate") && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		sub, rest = rest[0], rest[1:]
 	}
 	fs := flag.NewFlagSet("wikid "+cmd, flag.ContinueOnError)
@@ -210,6 +214,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return compact(ctx, cfg, positional, *noVacuum, stdout)
 	case "jobs":
 		return jobsCommand(ctx, cfg, log, sub, positional, wiki.JobState(*state), *limit, stdout)
+	case "migrate":
+		return migrateUp(ctx, cfg, sub, positional, stdout)
 	}
 	return fmt.Errorf("unknown command %q; run `wikid --help` for the list", cmd)
 }
@@ -226,6 +232,24 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	return a.Serve(ctx)
+}
+
+// migrateUp applies the pending schema migrations and prints the version.
+func migrateUp(ctx context.Context, cfg config.Config, sub string, args []string, stdout io.Writer) error {
+	if sub != "up" || len(args) != 0 {
+		return errors.New("usage: wikid migrate up")
+	}
+	db, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	v, err := db.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "the database %s is at schema version %d, the newest this wikid knows\n", cfg.DBPath(), v)
+	return nil
 }
 
 func openStore(ctx context.Context, cfg config.Config) (*sqlite.DB, error) {

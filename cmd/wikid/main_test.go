@@ -47,6 +47,19 @@ func TestCLI(t *testing.T) {
 		}
 	})
 
+	t.Run("migrate up creates or migrates the database and prints its version", func(t *testing.T) {
+		dir := t.TempDir()
+		out, _, err := wikid(t, "", nil, "migrate", "up", "--data", dir)
+		if err != nil || !strings.Contains(out, "schema version") {
+			t.Fatalf("err %v, output %q", err, out)
+		}
+		for _, args := range [][]string{{"migrate"}, {"migrate", "down"}, {"migrate", "up", "extra"}} {
+			if _, _, err := wikid(t, "", nil, append(args, "--data", dir)...); err == nil || !strings.Contains(err.Error(), "usage: wikid migrate up") {
+				t.Errorf("wikid %v: err %v", args, err)
+			}
+		}
+	})
+
 	t.Run("an unknown command is an error that points to help", func(t *testing.T) {
 		_, _, err := wikid(t, "", nil, "frobnicate")
 		if err == nil || !strings.Contains(err.Error(), `unknown command "frobnicate"`) || !strings.Contains(err.Error(), "--help") {
