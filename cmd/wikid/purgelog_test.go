@@ -24,36 +24,13 @@ import (
 // page imported by another process replaces the server's cached copy.
 func TestJobsProcessBesideServe(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	bin := buildWikid(t, dir)
-	data := filepath.Join(dir, "data")
-	cfgFile := filepath.Join(dir, "wikid.json")
-	if err := os.WriteFile(cfgFile, []byte(`{}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cli := func(stdin string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(bin, append(args, "--data", data, "--config", cfgFile)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("wikid %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	cli("purge-test-password\n", "user", "add", "Bot")
-	token := cli("", "token", "create", "Bot")
+	f := newFolder(t)
+	f.cli("purge-test-password\n", "user", "add", "Bot")
+	token := f.cli("", "token", "create", "Bot")
 
 	// The server runs no jobs: the jobs process runs them all.
-	srv := startWikid(t, bin, data, cfgFile, 0)
-	jobs := &wikidProc{done: make(chan struct{})}
-	jobs.cmd = exec.Command(bin, "jobs", "run", "--data", data, "--config", cfgFile, "--log-level", "warn")
-	jobs.cmd.Stdout, jobs.cmd.Stderr = jobs, jobs
-	if err := jobs.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { jobs.cmd.Wait(); close(jobs.done) }()
-	t.Cleanup(func() { jobs.cmd.Process.Kill(); <-jobs.done })
+	srv := f.serve()
+	jobs := f.jobs()
 
 	api := &apiClient{t: t, base: srv.url, token: token}
 	api.put("Linking page", 0, "See [[Target page]].")
@@ -65,28 +42,16 @@ func TestJobsProcessBesideServe(t *testing.T) {
 		srv.get(t, "/wiki/Imported_page")
 	}
 
-	// within polls the server until ok, and returns how long it took.
-	within := func(what string, ok func() bool) time.Duration {
-		t.Helper()
-		start := time.Now()
-		for !ok() {
-			if time.Since(start) > 15*time.Second {
-				t.Fatalf("%s: not within 15 s\nserver:\n%s\njobs:\n%s", what, srv.logs(), jobs.logs())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		return time.Since(start)
-	}
 	api.put("Target page", 0, "It exists now.")
-	d := within("the red link turning blue on the server", func() bool {
+	d := within(t, "the red link turning blue on the server", func() bool {
 		return !strings.Contains(srv.get(t, "/wiki/Linking_page"), `class="new"`)
-	})
+	}, srv, jobs)
 	t.Logf("red link blue on the server %v after the page's creation", d.Round(time.Millisecond))
 
-	cli(`{"title": "Imported page", "text": "The second text, zqsecond."}`+"\n", "import", "-")
-	d = within("an import by another process reaching the server's cached page", func() bool {
+	f.cli(`{"title": "Imported page", "text": "The second text, zqsecond."}`+"\n", "import", "-")
+	d = within(t, "an import by another process reaching the server's cached page", func() bool {
 		return strings.Contains(srv.get(t, "/wiki/Imported_page"), "zqsecond")
-	})
+	}, srv, jobs)
 	t.Logf("imported text on the server %v after the import", d.Round(time.Millisecond))
 
 	// A password set from the command line signs the account out of the
@@ -104,8 +69,8 @@ func TestJobsProcessBesideServe(t *testing.T) {
 	if !loggedIn() || !loggedIn() { // the second view is from the server's session cache
 		t.Fatal("not logged in after the login")
 	}
-	cli("another-password-1\n", "user", "reset-password", "Bot", "--stdin")
-	d = within("a password reset by the command line signing the account out of the server", func() bool { return !loggedIn() })
+	f.cli("another-password-1\n", "user", "reset-password", "Bot", "--stdin")
+	d = within(t, "a password reset by the command line signing the account out of the server", func() bool { return !loggedIn() }, srv, jobs)
 	t.Logf("signed out on the server %v after the password reset", d.Round(time.Millisecond))
 	srv.stop(t)
 	if err := jobs.cmd.Process.Signal(os.Interrupt); err != nil {
@@ -152,46 +117,10 @@ func login(t *testing.T, base, name, password string) *http.Client {
 // edit's response on one server to the other serving it.
 func TestTwoServersOneDataFolder(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	bin := buildWikid(t, dir)
-	data := filepath.Join(dir, "data")
-	cfgFile := filepath.Join(dir, "wikid.json")
-	if err := os.WriteFile(cfgFile, []byte(`{}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cli := func(stdin string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(bin, append(args, "--data", data, "--config", cfgFile)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("wikid %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	cli("two-nodes-password\n", "user", "add", "Bot")
-	token := cli("", "token", "create", "Bot")
-	a := startWikid(t, bin, data, cfgFile, 0)
-	b := startWikid(t, bin, data, cfgFile, 0)
-	jobs := &wikidProc{done: make(chan struct{})}
-	jobs.cmd = exec.Command(bin, "jobs", "run", "--data", data, "--config", cfgFile, "--log-level", "warn")
-	jobs.cmd.Stdout, jobs.cmd.Stderr = jobs, jobs
-	if err := jobs.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { jobs.cmd.Wait(); close(jobs.done) }()
-	t.Cleanup(func() { jobs.cmd.Process.Kill(); <-jobs.done })
-	within := func(what string, ok func() bool) time.Duration {
-		t.Helper()
-		start := time.Now()
-		for !ok() {
-			if time.Since(start) > 15*time.Second {
-				t.Fatalf("%s: not within 15 s\nA:\n%s\nB:\n%s\njobs:\n%s", what, a.logs(), b.logs(), jobs.logs())
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-		return time.Since(start)
-	}
+	f := newFolder(t)
+	f.cli("two-nodes-password\n", "user", "add", "Bot")
+	token := f.cli("", "token", "create", "Bot")
+	a, b, jobs := f.serve(), f.serve(), f.jobs()
 
 	// Edits on A, read on B: B's cached copy goes within the poll.
 	api := &apiClient{t: t, base: a.url, token: token}
@@ -204,9 +133,9 @@ func TestTwoServersOneDataFolder(t *testing.T) {
 		time.Sleep(time.Duration(rand.IntN(60)) * time.Millisecond)
 		rev = api.put("Shared page", rev, fmt.Sprintf("Version zq%d.", i))
 		want := fmt.Sprintf("zq%d.", i)
-		delays = append(delays, within("an edit on A served by B", func() bool {
+		delays = append(delays, within(t, "an edit on A served by B", func() bool {
 			return strings.Contains(b.get(t, "/wiki/Shared_page"), want)
-		}))
+		}, a, b, jobs))
 	}
 	slices.Sort(delays)
 	t.Logf("edit on A to B serving it, 20 edits: p50 %v, p99 (max) %v", delays[len(delays)/2].Round(time.Millisecond), delays[len(delays)-1].Round(time.Millisecond))
@@ -219,9 +148,9 @@ func TestTwoServersOneDataFolder(t *testing.T) {
 		}
 	}
 	api.put("Target page", 0, "It exists now.")
-	d := within("a red link on B turning blue", func() bool {
+	d := within(t, "a red link on B turning blue", func() bool {
 		return !strings.Contains(b.get(t, "/wiki/Linking_page"), `class="new"`)
-	})
+	}, a, b, jobs)
 	t.Logf("red link blue on B %v after the creation on A", d.Round(time.Millisecond))
 
 	// A session made on A is valid on B; signing out on A ends it on B.
@@ -272,6 +201,68 @@ func TestTwoServersOneDataFolder(t *testing.T) {
 		body, _ := io.ReadAll(res.Body)
 		return strings.Contains(string(body), "Log out")
 	}
-	d = within("a sign-out on A ending the session on B", func() bool { return !old() })
+	d = within(t, "a sign-out on A ending the session on B", func() bool { return !old() }, a, b, jobs)
 	t.Logf("signed out on B %v after the sign-out on A", d.Round(time.Millisecond))
+}
+
+// folder is a data folder for processes of a built wikid, with a command
+// line to run on it.
+type folder struct {
+	t                  *testing.T
+	bin, data, cfgFile string
+}
+
+func newFolder(t *testing.T) *folder {
+	dir := t.TempDir()
+	f := &folder{t: t, bin: buildWikid(t, dir), data: filepath.Join(dir, "data"), cfgFile: filepath.Join(dir, "wikid.json")}
+	if err := os.WriteFile(f.cfgFile, []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// cli runs a wikid command on the folder and returns its output.
+func (f *folder) cli(stdin string, args ...string) string {
+	f.t.Helper()
+	cmd := exec.Command(f.bin, append(args, "--data", f.data, "--config", f.cfgFile)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		f.t.Fatalf("wikid %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// serve starts `wikid serve` without job workers.
+func (f *folder) serve() *wikidProc { return startWikid(f.t, f.bin, f.data, f.cfgFile, 0) }
+
+// jobs starts `wikid jobs run`.
+func (f *folder) jobs() *wikidProc {
+	p := &wikidProc{done: make(chan struct{})}
+	p.cmd = exec.Command(f.bin, "jobs", "run", "--data", f.data, "--config", f.cfgFile, "--log-level", "warn")
+	p.cmd.Stdout, p.cmd.Stderr = p, p
+	if err := p.cmd.Start(); err != nil {
+		f.t.Fatal(err)
+	}
+	go func() { p.cmd.Wait(); close(p.done) }()
+	f.t.Cleanup(func() { p.cmd.Process.Kill(); <-p.done })
+	return p
+}
+
+// within polls until ok, failing the test with the processes' logs after
+// 15 s, and returns how long it took.
+func within(t *testing.T, what string, ok func() bool, procs ...*wikidProc) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !ok() {
+		if time.Since(start) > 15*time.Second {
+			var logs strings.Builder
+			for i, p := range procs {
+				fmt.Fprintf(&logs, "process %d:\n%s\n", i+1, p.logs())
+			}
+			t.Fatalf("%s: not within 15 s\n%s", what, logs.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return time.Since(start)
 }
