@@ -270,14 +270,14 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		return err
 	}
 	// Title matches, ranked by BM25 over the short title lists: as many as
-	// the page asked for needs. They come first, so when there are more,
-	// that page holds title matches only, and the ones left out belong to
-	// later pages (each asks for its own).
+	// the page asked for needs, SearchCandidates at most. They come first,
+	// so when there are more, that page holds title matches only, and the
+	// ones left out belong to later pages (each asks for its own).
 	err := budgetOK(collect(`SELECT rowid, bm25(search_title) FROM search_title WHERE search_title MATCH ? ORDER BY rank LIMIT ?`,
 		func(id int64, score float64) {
 			byID[id] = len(cands)
 			cands = append(cands, cand{id: id, score: score, titleMatch: true})
-		}, match, offset+lim))
+		}, match, min(offset+lim, SearchCandidates)))
 	// The query's rare words, if any: with one, every match is among
 	// at most searchRare pages, all of them ranked.
 	var rare []string
@@ -352,6 +352,9 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		}
 		return cmp.Compare(a.score, b.score) // BM25 here is lower for better
 	})
+	// As many title matches and body matches as SearchCandidates each: the
+	// exact title, added, must not make a page reach past them.
+	cands = cands[:min(len(cands), 2*SearchCandidates)]
 	if offset >= len(cands) {
 		return nil, nil
 	}

@@ -149,6 +149,59 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("a page whose title is the query comes first even when other titles outrank it", func(t *testing.T) {
+		sqlite.SetSearchRare(t, 3) // every word below is common
+		db := sqlitetest.Open(t)
+		var reqs []wiki.SaveRequest
+		add := func(title, text string) {
+			reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U"})
+		}
+		add("Orchard", "the page whose title is the query")
+		for i := range 60 {
+			add(fmt.Sprintf("Orchard orchard orchard %02d", i), "fruit") // higher BM25 over titles
+		}
+		for i := range 20 {
+			add(fmt.Sprintf("Field %02d", i), "an orchard in passing")
+		}
+		if _, err := db.ImportPages(ctx, reqs); err != nil {
+			t.Fatal(err)
+		}
+		all := searchTitles(t, db, "orchard", 0, 100)
+		if len(all) != 81 || all[0] != "Orchard" || !strings.HasPrefix(all[60], "Orchard orchard") || !strings.HasPrefix(all[61], "Field") {
+			t.Fatalf("all hits = %v, want the exact title, the 60 other title matches, then the 20 others", all)
+		}
+		for _, size := range []int{1, 3, 7, 21} {
+			if paged := pagedTitles(t, db, "orchard", size, 100); !slices.Equal(paged, all) {
+				t.Fatalf("pages of %d = %v, want %v", size, paged, all)
+			}
+		}
+	})
+
+	t.Run("a search reads at most as many title and body matches as SearchCandidates each", func(t *testing.T) {
+		sqlite.SetSearchRare(t, 3)
+		db := sqlitetest.Open(t)
+		var reqs []wiki.SaveRequest
+		for i := range 2*sqlite.SearchCandidates + 150 {
+			reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("Orchard %04d", i)), Text: "x", SearchText: "x", UserName: "U"})
+		}
+		for i := range 20 {
+			reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("Field %02d", i)), Text: "orchard", SearchText: "orchard", UserName: "U"})
+		}
+		if _, err := db.ImportPages(ctx, reqs); err != nil {
+			t.Fatal(err)
+		}
+		by100, by7 := pagedTitles(t, db, "orchard", 100, 5000), pagedTitles(t, db, "orchard", 7, 5000)
+		if len(by100) != 2*sqlite.SearchCandidates || !slices.Equal(by7, by100) {
+			t.Fatalf("pages of 100 gave %d hits, pages of 7 %d; want %d, the same", len(by100), len(by7), 2*sqlite.SearchCandidates)
+		}
+		if got := searchTitles(t, db, "orchard", 2*sqlite.SearchCandidates-20, 21); len(got) != 20 {
+			t.Fatalf("the last page: %d hits, want 20 (none past the bound)", len(got))
+		}
+		if got := searchTitles(t, db, "orchard", sqlite.SearchCandidates, 5); len(got) != 5 || !strings.HasPrefix(got[0], "Field") {
+			t.Fatalf("after the title matches: %v, want the body matches", got)
+		}
+	})
+
 	t.Run("a database a newer wikid migrated is refused, unchanged", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "w.db")
 		db, err := sqlite.Open(ctx, path)
@@ -433,4 +486,32 @@ func walSize(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
+}
+
+// searchTitles returns the titles of one page of search hits.
+func searchTitles(t *testing.T, db *sqlite.DB, q string, offset, limit int) []string {
+	t.Helper()
+	hits, err := db.Search(context.Background(), q, offset, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, h := range hits {
+		out = append(out, string(h.Title))
+	}
+	return out
+}
+
+// pagedTitles returns the hits of q read size at a time, up to max.
+func pagedTitles(t *testing.T, db *sqlite.DB, q string, size, max int) []string {
+	t.Helper()
+	var out []string
+	for off := 0; off < max; off += size {
+		page := searchTitles(t, db, q, off, size)
+		if len(page) == 0 {
+			break
+		}
+		out = append(out, page...)
+	}
+	return out
 }
