@@ -46,12 +46,23 @@ func Tokens(s string) iter.Seq[Token] {
 }
 
 // tokenize is Tokens; a query (index false) leaves out the last
-// character of a CJK run of two or more: the bigrams find it.
+// character of a CJK run of two or more when nothing follows it: the
+// bigrams find it. When a word follows (ポケモンGO, 東京-2020), the
+// character stays, as in the text, so that the phrase's terms stand next
+// to each other as the text's do.
 func tokenize(s string, index bool, yield func(Token) bool) {
 	word := make([]byte, 0, 32)
 	wordStart, lastEnd := -1, 0
 	stopped := false
+	var pending *Token // a query's run-final character, until a term follows
 	emit := func(t Token) {
+		if pending != nil {
+			p := *pending
+			pending = nil
+			if !stopped && !yield(p) {
+				stopped = true
+			}
+		}
 		if !stopped && !yield(t) {
 			stopped = true
 		}
@@ -73,8 +84,12 @@ func tokenize(s string, index bool, yield func(Token) bool) {
 	// The CJK run being cut into bigrams: the previous character.
 	prevCJK, prevStart, run := rune(-1), 0, 0
 	endCJK := func(end int) {
-		if prevCJK >= 0 && (index || run == 1) {
+		switch {
+		case prevCJK < 0:
+		case index || run == 1:
 			emit(Token{Term: string(prevCJK), Start: prevStart, End: end})
+		default:
+			pending = &Token{Term: string(prevCJK), Start: prevStart, End: end}
 		}
 		prevCJK, run = -1, 0
 	}

@@ -615,7 +615,15 @@ func testSearchCJK(t *testing.T, s wiki.Store) {
 	create(t, s, "다른 문서", "이 문서는 위키에 관한 것이 아닙니다")
 	create(t, s, "中文", "维基百科是一个自由的百科全书")
 	create(t, s, "日本語", "ウィキペディアは誰でも編集できるフリー百科事典です")
+	create(t, s, "Games", "ポケモンGO and ポケモンカード, 東京-2020, 東京 大阪")
 	for _, tc := range []struct{ q, want, mark string }{
+		// A CJK run followed by a word in the same query term: its last
+		// character stays in the query, as in the text.
+		{"ポケモンGO", "Games", "ポケモンGO"},
+		{"東京-2020", "Games", "東京-2020"},
+		{`"東京 大阪"`, "Games", "東京 大阪"},
+		{"ポケモン", "Games", "ポケモン"},
+		{"ポケモンカ", "Games", "ポケモンカ"},
 		{"위키", "한국어 위키,다른 문서", "위키"},
 		{"편집할", "한국어 위키", "편집할"},
 		{"웹사이트", "한국어 위키", "웹사이트"},
