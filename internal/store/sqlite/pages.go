@@ -582,8 +582,10 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE pages SET title = ?, ns = ?, latest_rev = ?, touched = ? WHERE id = ?`,
-			string(req.To), req.To.Namespace(), rev.ID, ms(at), from.ID); err != nil {
+		// The folded title moves now (title completion, the exact match of
+		// a search); the search entry follows with the page's search job.
+		if _, err := tx.ExecContext(ctx, `UPDATE pages SET title = ?, title_fold = ?, ns = ?, latest_rev = ?, touched = ? WHERE id = ?`,
+			string(req.To), store.Fold(string(req.To)), req.To.Namespace(), rev.ID, ms(at), from.ID); err != nil {
 			return err
 		}
 		page = from.Page
@@ -612,8 +614,8 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 			return nil
 		}
 		var redirID int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO pages (title, ns, touched) VALUES (?, ?, ?) RETURNING id`,
-			string(req.From), req.From.Namespace(), ms(at)).Scan(&redirID); err != nil {
+		if err := tx.QueryRowContext(ctx, `INSERT INTO pages (title, title_fold, ns, touched) VALUES (?, ?, ?, ?) RETURNING id`,
+			string(req.From), store.Fold(string(req.From)), req.From.Namespace(), ms(at)).Scan(&redirID); err != nil {
 			return err
 		}
 		rr, err := insertRevision(ctx, tx, newRevision{

@@ -1678,6 +1678,16 @@ func testSearchTitles(t *testing.T, s wiki.Store) {
 	if got := must[[]wiki.Page](t)(s.SearchTitles(ctx, "  ", 10)); len(got) != 0 {
 		t.Fatalf("blank = %+v", got)
 	}
+	// A move is offered under its new title at once, and its redirect
+	// under the old one, before any search job ran.
+	must[wiki.Page](t)(s.MovePage(ctx, wiki.MoveRequest{From: "Eclipse", To: "Solar eclipse", UserName: "M", Time: at(3),
+		LeaveRedirect: true, RedirectText: "#REDIRECT [[Solar eclipse]]", RedirectLinks: wiki.LinkSet{Redirect: "Solar eclipse"}}))
+	if got := titles(must[[]wiki.Page](t)(s.SearchTitles(ctx, "solar", 10))); got != "Solar eclipse" {
+		t.Fatalf("solar, after the move = %s", got)
+	}
+	if got := must[[]wiki.Page](t)(s.SearchTitles(ctx, "eclipse", 10)); len(got) != 1 || got[0].Redirect != "Solar eclipse" {
+		t.Fatalf("eclipse, after the move = %+v, want the redirect alone", got)
+	}
 }
 
 func testImportPages(t *testing.T, s wiki.Store) {
