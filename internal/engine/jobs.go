@@ -50,7 +50,8 @@ type titlePayload struct {
 }
 
 type titlesPayload struct {
-	Titles []wiki.Title `json:"titles"`
+	Titles  []wiki.Title `json:"titles"`
+	Rebound bool         `json:"rebound,omitempty"` // a cdnpurge job's second sending
 }
 
 // titleJob is a job about one title, deduplicated while queued: its handler
@@ -64,28 +65,27 @@ func titleJob(kind string, t wiki.Title) wiki.JobSpec {
 // front: none when there are none. A purge of one title is deduplicated
 // while queued (a repeated purge, or an edit flood, queues one job; it runs
 // after the last change that merged into it, so it purges the newest state).
-//
-// Each purge is sent twice: now, and again CDNRebound later. A cache in
-// front that refetches a page between the first purge and the moment the
-// node it asks drops its own copy (another process's change reaches a
-// node through the purge log, within purge.FollowEvery) stores the old
-// page again; the rebound purge drops it.
+// Each such job, once it ran, queues its rebound (runCDNPurge).
 func (e *Engine) cdnJobs(titles ...wiki.Title) []wiki.JobSpec {
 	if !e.hasCDN {
 		return nil
 	}
 	b, _ := json.Marshal(titlesPayload{Titles: titles})
-	now := wiki.JobSpec{Kind: wiki.JobCDNPurge, Payload: b}
-	rebound := wiki.JobSpec{Kind: wiki.JobCDNPurge, Payload: b, RunAt: e.now().Add(CDNRebound)}
+	j := wiki.JobSpec{Kind: wiki.JobCDNPurge, Payload: b}
 	if len(titles) == 1 {
-		now.Key = wiki.JobCDNPurge + ":" + string(titles[0])
-		rebound.Key = wiki.JobCDNPurge + ":rebound:" + string(titles[0])
+		j.Key = wiki.JobCDNPurge + ":" + string(titles[0])
 	}
-	return []wiki.JobSpec{now, rebound}
+	return []wiki.JobSpec{j}
 }
 
 // CDNRebound is how long after a purge at the caches in front it is sent
-// again: ten times what the other processes take to apply a change.
+// again: ten times what the other processes take to apply a change. A
+// cache in front that refetched a page between the first purge and the
+// moment the node it asked dropped its own copy (another process's change
+// reaches a node through the purge log, within purge.FollowEvery) stored
+// the old page again; the rebound drops it. It is queued when the first
+// purge has run, without a key: a rebound is never merged into an earlier
+// one, which would send it too soon after the later change.
 const CDNRebound = 10 * purge.FollowEvery
 
 // IndexJob, LinksJob and BacklinksJob build the jobs a change enqueues;
@@ -273,7 +273,19 @@ func (e *Engine) runCDNPurge(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
-	return e.cdn.PurgeExternal(ctx, pl.Titles...)
+	if err := e.cdn.PurgeExternal(ctx, pl.Titles...); err != nil {
+		return err
+	}
+	if pl.Rebound {
+		return nil
+	}
+	pl.Rebound = true
+	b, _ := json.Marshal(pl)
+	if err := e.store.EnqueueJobs(ctx, []wiki.JobSpec{{Kind: wiki.JobCDNPurge, Payload: b, RunAt: e.now().Add(CDNRebound)}}); err != nil {
+		// The purge was sent: only its rebound is lost.
+		e.log.Warn("engine: queue the rebound of a CDN purge", "titles", len(pl.Titles), "err", err)
+	}
+	return nil
 }
 
 // runHousekeeping trims recent changes older than KeepChanges (when set),

@@ -116,7 +116,7 @@ func TestJobsAreIdempotent(t *testing.T) {
 
 	p.titles = nil
 	if n := runJobs(t, db, e, "", 1); n != 3 {
-		t.Fatalf("the creation queued %d jobs, want backlinks, cdnpurge and its rebound", n)
+		t.Fatalf("the creation queued %d jobs, want backlinks, cdnpurge and the rebound it queues", n)
 	}
 	if n := runJobs(t, db, e, wiki.JobRefresh, 1); n != 1 {
 		t.Fatalf("the backlinks job queued %d refresh jobs, want one for Linker", n)

@@ -152,7 +152,7 @@ func (n *Node) Stale(ctx context.Context, pageIDs []int64, titles ...wiki.Title)
 func (n *Node) Refresh(ctx context.Context, titles ...wiki.Title) {
 	keys, seq := n.o.Edge.BeginRefresh(TitleTags(titles...)...)
 	n.o.Refresh(ctx, seq, keys...)
-	n.publish(context.WithoutCancel(ctx), wiki.PurgeEvent{Stale: true, Titles: titles})
+	n.publish(ctx, wiki.PurgeEvent{Stale: true, Titles: titles})
 }
 
 // AccountsChanged tells the other processes that the accounts of userIDs
@@ -178,7 +178,9 @@ func (n *Node) SessionsEnded(ctx context.Context, sessionIDs ...string) {
 // then keep what ev purges until a later purge of the same pages.
 func (n *Node) publish(ctx context.Context, ev wiki.PurgeEvent) {
 	ev.Origin, ev.Time = n.origin, time.Now()
-	if err := n.o.Log.AppendPurges(ctx, []wiki.PurgeEvent{ev}); err != nil {
+	// The change has committed: a client that went away meanwhile must not
+	// keep the other processes from hearing of it.
+	if err := n.o.Log.AppendPurges(context.WithoutCancel(ctx), []wiki.PurgeEvent{ev}); err != nil {
 		n.publishFailed.Add(1)
 		n.o.Logger.Error("purge: the other processes will not see this purge", "titles", len(ev.Titles), "err", err)
 		return
@@ -247,7 +249,13 @@ func (n *Node) Catchup(ctx context.Context) bool {
 			n.o.Edge.PurgeAll()
 			n.o.ForgetAll()
 		}
-		for _, ev := range evs {
+		for i, ev := range evs {
+			if i > 0 && ev.ID != evs[i-1].ID+1 {
+				n.o.Logger.Warn("purge: events missing from the purge log: dropping every cached response", "after", evs[i-1].ID, "next", ev.ID)
+				n.gaps.Add(1)
+				n.o.Edge.PurgeAll()
+				n.o.ForgetAll()
+			}
 			if ev.Origin != n.origin {
 				n.apply(ctx, ev)
 				n.applied.Add(1)

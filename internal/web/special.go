@@ -423,7 +423,11 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 		if err := s.store.DeleteSession(r.Context(), auth.HashToken(c)); err != nil {
 			return err
 		}
-		s.sessionEnded(r.Context(), auth.HashToken(c))
+		if v := viewerOf(r); v.LoggedIn && auth.Equal(v.Session.ID, auth.HashToken(c)) {
+			// Only a session that was signed in: made-up cookies must
+			// not add to the purge log.
+			s.sessionEnded(r.Context(), auth.HashToken(c))
+		}
 	}
 	s.clearSessionCookie(w, r)
 	redirect(w, r, s.mainPage.URL(), http.StatusSeeOther)

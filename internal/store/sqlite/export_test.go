@@ -1,6 +1,9 @@
 package sqlite
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // JournalMode reports the journal mode of db's writer connection.
 func JournalMode(ctx context.Context, db *DB) (string, error) {
@@ -81,4 +84,12 @@ func SetSearchRare(t interface{ Cleanup(func()) }, n int) {
 	old := searchRare
 	searchRare = n
 	t.Cleanup(func() { searchRare = old })
+}
+
+// SetSearchBudget sets how long a search may read the index, until the
+// test ends.
+func SetSearchBudget(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := searchBudget
+	searchBudget = d
+	t.Cleanup(func() { searchBudget = old })
 }

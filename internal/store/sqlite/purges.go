@@ -82,9 +82,13 @@ func (db *DB) LastPurge(ctx context.Context) (int64, error) {
 	return id, nil
 }
 
-// TrimPurges drops events made before before, but the newest.
+// TrimPurges drops events made before before, but the newest. It drops
+// the oldest events only, up to the first one made since before: never one
+// between two it keeps (processes' clocks differ), which a reader would
+// miss without seeing a gap.
 func (db *DB) TrimPurges(ctx context.Context, before time.Time) (int, error) {
-	return db.deleteWhere(ctx, "trim purges", `DELETE FROM purges WHERE at < ? AND id < (SELECT max(id) FROM purges)`, ms(before))
+	return db.deleteWhere(ctx, "trim purges", `DELETE FROM purges WHERE id < coalesce(
+		(SELECT min(id) FROM purges WHERE at >= ?), (SELECT max(id) FROM purges))`, ms(before))
 }
 
 // joinIDs and splitIDs store a list of IDs as comma-separated numbers.
