@@ -70,7 +70,7 @@ func TestCSRFOnEveryPost(t *testing.T) {
 	}
 	attacks := []attack{
 		{"no token", "", nil},
-		{"a wrong token", "x" + good[1:], nil},
+		{"a wrong token", wrongFirst(good), nil},
 		{"another user's token", otherTok, nil},
 		{"an anonymous token on a session", anonTok, nil},
 		{"a stale anonymous-style token", "1." + strings.Repeat("0", 32), nil},
@@ -346,4 +346,13 @@ func TestSecurityHeaders(t *testing.T) {
 			t.Errorf("%s %s (%d): Referrer-Policy %q, X-Frame-Options %q", c.method, c.path, res.StatusCode, h.Get("Referrer-Policy"), h.Get("X-Frame-Options"))
 		}
 	}
+}
+
+// wrongFirst returns tok with its first character changed (a token that
+// begins with "x" must not stay right).
+func wrongFirst(tok string) string {
+	if strings.HasPrefix(tok, "x") {
+		return "y" + tok[1:]
+	}
+	return "x" + tok[1:]
 }

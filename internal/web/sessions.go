@@ -27,7 +27,7 @@ type sessionCache struct {
 	shards [64]sessionShard
 	now    func() time.Time
 	epochs [16]epochShard
-	bumps  atomic.Uint64 // bumpUser and delete calls since start, any user
+	bumps  atomic.Uint64 // bumpUser calls since start, any user
 
 	refreshing sync.Map // session ids being read again for getStale's callers
 }
@@ -137,14 +137,11 @@ func (c *sessionCache) put(v Viewer, epoch uint64) {
 	sh.mu.Unlock()
 }
 
-// delete drops session id; it counts as a bump, so that a lookup of the
-// session that began before is not cached after.
 func (c *sessionCache) delete(id string) {
 	sh := c.shard(id)
 	sh.mu.Lock()
 	delete(sh.m, id)
 	sh.mu.Unlock()
-	c.bumps.Add(1)
 }
 
 func (c *sessionCache) userBar(id string) []byte {
