@@ -91,17 +91,7 @@ func login(t *testing.T, base, name, password string) *http.Client {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := c.Get(base + "/wiki/Special:UserLogin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(b)
-	if m == nil {
-		t.Fatalf("no CSRF token on the login form:\n%s", b)
-	}
-	res, err = c.PostForm(base+"/wiki/Special:UserLogin", url.Values{"csrf": {string(m[1])}, "username": {name}, "password": {password}})
+	res, err := c.PostForm(base+"/wiki/Special:UserLogin", url.Values{"csrf": {formToken(t, c, base+"/wiki/Special:UserLogin")}, "username": {name}, "password": {password}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,20 +157,11 @@ func TestTwoServersOneDataFolder(t *testing.T) {
 	if !loggedIn(b.url) || !loggedIn(b.url) {
 		t.Fatal("a session made on A is not valid on B")
 	}
-	res, err := browser.Get(a.url + "/wiki/Special:UserLogout")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(body)
-	if m == nil {
-		t.Fatalf("no sign-out form:\n%s", body)
-	}
+	csrf := formToken(t, browser, a.url+"/wiki/Special:UserLogout")
 	// The jar's cookie, sent by hand to B after A clears it.
 	u, _ := url.Parse(a.url)
 	cookies := browser.Jar.Cookies(u)
-	res, err = browser.PostForm(a.url+"/wiki/Special:UserLogout", url.Values{"csrf": {string(m[1])}})
+	res, err := browser.PostForm(a.url+"/wiki/Special:UserLogout", url.Values{"csrf": {csrf}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,4 +246,20 @@ func within(t *testing.T, what string, ok func() bool, procs ...*wikidProc) time
 		time.Sleep(2 * time.Millisecond)
 	}
 	return time.Since(start)
+}
+
+// formToken returns the CSRF token of the form at page, as c sees it.
+func formToken(t *testing.T, c *http.Client, page string) string {
+	t.Helper()
+	res, err := c.Get(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no CSRF token on %s:\n%s", page, b)
+	}
+	return string(m[1])
 }

@@ -82,15 +82,7 @@ func TestSQLite(t *testing.T) {
 		}
 		titles := func(offset, limit int) []string {
 			t.Helper()
-			hits, err := db.Search(ctx, `"common ground"`, offset, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out []string
-			for _, h := range hits {
-				out = append(out, string(h.Title))
-			}
-			return out
+			return searchTitles(t, db, `"common ground"`, offset, limit)
 		}
 		all := titles(0, 40)
 		if len(all) != 30 || !strings.HasPrefix(all[0], "Common ground") || !strings.HasPrefix(all[2], "Common ground") || all[3] != "Page 29" || all[29] != "Page 01" {
@@ -124,18 +116,7 @@ func TestSQLite(t *testing.T) {
 		for i := range 10 {
 			save(fmt.Sprintf("Field %02d", i), "an orchard mentioned in passing")
 		}
-		titles := func(offset, limit int) []string {
-			t.Helper()
-			hits, err := db.Search(ctx, "orchard", offset, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out []string
-			for _, h := range hits {
-				out = append(out, string(h.Title))
-			}
-			return out
-		}
+		titles := func(offset, limit int) []string { t.Helper(); return searchTitles(t, db, "orchard", offset, limit) }
 		all := titles(0, 40)
 		if len(all) != 31 || all[0] != "Orchard" || !strings.HasPrefix(all[20], "Orchard ") || !strings.HasPrefix(all[21], "Field") {
 			t.Fatalf("all hits = %v, want the exact title, the 20 other title matches, then the 10 others", all)
