@@ -383,11 +383,15 @@ func TestBehindVarnish(t *testing.T) {
 		var lat []time.Duration
 		for i := 1; i <= edits; i++ {
 			// The page is in Varnish (a hit) before the edit: it is the
-			// purge, not an expiry, that brings the new text.
-			if a := s.viaVarnish(t, path); a.cache() != "HIT" {
-				if a = s.viaVarnish(t, path); a.cache() != "HIT" {
-					t.Fatalf("before edit %d: X-Varnish-Cache %s, want HIT", i, a.cache())
-				}
+			// purge, not an expiry, that brings the new text. The previous
+			// edit's rebound purge may come between two reads: a few
+			// reads make it a hit again.
+			a := s.viaVarnish(t, path)
+			for try := 0; a.cache() != "HIT" && try < 4; try++ {
+				a = s.viaVarnish(t, path)
+			}
+			if a.cache() != "HIT" {
+				t.Fatalf("before edit %d: X-Varnish-Cache %s, want HIT", i, a.cache())
 			}
 			marker := fmt.Sprintf("Version %d.", i)
 			rev = s.put(t, token, title, rev, marker)
