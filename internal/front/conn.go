@@ -396,7 +396,7 @@ func (c *conn) servePersonal(req *request) (ok, closeAfter bool) {
 func (c *conn) preparePersonal(req *request, now time.Time, noWait bool, later func()) (closeAfter, ok bool) {
 	s := c.s
 	c.pers.Pending = false
-	if s.personal == nil || s.shutting.Load() || req.head {
+	if s.personal == nil || req.head {
 		// HEAD is rare for logged-in readers: net/http answers it.
 		return false, false
 	}
@@ -407,7 +407,10 @@ func (c *conn) preparePersonal(req *request, now time.Time, noWait bool, later f
 	if !s.personal(p) || len(p.Body) > len(c.piov)-1 {
 		return false, false
 	}
-	closeAfter = req.closeAfter()
+	// Once shutting down, net/http drops the requests it reads: the
+	// front answers a logged-in request it has read (parked for a lookup,
+	// say) itself, and closes the connection after it.
+	closeAfter = req.closeAfter() || s.shutting.Load()
 	out := c.out[:0]
 	out = appendStatusLine(out, req.http10, p.Status)
 	out = append(out, s.dateFor(now)...)
