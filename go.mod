@@ -14,7 +14,17 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
-require github.com/kljensen/snowball v0.10.0
+require (
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/kljensen/snowball v0.10.0
+)
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+)
 
 require (
 	github.com/aymerick/douceur v0.2.0 // indirect

@@ -1,0 +1,49 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+const insertJob = `INSERT INTO jobs (kind, payload, dedupe_key, max_attempts, run_at, created, updated)
+	VALUES ($1, $2, $3, $4, $5, $6, $7)
+	ON CONFLICT (dedupe_key) WHERE state = 'queued' AND dedupe_key <> ''
+	DO UPDATE SET run_at = least(jobs.run_at, excluded.run_at), updated = excluded.updated`
+
+// insertJobs enqueues jobs inside tx. A job whose key matches a queued job
+// merges into it: the earlier run_at wins, the payload stays. The
+// statements go in one round trip.
+func insertJobs(ctx context.Context, tx pgx.Tx, jobs []wiki.JobSpec, at time.Time) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	var b pgx.Batch
+	for _, j := range jobs {
+		if j.Kind == "" {
+			return errors.New("enqueue: a job without a kind")
+		}
+		payload := string(j.Payload)
+		if payload == "" {
+			payload = "{}"
+		}
+		maxAttempts := j.MaxAttempts
+		if maxAttempts <= 0 {
+			maxAttempts = wiki.DefaultJobAttempts
+		}
+		runAt := at
+		if !j.RunAt.IsZero() {
+			runAt = now(j.RunAt)
+		}
+		b.Queue(insertJob, j.Kind, payload, j.Key, maxAttempts, ms(runAt), ms(at), ms(at))
+	}
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return fmt.Errorf("enqueue %d jobs: %w", len(jobs), err)
+	}
+	return nil
+}
