@@ -12,7 +12,7 @@ import (
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/config"
 	"github.com/wikid/wikid/internal/purge"
-	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/backend"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -50,7 +50,7 @@ func userCommand(ctx context.Context, cfg config.Config, sub string, args []stri
 		if len(args) != 0 {
 			return errors.New(userUsage)
 		}
-		return withAccount(ctx, cfg, "", func(db *sqlite.DB, _ wiki.User) error { return userList(ctx, db, stdout) })
+		return withAccount(ctx, cfg, "", func(db backend.DB, _ wiki.User) error { return userList(ctx, db, stdout) })
 	case "set-groups":
 		if len(args) != 2 {
 			return errors.New(userUsage)
@@ -59,7 +59,7 @@ func userCommand(ctx context.Context, cfg config.Config, sub string, args []stri
 		if err != nil {
 			return err
 		}
-		return withAccount(ctx, cfg, args[0], func(db *sqlite.DB, u wiki.User) error {
+		return withAccount(ctx, cfg, args[0], func(db backend.DB, u wiki.User) error {
 			old, err := db.SetUserGroup(ctx, wiki.GroupChange{UserID: u.ID, Group: g, By: wiki.MaintenanceActor, Reason: wiki.OneLine(f.reason, 500), Time: time.Now()})
 			if err != nil {
 				return err
@@ -85,7 +85,7 @@ func userCommand(ctx context.Context, cfg config.Config, sub string, args []stri
 		if err != nil {
 			return fmt.Errorf("--until: %s", wiki.Message(err))
 		}
-		return withAccount(ctx, cfg, args[0], func(db *sqlite.DB, u wiki.User) error {
+		return withAccount(ctx, cfg, args[0], func(db backend.DB, u wiki.User) error {
 			b := wiki.Block{UserID: u.ID, By: wiki.MaintenanceActor, Reason: wiki.OneLine(f.reason, 500), Created: now, Expires: expires}
 			re, err := db.BlockUser(ctx, b)
 			if err != nil {
@@ -103,7 +103,7 @@ func userCommand(ctx context.Context, cfg config.Config, sub string, args []stri
 		if err := one(); err != nil {
 			return err
 		}
-		return withAccount(ctx, cfg, args[0], func(db *sqlite.DB, u wiki.User) error {
+		return withAccount(ctx, cfg, args[0], func(db backend.DB, u wiki.User) error {
 			err := db.UnblockUser(ctx, u.ID, wiki.MaintenanceActor, wiki.OneLine(f.reason, 500), time.Now())
 			if errors.Is(err, wiki.ErrNotFound) {
 				return fmt.Errorf("%s is not blocked; nothing to lift", u.Name)
@@ -127,7 +127,7 @@ func userCommand(ctx context.Context, cfg config.Config, sub string, args []stri
 // accountChanged tells the running wikid processes on the database, through
 // the purge log, that the account changed: they drop the sessions they
 // hold for it, and the responses showing titles (Special:Log).
-func accountChanged(ctx context.Context, db *sqlite.DB, userID int64, titles ...wiki.Title) {
+func accountChanged(ctx context.Context, db backend.DB, userID int64, titles ...wiki.Title) {
 	purge.NewNode(purge.NodeOptions{Log: db}).AccountsChanged(ctx, []int64{userID}, titles...)
 }
 
@@ -147,7 +147,7 @@ func parseGroups(s string) (wiki.Group, error) {
 
 // withAccount opens the store and finds the user named name (skipped when
 // name is empty), then runs fn.
-func withAccount(ctx context.Context, cfg config.Config, name string, fn func(*sqlite.DB, wiki.User) error) error {
+func withAccount(ctx context.Context, cfg config.Config, name string, fn func(backend.DB, wiki.User) error) error {
 	db, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
@@ -170,7 +170,7 @@ func withAccount(ctx context.Context, cfg config.Config, name string, fn func(*s
 	return fn(db, u)
 }
 
-func userList(ctx context.Context, db *sqlite.DB, stdout io.Writer) error {
+func userList(ctx context.Context, db backend.DB, stdout io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tGROUP\tCREATED\tBLOCKED UNTIL")
 	now := time.Now()
@@ -218,7 +218,7 @@ func userResetPassword(ctx context.Context, cfg config.Config, name string, from
 			return err
 		}
 	}
-	return withAccount(ctx, cfg, name, func(db *sqlite.DB, u wiki.User) error {
+	return withAccount(ctx, cfg, name, func(db backend.DB, u wiki.User) error {
 		if fromStdin {
 			if err := db.SetPassword(ctx, u.ID, hash, ""); err != nil {
 				return err
@@ -250,7 +250,7 @@ func tokenCommand(ctx context.Context, cfg config.Config, sub string, args []str
 		if len(args) != 1 {
 			return errors.New(tokenUsage)
 		}
-		return withAccount(ctx, cfg, args[0], func(db *sqlite.DB, u wiki.User) error {
+		return withAccount(ctx, cfg, args[0], func(db backend.DB, u wiki.User) error {
 			ts, err := db.ListTokens(ctx, u.ID)
 			if err != nil {
 				return err
@@ -267,7 +267,7 @@ func tokenCommand(ctx context.Context, cfg config.Config, sub string, args []str
 			if len(args) != 1 {
 				return errors.New(tokenUsage)
 			}
-			return withAccount(ctx, cfg, args[0], func(db *sqlite.DB, u wiki.User) error {
+			return withAccount(ctx, cfg, args[0], func(db backend.DB, u wiki.User) error {
 				n, err := db.DeleteUserTokens(ctx, u.ID)
 				if err != nil {
 					return err
@@ -279,7 +279,7 @@ func tokenCommand(ctx context.Context, cfg config.Config, sub string, args []str
 		if len(args) != 1 {
 			return errors.New(tokenUsage)
 		}
-		return withAccount(ctx, cfg, "", func(db *sqlite.DB, _ wiki.User) error {
+		return withAccount(ctx, cfg, "", func(db backend.DB, _ wiki.User) error {
 			err := db.DeleteToken(ctx, strings.ToLower(strings.TrimSpace(args[0])))
 			if errors.Is(err, wiki.ErrNotFound) {
 				return fmt.Errorf("there is no token %q; `wikid token list NAME` shows the IDs", args[0])

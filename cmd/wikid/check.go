@@ -65,6 +65,9 @@ func check(ctx context.Context, cfg config.Config, args []string, stdout io.Writ
 	if err := cfg.Validate(); err != nil {
 		return &exitError{2, err}
 	}
+	if cfg.Postgres() {
+		return &exitError{2, errors.New("wikid check reads the embedded SQLite file; it does not check a PostgreSQL database yet")}
+	}
 	db, err := sqlite.OpenReadOnly(ctx, cfg.DBPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return &exitError{2, fmt.Errorf("there is no wiki database at %s; give the data directory with --data or WIKID_DATA", cfg.DBPath())}

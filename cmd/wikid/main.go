@@ -23,7 +23,7 @@ import (
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/config"
 	"github.com/wikid/wikid/internal/purge"
-	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/backend"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -101,6 +101,10 @@ Usage:
 
 Common flags (every command):
   --data DIR       data directory, holds wikid.db (env WIKID_DATA, default ./data)
+                   and secret.key (copy it to every node that shares a database)
+  --database URL   a PostgreSQL database instead of wikid.db, for several
+                   nodes: postgres://user:password@host:5432/name
+                   (env WIKID_DATABASE)
   --config FILE    JSON configuration file (env WIKID_CONFIG); see README
   --addr HOST:PORT listen address for serve (env WIKID_ADDR, default 127.0.0.1:8080)
   --log-level L    debug, info, warn or error (default info)
@@ -143,6 +147,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cfg := config.Default()
 	addr := fs.String("addr", "", "listen address")
 	data := fs.String("data", "", "data directory")
+	database := fs.String("database", "", "a PostgreSQL URL (default: the SQLite file in the data directory)")
 	cfgFile := fs.String("config", getenv("WIKID_CONFIG"), "configuration file")
 	logLevel := fs.String("log-level", "info", "log level")
 	admin := fs.Bool("admin", false, "make the user an administrator")
@@ -184,6 +189,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if *data != "" {
 		cfg.DataDir = *data
+	}
+	if *database != "" {
+		cfg.Database = *database
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -248,18 +256,16 @@ func migrateUp(ctx context.Context, cfg config.Config, sub string, args []string
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "the database %s is at schema version %d, the newest this wikid knows\n", cfg.DBPath(), v)
+	fmt.Fprintf(stdout, "%s is at schema version %d, the newest this wikid knows\n", backend.Describe(cfg), v)
 	return nil
 }
 
-func openStore(ctx context.Context, cfg config.Config) (*sqlite.DB, error) {
+// openStore opens the store cfg names (see backend.Open).
+func openStore(ctx context.Context, cfg config.Config) (backend.DB, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
-		return nil, err
-	}
-	return sqlite.Open(ctx, cfg.DBPath())
+	return backend.Open(ctx, cfg)
 }
 
 func userAdd(ctx context.Context, cfg config.Config, name string, admin bool, stdin io.Reader, stdout, stderr io.Writer) error {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -15,6 +18,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wikid/wikid/internal/store/postgres/pgtest"
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 // `wikid jobs run` beside `wikid serve`, as the README suggests: what the
@@ -107,13 +115,87 @@ func login(t *testing.T, base, name, password string) *http.Client {
 // edit's response on one server to the other serving it.
 func TestTwoServersOneDataFolder(t *testing.T) {
 	t.Parallel()
-	f := newFolder(t)
+	twoServers(t, newFolder(t))
+}
+
+// Two nodes on one PostgreSQL database, with the jobs in a process of
+// their own, as TestTwoServersOneDataFolder; then the database ends every
+// connection of the nodes (a restart, a failover): they connect again,
+// listen again, and what one changes meanwhile the other serves fresh.
+func TestNodesOnPostgres(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	f := newFolder(t, fmt.Sprintf(`{"database": %q}`, dsn))
+	a, b, jobs, api := twoServers(t, f)
+
+	pool, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close(context.Background())
+	b.get(t, "/wiki/Shared_page")
+	b.get(t, "/wiki/Shared_page")
+	var ended int
+	if err := pool.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = 'wikid' AND datname = current_database() AND pid <> pg_backend_pid()`).Scan(&ended); err != nil {
+		t.Fatal(err)
+	}
+	if ended == 0 {
+		t.Fatal("no connection of the nodes to end")
+	}
+	want := "zqafter"
+	within(t, "an edit on A after the database ended its connections", func() bool {
+		return api.tryPut("Shared page", "Version "+want+".") == nil
+	}, a, b, jobs)
+	d := within(t, "B serving an edit made after the database ended its connections", func() bool {
+		return strings.Contains(b.get(t, "/wiki/Shared_page"), want)
+	}, a, b, jobs)
+	t.Logf("after every connection was ended, an edit on A reached B in %v (ended %d connections)", d.Round(time.Millisecond), ended)
+}
+
+// tryPut replaces the text of an existing page through the REST API, on
+// top of its latest revision, and returns what went wrong, if anything.
+func (c *apiClient) tryPut(title, text string) error {
+	page := c.base + "/w/rest.php/v1/page/" + wiki.MustTitle(title).Key()
+	res, err := http.Get(page)
+	if err != nil {
+		return err
+	}
+	var cur struct {
+		Latest struct {
+			ID int64 `json:"id"`
+		} `json:"latest"`
+	}
+	err = json.NewDecoder(res.Body).Decode(&cur)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s %v", page, res.Status, err)
+	}
+	b, _ := json.Marshal(map[string]any{"source": text, "comment": "test", "latest": map[string]int64{"id": cur.Latest.ID}})
+	r, _ := http.NewRequest(http.MethodPut, page, bytes.NewReader(b))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Authorization", "Bearer "+c.token)
+	res, err = http.DefaultClient.Do(r)
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	if res.StatusCode/100 != 2 {
+		return fmt.Errorf("PUT %s: %s", page, res.Status)
+	}
+	return nil
+}
+
+// twoServers runs two servers and a jobs process on f and checks that
+// edits, red links and sign-outs on one reach the other, logging the
+// delays. It returns the processes and an API client of A.
+func twoServers(t *testing.T, f *folder) (a, b, jobs *wikidProc, api *apiClient) {
 	f.cli("two-nodes-password\n", "user", "add", "Bot")
 	token := f.cli("", "token", "create", "Bot")
-	a, b, jobs := f.serve(), f.serve(), f.jobs()
+	a, b, jobs = f.serve(), f.serve(), f.jobs()
 
 	// Edits on A, read on B: B's cached copy goes within the poll.
-	api := &apiClient{t: t, base: a.url, token: token}
+	api = &apiClient{t: t, base: a.url, token: token}
 	rev := api.put("Shared page", 0, "Version zq0.")
 	var delays []time.Duration
 	for i := 1; i <= 20; i++ {
@@ -184,6 +266,7 @@ func TestTwoServersOneDataFolder(t *testing.T) {
 	}
 	d = within(t, "a sign-out on A ending the session on B", func() bool { return !old() }, a, b, jobs)
 	t.Logf("signed out on B %v after the sign-out on A", d.Round(time.Millisecond))
+	return a, b, jobs, api
 }
 
 // folder is a data folder for processes of a built wikid, with a command
@@ -193,10 +276,12 @@ type folder struct {
 	bin, data, cfgFile string
 }
 
-func newFolder(t *testing.T) *folder {
+// newFolder makes a data folder with a configuration file holding config
+// (default {}).
+func newFolder(t *testing.T, config ...string) *folder {
 	dir := t.TempDir()
 	f := &folder{t: t, bin: buildWikid(t, dir), data: filepath.Join(dir, "data"), cfgFile: filepath.Join(dir, "wikid.json")}
-	if err := os.WriteFile(f.cfgFile, []byte(`{}`), 0o600); err != nil {
+	if err := os.WriteFile(f.cfgFile, []byte(append(config, `{}`)[0]), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return f

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/store/postgres"
 	"github.com/wikid/wikid/internal/store/sqlite"
 )
 
@@ -26,6 +27,9 @@ func stats(ctx context.Context, cfg config.Config, args []string, stdout io.Writ
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
+	}
+	if cfg.Postgres() {
+		return postgresStats(ctx, cfg, stdout)
 	}
 	path := cfg.DBPath()
 	db, err := sqlite.OpenReadOnly(ctx, path)
@@ -107,12 +111,18 @@ func compact(ctx context.Context, cfg config.Config, args []string, noVacuum boo
 	if len(args) != 0 {
 		return errors.New(compactUsage)
 	}
-	db, err := openStore(ctx, cfg)
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.Postgres() {
+		return errors.New("wikid compact is for the embedded SQLite file: PostgreSQL compresses large rows itself (TOAST) and autovacuum reuses the space; run VACUUM FULL there to give it back to the file system")
+	}
+	path := cfg.DBPath()
+	db, err := sqlite.Open(ctx, path)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	path := cfg.DBPath()
 	before := fileSize(path) + fileSize(path+"-wal")
 	last := time.Now()
 	res, err := db.CompressOld(ctx, func(r sqlite.CompressResult) {
@@ -171,4 +181,45 @@ func fmtBytes(n int64) string {
 		return fmt.Sprintf("%.1f %s", v, suffix)
 	}
 	return fmt.Sprintf("%.0f %s", v, suffix)
+}
+
+// postgresStats prints the counts of a PostgreSQL store and the bytes of
+// each table (rows, indexes and TOAST).
+func postgresStats(ctx context.Context, cfg config.Config, stdout io.Writer) error {
+	db, err := postgres.Open(ctx, cfg.Database)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	live, err := db.PageCount(ctx)
+	if err != nil {
+		return err
+	}
+	tables, err := db.Space(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "database   %s\n", postgres.Describe(cfg.Database))
+	fmt.Fprintf(stdout, "pages      %d live\n", live)
+	width := len("table")
+	var total postgres.TableSpace
+	for _, t := range tables {
+		width = max(width, len(t.Name))
+		total.Rows += t.Rows
+		total.Indexes += t.Indexes
+		total.Toast += t.Toast
+	}
+	total.Name = "total"
+	per := func(n int64) string {
+		if live == 0 {
+			return "-"
+		}
+		return fmtBytes(n / int64(live))
+	}
+	fmt.Fprintf(stdout, "\n%-*s  %9s  %9s  %9s  %9s  %13s\n", width, "table", "rows", "TOAST", "indexes", "total", "per live page")
+	for _, t := range append(tables, total) {
+		fmt.Fprintf(stdout, "%-*s  %9s  %9s  %9s  %9s  %13s\n", width, t.Name, fmtBytes(t.Rows), fmtBytes(t.Toast),
+			fmtBytes(t.Indexes), fmtBytes(t.Total()), per(t.Total()))
+	}
+	return nil
 }

@@ -27,7 +27,7 @@ import (
 	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/store"
-	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/backend"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/web"
 	"github.com/wikid/wikid/internal/wiki"
@@ -39,7 +39,7 @@ var loopProcs sync.Once
 
 type App struct {
 	Config  config.Config
-	Store   wiki.Store // the embedded SQLite database (store/sqlite)
+	Store   wiki.Store // the embedded SQLite database or PostgreSQL (store/backend)
 	Engine  *engine.Engine
 	Web     *web.Server
 	Edge    *edge.Cache
@@ -91,7 +91,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	if err != nil {
 		return nil, err
 	}
-	db, err := sqlite.Open(ctx, cfg.DBPath())
+	db, err := backend.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

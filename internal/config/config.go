@@ -23,7 +23,8 @@ import (
 // Config is the whole configuration. JSON names are the config file's keys.
 type Config struct {
 	Addr     string `json:"addr"`      // listen address
-	DataDir  string `json:"data"`      // holds wikid.db
+	DataDir  string `json:"data"`      // holds wikid.db (unless Database names PostgreSQL) and secret.key
+	Database string `json:"database"`  // "": the embedded SQLite file in data; or a postgres:// URL, for nodes sharing one database
 	SiteName string `json:"site_name"` // shown in the header and <title>
 	MainPage string `json:"main_page"` // where / redirects
 
@@ -145,6 +146,7 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 	}
 	str("WIKID_ADDR", &c.Addr)
 	str("WIKID_DATA", &c.DataDir)
+	str("WIKID_DATABASE", &c.Database)
 	str("WIKID_SITE_NAME", &c.SiteName)
 	if v := getenv("WIKID_ALLOW_REGISTRATION"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -204,6 +206,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DataDir == "" {
 		return errors.New("config: data directory is empty; set --data or WIKID_DATA")
+	}
+	if c.Database != "" && !c.Postgres() {
+		return errors.New("config: database: want a PostgreSQL URL such as postgres://wikid:password@db.example:5432/wikid, or nothing for the embedded SQLite file in the data directory")
 	}
 	if _, err := wiki.ParseTitle(c.MainPage); err != nil {
 		return fmt.Errorf("config: main_page: %w", err)
@@ -334,6 +339,11 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// Postgres reports whether the store is a PostgreSQL database.
+func (c *Config) Postgres() bool {
+	return strings.HasPrefix(c.Database, "postgres://") || strings.HasPrefix(c.Database, "postgresql://")
 }
 
 // DBPath is the SQLite database file.

@@ -202,12 +202,37 @@ func (n *Node) Begin(ctx context.Context) error {
 	return nil
 }
 
-// Follow applies the other processes' events from the log every
-// NodeOptions.Every until ctx ends. Events it missed (trimmed from the log
-// while it could not read it) make it drop everything it has cached.
+// Listener is a purge log that says when events were appended
+// (PostgreSQL's LISTEN/NOTIFY). ListenPurges calls wake once it listens,
+// then for every append, until ctx ends (it then returns nil) or its
+// connection fails (the error).
+type Listener interface {
+	ListenPurges(ctx context.Context, wake func()) error
+}
+
+// ListenEvery is how often Follow reads the log while a Listener is
+// connected: notifications wake it at once, and the reads only bound how
+// long a notification lost without an error could leave pages stale.
+const ListenEvery = time.Second
+
+// listenRetry is how long Follow waits before it listens again after the
+// listening connection failed.
+const listenRetry = time.Second
+
+// Follow applies the other processes' events from the log until ctx
+// ends: every NodeOptions.Every, or, when the log is a Listener, as soon
+// as it says events were appended (and every ListenEvery). Events it
+// missed (trimmed from the log while it could not read it) make it drop
+// everything it has cached.
 func (n *Node) Follow(ctx context.Context) {
+	wake := make(chan struct{}, 1)
+	var listening atomic.Bool
+	if l, ok := n.o.Log.(Listener); ok {
+		go n.listen(ctx, l, wake, &listening)
+	}
 	t := time.NewTicker(n.o.Every)
 	defer t.Stop()
+	var lastRead time.Time
 	for {
 		if !n.begun.Load() {
 			if err := n.Begin(ctx); err != nil && ctx.Err() == nil {
@@ -215,12 +240,49 @@ func (n *Node) Follow(ctx context.Context) {
 			}
 		} else {
 			n.Catchup(ctx)
+			lastRead = time.Now()
 		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-wake:
+			case <-t.C:
+				if listening.Load() && time.Since(lastRead) < ListenEvery {
+					continue
+				}
+			}
+			break
+		}
+	}
+}
+
+// listen keeps a Listener connected, waking Follow for every
+// notification and once after each (re)connection, since events appended
+// while it was not listening sent notifications nobody heard.
+func (n *Node) listen(ctx context.Context, l Listener, wake chan struct{}, listening *atomic.Bool) {
+	poke := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	for ctx.Err() == nil {
+		err := l.ListenPurges(ctx, func() {
+			listening.Store(true)
+			poke()
+		})
+		listening.Store(false)
+		if ctx.Err() != nil {
+			return
+		}
+		n.o.Logger.Warn("purge: listening for the purge log's notifications failed; reading it every "+n.o.Every.String()+" until listening again", "err", err)
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-time.After(listenRetry):
 		}
+		poke()
 	}
 }
 

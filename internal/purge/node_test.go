@@ -2,8 +2,10 @@ package purge_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,10 +72,11 @@ type proc struct {
 	ended   []string
 }
 
-func newProc(db wiki.PurgeStore) *proc {
+func newProc(db wiki.PurgeStore, every ...time.Duration) *proc {
 	p := &proc{edge: &fakeEdge{}}
 	p.node = purge.NewNode(purge.NodeOptions{
-		Edge: p.edge, Log: db, Refresh: func(context.Context, uint64, ...string) {},
+		Every: append(every, 0)[0],
+		Edge:  p.edge, Log: db, Refresh: func(context.Context, uint64, ...string) {},
 		Invalidate: func(ids ...int64) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
@@ -273,5 +276,76 @@ func waitFor(t *testing.T, ok func() bool) {
 			t.Fatal("not within 10 s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// listeningLog is a purge log that notifies its listeners of appends, as
+// PostgreSQL's LISTEN/NOTIFY does, and whose listening connection can be
+// made to fail.
+type listeningLog struct {
+	wiki.PurgeStore
+	mu      sync.Mutex
+	wakes   []func()
+	fail    chan error
+	listens atomic.Int32
+}
+
+func (l *listeningLog) AppendPurges(ctx context.Context, evs []wiki.PurgeEvent) error {
+	if err := l.PurgeStore.AppendPurges(ctx, evs); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, w := range l.wakes {
+		w()
+	}
+	return nil
+}
+
+func (l *listeningLog) ListenPurges(ctx context.Context, wake func()) error {
+	l.listens.Add(1)
+	l.mu.Lock()
+	i := len(l.wakes)
+	l.wakes = append(l.wakes, wake)
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.wakes[i] = func() {}
+		l.mu.Unlock()
+	}()
+	wake()
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-l.fail:
+		return err
+	}
+}
+
+// With a log that notifies, a process applies another's event when told,
+// not at its next read; after its listening connection failed, it listens
+// again and applies what was appended meanwhile (nobody heard of it).
+func TestNodeWakesOnNotification(t *testing.T) {
+	ctx := context.Background()
+	log := &listeningLog{PurgeStore: sqlitetest.Open(t), fail: make(chan error)}
+	a, b := newProc(log), newProc(log, time.Hour)
+	if err := b.node.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); b.node.Follow(fctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitFor(t, func() bool { return log.listens.Load() == 1 })
+
+	a.node.Purge(ctx, []int64{1}, "Told")
+	waitFor(t, func() bool { return b.node.Stats().Applied == 1 })
+
+	log.fail <- errors.New("connection reset")
+	a.node.Purge(ctx, []int64{2}, "Unheard") // while nobody listens
+	waitFor(t, func() bool { return log.listens.Load() == 2 })
+	waitFor(t, func() bool { return b.node.Stats().Applied == 2 })
+	if _, invalid := b.takeForgot(); !slices.Equal(invalid, []int64{1, 2}) {
+		t.Fatalf("renders dropped for pages %v, want [1 2]", invalid)
 	}
 }

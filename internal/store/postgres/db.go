@@ -241,3 +241,12 @@ func limit(n int) int {
 	}
 	return min(n, 5000)
 }
+
+// Describe names the database dsn points at, without its password.
+func Describe(dsn string) string {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return "(an invalid connection string)"
+	}
+	return redact(cfg)
+}
