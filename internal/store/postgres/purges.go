@@ -126,8 +126,9 @@ func (db *DB) TrimPurges(ctx context.Context, before time.Time) (int, error) {
 		(SELECT min(id) FROM purges WHERE at >= $1), (SELECT max(id) FROM purges))`, ms(before))
 }
 
-// ListenPurges calls wake for every append to the purge log (by any node)
-// until ctx ends, on a connection of its own taken from the pool. It
+// ListenPurges calls wake once it listens, then for every append to the
+// purge log (by any node) until ctx ends, on a connection of its own
+// taken from the pool. It
 // returns nil when ctx ends, or the error that broke the connection: the
 // caller listens again and reads the log for what it may have missed
 // meanwhile. Notifications only wake the reader; the log stays the record.
@@ -153,6 +154,9 @@ func (db *DB) ListenPurges(ctx context.Context, wake func()) error {
 		}
 		return fmt.Errorf("postgres: listen for purges: %w", err)
 	}
+	// Listening: what was appended before this was not notified here,
+	// and the caller reads the log now.
+	wake()
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {
 			if ctx.Err() != nil {
