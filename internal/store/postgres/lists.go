@@ -1,0 +1,215 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wikid/wikid/internal/store"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// noCursor stands for "no upper bound" in ID-paged listings.
+const noCursor = 1<<63 - 1
+
+// History returns a page's visible revisions, newest first, without text.
+func (db *DB) History(ctx context.Context, q wiki.HistoryQuery) ([]wiki.Revision, error) {
+	before := q.Before
+	if before <= 0 {
+		before = noCursor
+	}
+	rows, err := db.pool.Query(ctx, `SELECT `+revCols+` FROM revisions r JOIN pages p ON p.id = r.page_id
+		LEFT JOIN revisions pr ON pr.id = r.parent_id
+		WHERE r.page_id = $1 AND r.id < $2 AND NOT r.deleted ORDER BY r.id DESC LIMIT $3`, q.PageID, before, limit(q.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: history of page %d: %w", q.PageID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.Revision, error) { return scanRevision(row) })
+	if err != nil {
+		return nil, fmt.Errorf("postgres: history of page %d: %w", q.PageID, err)
+	}
+	return out, nil
+}
+
+// RecentChanges returns changes newest first; with UserName, that user's
+// contributions. Entries stay after a page is deleted (they are a log).
+func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Change, error) {
+	before := q.Before
+	if before <= 0 {
+		before = noCursor
+	}
+	const cols = `id, kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor`
+	var rows pgx.Rows
+	var err error
+	if q.UserName != "" {
+		rows, err = db.pool.Query(ctx, `SELECT `+cols+` FROM changes WHERE user_name = $1 AND id < $2 ORDER BY id DESC LIMIT $3`,
+			q.UserName, before, limit(q.Limit))
+	} else {
+		rows, err = db.pool.Query(ctx, `SELECT `+cols+` FROM changes WHERE id < $1 ORDER BY id DESC LIMIT $2`, before, limit(q.Limit))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: recent changes: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.Change, error) {
+		var c wiki.Change
+		var kind, title, newTitle string
+		var ts int64
+		err := row.Scan(&c.ID, &kind, &title, &newTitle, &c.PageID, &c.RevID, &c.OldRevID, &c.UserID, &c.UserName,
+			&ts, &c.Summary, &c.Size, &c.OldSize, &c.Minor)
+		c.Kind, c.Title, c.NewTitle, c.Time = wiki.ChangeKind(kind), wiki.Title(title), wiki.Title(newTitle), fromMS(ts)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: recent changes: %w", err)
+	}
+	return out, nil
+}
+
+// prefixEnd returns the smallest valid UTF-8 string greater than every
+// string with prefix p in code point order (which is byte order, and
+// COLLATE "C" order), or "" when there is none. p must be valid UTF-8.
+func prefixEnd(p string) string {
+	r := []rune(p)
+	for i := len(r) - 1; i >= 0; i-- {
+		switch {
+		case r[i] == 0xD7FF: // the surrogates are not characters
+			r[i] = 0xE000
+			return string(r[:i+1])
+		case r[i] < utf8.MaxRune:
+			r[i]++
+			return string(r[:i+1])
+		}
+	}
+	return ""
+}
+
+// searchable reports whether s can be compared with stored titles: valid
+// UTF-8 without NUL (which PostgreSQL's text refuses; no title holds it).
+func searchable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// listPages runs a page listing by title: where completes
+// "SELECT pageCols FROM pages p WHERE NOT p.deleted <where> AND <range>"
+// with args as $1…, and the title range and cursors follow them.
+func (db *DB) listPages(ctx context.Context, op, where string, q wiki.ListQuery, args ...any) ([]wiki.Page, error) {
+	if !searchable(q.Prefix) || !searchable(string(q.From)) || !searchable(string(q.After)) {
+		return nil, nil // no title starts with, or is ordered by, such a string
+	}
+	param := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	query := `SELECT ` + pageCols + ` FROM pages p WHERE NOT p.deleted` + where
+	if lo := max(string(q.From), q.Prefix); lo != "" {
+		query += ` AND p.title >= ` + param(lo)
+	}
+	if q.After != "" {
+		query += ` AND p.title > ` + param(string(q.After))
+	}
+	if q.Prefix != "" {
+		if hi := prefixEnd(q.Prefix); hi != "" {
+			query += ` AND p.title < ` + param(hi)
+		}
+	}
+	query += ` ORDER BY p.title LIMIT ` + param(limit(q.Limit))
+	rows, err := db.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.Page, error) { return scanPage(row) })
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	return out, nil
+}
+
+// AllPages lists live pages by title.
+func (db *DB) AllPages(ctx context.Context, q wiki.ListQuery) ([]wiki.Page, error) {
+	return db.listPages(ctx, "all pages", "", q)
+}
+
+// Backlinks lists live pages that link or redirect to t, by title.
+func (db *DB) Backlinks(ctx context.Context, t wiki.Title, q wiki.ListQuery) ([]wiki.Page, error) {
+	return db.listPages(ctx, fmt.Sprintf("backlinks of %q", t),
+		` AND p.id IN (SELECT from_page FROM links WHERE target_title = $1 AND kind IN ('link', 'redirect'))`, q, string(t))
+}
+
+// CategoryMembers lists live pages in category cat, by title.
+func (db *DB) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.ListQuery) ([]wiki.Page, error) {
+	return db.listPages(ctx, fmt.Sprintf("members of %q", cat),
+		` AND p.id IN (SELECT from_page FROM links WHERE target_title = $1 AND kind = 'category')`, q, string(cat))
+}
+
+// PageCategories returns the categories page pageID is in, by title.
+func (db *DB) PageCategories(ctx context.Context, pageID int64) ([]wiki.Title, error) {
+	rows, err := db.pool.Query(ctx, `SELECT target_title FROM links WHERE from_page = $1 AND kind = 'category' ORDER BY target_title`, pageID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: categories of page %d: %w", pageID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.Title, error) {
+		var t string
+		err := row.Scan(&t)
+		return wiki.Title(t), err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: categories of page %d: %w", pageID, err)
+	}
+	return out, nil
+}
+
+// RandomPage returns a random live, non-redirect page of the main
+// namespace: the first at or after a random ID (pages_live), else the
+// first of all.
+func (db *DB) RandomPage(ctx context.Context) (wiki.Title, error) {
+	var t string
+	err := db.pool.QueryRow(ctx, `SELECT title FROM pages WHERE NOT deleted AND ns = '' AND redirect = ''
+		AND id >= (SELECT floor(random() * (max(id) + 1))::bigint FROM pages) ORDER BY id LIMIT 1`).Scan(&t)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = db.pool.QueryRow(ctx, `SELECT title FROM pages WHERE NOT deleted AND ns = '' AND redirect = '' ORDER BY id LIMIT 1`).Scan(&t)
+	}
+	if err != nil {
+		return "", fmt.Errorf("postgres: random page: %w", notFound(err))
+	}
+	return wiki.Title(t), nil
+}
+
+// PageCount counts live pages (redirects included).
+func (db *DB) PageCount(ctx context.Context) (int, error) {
+	var n int
+	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM pages WHERE NOT deleted`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("postgres: page count: %w", err)
+	}
+	return n, nil
+}
+
+// SearchTitles returns live pages whose title, folded (store.Fold),
+// starts with prefix folded, in folded-title order: what title completion
+// offers. One range of pages_title_fold, as long as limit.
+func (db *DB) SearchTitles(ctx context.Context, prefix string, lim int) ([]wiki.Page, error) {
+	// A title typed with underscores, as URLs spell it, is the same title.
+	p := store.Fold(strings.TrimSpace(strings.ReplaceAll(prefix, "_", " ")))
+	if p == "" || !searchable(p) {
+		return nil, nil
+	}
+	query := `SELECT ` + pageCols + ` FROM pages p WHERE NOT p.deleted AND p.title_fold >= $1`
+	args := []any{p, min(limit(lim), 100)}
+	if hi := prefixEnd(p); hi != "" {
+		query += ` AND p.title_fold < $3`
+		args = append(args, hi)
+	}
+	rows, err := db.pool.Query(ctx, query+` ORDER BY p.title_fold, p.id LIMIT $2`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: search titles %q: %w", prefix, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.Page, error) { return scanPage(row) })
+	if err != nil {
+		return nil, fmt.Errorf("postgres: search titles %q: %w", prefix, err)
+	}
+	return out, nil
+}
