@@ -29,7 +29,7 @@ func (db *DB) History(ctx context.Context, q wiki.HistoryQuery) ([]wiki.Revision
 	if err != nil {
 		return nil, fmt.Errorf("postgres: history of page %d: %w", q.PageID, err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.Revision, error) { return scanRevision(row) })
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.Revision, error) { return scanRevision(row, false) })
 	if err != nil {
 		return nil, fmt.Errorf("postgres: history of page %d: %w", q.PageID, err)
 	}
