@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/wikid/wikid/internal/store/postgres/pgtest"
 	"github.com/wikid/wikid/internal/wiki"
@@ -128,11 +128,11 @@ func TestNodesOnPostgres(t *testing.T) {
 	f := newFolder(t, fmt.Sprintf(`{"database": %q}`, dsn))
 	a, b, jobs, api := twoServers(t, f)
 
-	pool, err := pgx.Connect(context.Background(), dsn)
+	pool, err := pgxpool.New(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close(context.Background())
+	defer pool.Close()
 	b.get(t, "/wiki/Shared_page")
 	b.get(t, "/wiki/Shared_page")
 	var ended int
