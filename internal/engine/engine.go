@@ -721,7 +721,12 @@ func (e *Engine) Undelete(ctx context.Context, t wiki.Title, reason string, ed E
 // normalizeText makes line endings \n and the text end in one newline,
 // as browsers submit \r\n from textareas. Blank lines at the end go, but
 // the last line keeps its spaces and tabs: in a code block they are text.
+// Bytes that are not UTF-8 and NUL become U+FFFD, as CommonMark renders
+// them: every store keeps the text as it is shown (PostgreSQL's text
+// refuses both).
 func normalizeText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ReplaceAll(s, "\x00", "\uFFFD")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
 	for {

@@ -11,6 +11,7 @@ func TestNormalizeText(t *testing.T) {
 		{"blank lines at the end go", "a\n\n  \n\t\n\n", "a\n"},
 		{"the last line of a code block keeps its spaces", "```\ncode  \n```\n\n    x  \n    y\t", "```\ncode  \n```\n\n    x  \n    y\t\n"},
 		{"the last line keeps its spaces before blank lines", "    code  \n\n \n", "    code  \n"},
+		{"NUL and bytes that are not UTF-8 become U+FFFD", "a\x00b\xffc", "a\uFFFDb\uFFFDc\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

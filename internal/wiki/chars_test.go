@@ -99,3 +99,16 @@ func TestParseUserName(t *testing.T) {
 		})
 	}
 }
+
+func TestOneLine(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"  a\n\tb  ", "a b"},
+		{"a\x00b\x07c\x7fd", "a b c d"},
+		{"a\xffb", "a\uFFFDb"},
+		{"hé wwö", "hé ww"}, // not cut inside the ö
+	} {
+		if got := OneLine(tt.in, 7); got != tt.want {
+			t.Errorf("OneLine(%q, 7) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

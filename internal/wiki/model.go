@@ -354,9 +354,16 @@ func (p Protection) Level(action string, now time.Time) ProtectionLevel {
 	return ProtectNone
 }
 
-// OneLine folds s to one line (runs of white space become one space) of at
-// most max bytes, cut at a character boundary: reasons and summaries.
+// OneLine folds s to one line (runs of white space and control characters
+// become one space; bytes that are not UTF-8, U+FFFD) of at most max
+// bytes, cut at a character boundary: reasons and summaries.
 func OneLine(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' ' // control characters (NUL among them, which PostgreSQL text refuses)
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > max {
 		cut := max
