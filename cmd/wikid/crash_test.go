@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wikid/wikid/internal/store/postgres"
+	"github.com/wikid/wikid/internal/store/postgres/pgtest"
 	"github.com/wikid/wikid/internal/store/sqlite"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -26,6 +28,18 @@ import (
 // committed job took effect exactly once in effect: links, search index,
 // recoloured renders, no job left queued, running or dead.
 func TestCrashDuringDrain(t *testing.T) {
+	crashDuringDrain(t, "")
+}
+
+// As TestCrashDuringDrain on PostgreSQL, with the jobs in a `wikid jobs
+// run` process of their own: that process is SIGKILLed mid-drain.
+func TestCrashDuringDrainOnPostgres(t *testing.T) {
+	crashDuringDrain(t, pgtest.DSN(t))
+}
+
+// crashDuringDrain runs the test on SQLite (dsn "": the server's worker
+// drains) or on the PostgreSQL database dsn (a jobs process drains).
+func crashDuringDrain(t *testing.T, dsn string) {
 	t.Parallel()
 	pages, edits, backlog := 300, 60, 3000
 	if testing.Short() {
@@ -37,8 +51,20 @@ func TestCrashDuringDrain(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	cfgFile := filepath.Join(dir, "wikid.json")
 	// A short lease: the jobs the killed server held become due again soon.
-	if err := os.WriteFile(cfgFile, []byte(`{"job_lease": "2s"}`), 0o600); err != nil {
+	cfg := `{"job_lease": "2s"}`
+	if dsn != "" {
+		cfg = fmt.Sprintf(`{"job_lease": "2s", "database": %q}`, dsn)
+	}
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	// drainer starts what runs the jobs: a server with a worker, or a jobs
+	// process beside a server without.
+	drainer := func() *wikidProc {
+		if dsn == "" {
+			return startWikid(t, bin, data, cfgFile, 1)
+		}
+		return startJobs(t, bin, data, cfgFile)
 	}
 	cli := func(stdin string, args ...string) string {
 		t.Helper()
@@ -71,7 +97,13 @@ func TestCrashDuringDrain(t *testing.T) {
 	}
 	srv.kill(t)
 
-	db, err := sqlite.Open(ctx, filepath.Join(data, "wikid.db"))
+	var db wiki.Store
+	var err error
+	if dsn == "" {
+		db, err = sqlite.Open(ctx, filepath.Join(data, "wikid.db"))
+	} else {
+		db, err = postgres.Open(ctx, dsn)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +115,9 @@ func TestCrashDuringDrain(t *testing.T) {
 		t.Fatalf("queued %d jobs, want at least %d", total, backlog+pages)
 	}
 
-	// Phase 2: a server with a worker starts draining; SIGKILL it mid-way.
-	srv = startWikid(t, bin, data, cfgFile, 1)
+	// Phase 2: a server with a worker (or a jobs process) starts
+	// draining; SIGKILL it mid-way.
+	srv = drainer()
 	for {
 		st = jobStats(t, db)
 		if st.Counts[wiki.JobDone] >= total/5 {
@@ -102,7 +135,7 @@ func TestCrashDuringDrain(t *testing.T) {
 	// Phase 3: restart; every committed job completes.
 	doneAtKill := st.Counts[wiki.JobDone]
 	t0 := time.Now()
-	srv = startWikid(t, bin, data, cfgFile, 1)
+	srv = drainer()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		st = jobStats(t, db)
@@ -146,6 +179,9 @@ func TestCrashDuringDrain(t *testing.T) {
 			t.Fatalf("the target is found %d times: %+v", len(hits), hits)
 		}
 	})
+	if dsn != "" {
+		srv = startWikid(t, bin, data, cfgFile, 0) // the pages are read from a server
+	}
 	t.Run("every linking page was re-rendered with a blue link", func(t *testing.T) {
 		for i := range pages {
 			if body := srv.get(t, fmt.Sprintf("/wiki/Page_%d", i)); strings.Contains(body, `class="new"`) {
@@ -162,7 +198,7 @@ func TestCrashDuringDrain(t *testing.T) {
 	srv.stop(t)
 }
 
-func jobStats(t *testing.T, db *sqlite.DB) wiki.JobStats {
+func jobStats(t *testing.T, db wiki.JobStore) wiki.JobStats {
 	t.Helper()
 	st, err := db.JobStats(context.Background())
 	if err != nil {

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wikid/wikid/internal/store/postgres"
+	"github.com/wikid/wikid/internal/store/postgres/pgtest"
 	"github.com/wikid/wikid/internal/store/sqlite"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -42,6 +44,21 @@ import (
 // acknowledged markers must also survive in the latest text (edits only
 // append, so a clean merge keeps them).
 func TestDurabilityUnderKills(t *testing.T) {
+	durability(t, "")
+}
+
+// Two nodes on PostgreSQL and a jobs process, as TestDurabilityUnderKills:
+// the writers are spread over both nodes, each kill takes down one node at
+// random (and every other one the jobs process too, mid-drain), and the
+// queue drains afterwards with nothing lost or dead.
+func TestDurabilityUnderKillsOnPostgres(t *testing.T) {
+	durability(t, pgtest.DSN(t))
+}
+
+// durability runs the test on SQLite (dsn "": one server with a job
+// worker) or on the PostgreSQL database dsn (two nodes without workers
+// and a `wikid jobs run` beside them).
+func durability(t *testing.T, dsn string) {
 	kills, span := 5, 15*time.Second
 	if os.Getenv("WIKID_DURABILITY_FULL") != "" {
 		span = 60 * time.Second
@@ -81,7 +98,11 @@ func TestDurabilityUnderKills(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	cfgFile := filepath.Join(dir, "wikid.json")
 	// A short lease so that jobs leased by a killed server are due again soon.
-	if err := os.WriteFile(cfgFile, []byte(`{"job_lease": "2s", "access_log": false}`), 0o600); err != nil {
+	cfg := `{"job_lease": "2s", "access_log": false}`
+	if dsn != "" {
+		cfg = fmt.Sprintf(`{"job_lease": "2s", "access_log": false, "database": %q}`, dsn)
+	}
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cli := func(stdin string, args ...string) string {
@@ -95,9 +116,22 @@ func TestDurabilityUnderKills(t *testing.T) {
 	cli("durability-test-password\n", "user", "add", "Writer")
 	token := cli("", "token", "create", "Writer")
 
-	srv := startWikid(t, bin, data, cfgFile, 1)
-	var base atomic.Pointer[string]
-	base.Store(&srv.url)
+	// The nodes, each with the URL its writers use; on PostgreSQL the jobs
+	// run in a process of their own.
+	var nodes []*wikidProc
+	var jobs *wikidProc
+	workers := 1
+	if dsn == "" {
+		nodes = []*wikidProc{startWikid(t, bin, data, cfgFile, workers)}
+	} else {
+		workers = 0
+		nodes = []*wikidProc{startWikid(t, bin, data, cfgFile, workers), startWikid(t, bin, data, cfgFile, workers)}
+		jobs = startJobs(t, bin, data, cfgFile)
+	}
+	bases := make([]atomic.Pointer[string], len(nodes))
+	for i, n := range nodes {
+		bases[i].Store(&n.url)
+	}
 
 	const writers, owners = 20, 14
 	type ack struct {
@@ -137,7 +171,7 @@ func TestDurabilityUnderKills(t *testing.T) {
 					return
 				default:
 				}
-				url := *base.Load()
+				url := *bases[w%len(bases)].Load()
 				if !known {
 					id, src, status, err := apiGetPage(c, url, title)
 					if err != nil {
@@ -197,15 +231,24 @@ func TestDurabilityUnderKills(t *testing.T) {
 		mu.Lock()
 		n := len(acks)
 		mu.Unlock()
-		srv.kill(t)
-		t.Logf("kill %d after %v (%d edits acknowledged so far)", k+1, wait.Round(time.Millisecond), n)
-		srv = startWikid(t, bin, data, cfgFile, 1)
-		base.Store(&srv.url)
+		i := rng.IntN(len(nodes))
+		nodes[i].kill(t)
+		killedJobs := jobs != nil && k%2 == 0
+		if killedJobs {
+			jobs.kill(t)
+		}
+		t.Logf("kill %d of node %d (and the jobs process: %v) after %v (%d edits acknowledged so far)", k+1, i+1, killedJobs, wait.Round(time.Millisecond), n)
+		nodes[i] = startWikid(t, bin, data, cfgFile, workers)
+		bases[i].Store(&nodes[i].url)
+		if killedJobs {
+			jobs = startJobs(t, bin, data, cfgFile)
+		}
 		survived++
 	}
-	time.Sleep(time.Second) // some edits against the last server
+	time.Sleep(time.Second) // some edits against the last servers
 	close(stop)
 	wg.Wait()
+	srv := nodes[0]
 	url := srv.url
 
 	if len(bad) > 0 {
@@ -256,7 +299,13 @@ func TestDurabilityUnderKills(t *testing.T) {
 	}
 
 	// The job queue drains, with nothing dead.
-	db, err := sqlite.Open(ctx, filepath.Join(data, "wikid.db"))
+	var db wiki.Store
+	var err error
+	if dsn == "" {
+		db, err = sqlite.Open(ctx, filepath.Join(data, "wikid.db"))
+	} else {
+		db, err = postgres.Open(ctx, dsn)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,6 +317,9 @@ func TestDurabilityUnderKills(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
+			if jobs != nil {
+				t.Logf("jobs process:\n%s", jobs.logs())
+			}
 			t.Fatalf("the job queue did not drain: %v\n%s", st.Counts, srv.logs())
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -277,18 +329,22 @@ func TestDurabilityUnderKills(t *testing.T) {
 		t.Errorf("%d dead jobs: %+v", st.Counts[wiki.JobDead], dead)
 	}
 	db.Close()
-	srv.stop(t)
-
-	// PRAGMA integrity_check on the stopped server's database.
-	db, err = sqlite.Open(ctx, filepath.Join(data, "wikid.db"))
-	if err != nil {
-		t.Fatal(err)
+	for _, n := range nodes {
+		n.stop(t)
 	}
-	defer db.Close()
-	integrity := "ok"
-	if err := db.IntegrityCheck(ctx); err != nil {
-		integrity = err.Error()
-		t.Errorf("integrity check: %v", err)
+	integrity := "not run (PostgreSQL)"
+	if dsn == "" {
+		// PRAGMA integrity_check on the stopped server's database.
+		db, err := sqlite.Open(ctx, filepath.Join(data, "wikid.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		integrity = "ok"
+		if err := db.IntegrityCheck(ctx); err != nil {
+			integrity = err.Error()
+			t.Errorf("integrity check: %v", err)
+		}
 	}
 	t.Logf("kills survived: %d; acknowledged edits checked: %d; lost: %d; 409 conflicts: %d; unanswered requests: %d; jobs: %v; integrity_check: %s",
 		survived, len(acks), lost, conflicts.Load(), unknown.Load(), st.Counts, integrity)

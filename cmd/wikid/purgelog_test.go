@@ -303,15 +303,18 @@ func (f *folder) cli(stdin string, args ...string) string {
 func (f *folder) serve() *wikidProc { return startWikid(f.t, f.bin, f.data, f.cfgFile, 0) }
 
 // jobs starts `wikid jobs run`.
-func (f *folder) jobs() *wikidProc {
+func (f *folder) jobs() *wikidProc { return startJobs(f.t, f.bin, f.data, f.cfgFile) }
+
+// startJobs starts `wikid jobs run`.
+func startJobs(t *testing.T, bin, data, cfgFile string) *wikidProc {
 	p := &wikidProc{done: make(chan struct{})}
-	p.cmd = exec.Command(f.bin, "jobs", "run", "--data", f.data, "--config", f.cfgFile, "--log-level", "warn")
+	p.cmd = exec.Command(bin, "jobs", "run", "--data", data, "--config", cfgFile, "--log-level", "warn")
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	if err := p.cmd.Start(); err != nil {
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
 	go func() { p.cmd.Wait(); close(p.done) }()
-	f.t.Cleanup(func() { p.cmd.Process.Kill(); <-p.done })
+	t.Cleanup(func() { p.cmd.Process.Kill(); <-p.done })
 	return p
 }
 
