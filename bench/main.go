@@ -80,6 +80,9 @@ func main() {
 	if scaleFlags.on {
 		runMode = runScale // scale.go: its own wikid, no tools
 	}
+	if nodesFlags.on {
+		runMode = runNodes // nodes.go: PostgreSQL, two wikid nodes, wrk
+	}
 	if err := runMode(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

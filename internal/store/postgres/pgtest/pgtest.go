@@ -44,7 +44,7 @@ var (
 		once    sync.Once
 		base    string // DSN of the maintenance database, "" if none
 		skip    string // why there is none
-		cluster *cluster
+		cluster *Cluster
 	}
 	seq atomic.Int64
 )
@@ -54,7 +54,7 @@ func Main(m *testing.M) {
 	mainRan = true
 	code := m.Run()
 	if c := server.cluster; c != nil {
-		c.stop()
+		c.Stop()
 	}
 	os.Exit(code)
 }
@@ -86,7 +86,7 @@ func DSN(t testing.TB) string {
 			t.Errorf("pgtest: %v", err)
 		}
 	})
-	return withDatabase(server.base, name)
+	return withDatabase(server.base, name, testPool)
 }
 
 // Open returns a store on a new database (see DSN), closed when t ends.
@@ -112,8 +112,13 @@ func admin(ctx context.Context, sql string) error {
 	return err
 }
 
-// withDatabase returns dsn (a URL) naming database name instead.
-func withDatabase(dsn, name string) string {
+// testPool is the pool size of a test's store: tests run in parallel on
+// one server.
+const testPool = "&pool_max_conns=8"
+
+// withDatabase returns dsn (a URL) naming database name instead, with the
+// query parameters params ("&k=v…") after sslmode.
+func withDatabase(dsn, name, params string) string {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return dsn
@@ -122,9 +127,9 @@ func withDatabase(dsn, name string) string {
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
-	u := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable&pool_max_conns=8", cfg.User, host, cfg.Port, name)
+	u := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable%s", cfg.User, host, cfg.Port, name, params)
 	if cfg.Password != "" {
-		u = fmt.Sprintf("postgres://%s:%s@%s:%d/%s?sslmode=disable&pool_max_conns=8", cfg.User, cfg.Password, host, cfg.Port, name)
+		u = fmt.Sprintf("postgres://%s:%s@%s:%d/%s?sslmode=disable%s", cfg.User, cfg.Password, host, cfg.Port, name, params)
 	}
 	return u
 }
@@ -135,18 +140,13 @@ func setup() {
 	defer cancel()
 	base := os.Getenv("WIKID_TEST_POSTGRES")
 	if base == "" {
-		bin, err := findBin()
+		c, err := StartCluster(ctx)
 		if err != nil {
 			server.skip = err.Error()
 			return
 		}
-		c, err := startCluster(ctx, bin)
-		if err != nil {
-			server.skip = "starting a throw-away cluster failed: " + err.Error()
-			return
-		}
 		server.cluster = c
-		base = c.dsn
+		base = c.DSN
 	}
 	server.base = base
 	admin(ctx, `DROP DATABASE IF EXISTS `+template+` WITH (FORCE)`)
@@ -154,7 +154,7 @@ func setup() {
 		server.base, server.skip = "", "creating the template database failed: "+err.Error()
 		return
 	}
-	db, err := postgres.Open(ctx, withDatabase(base, template))
+	db, err := postgres.Open(ctx, withDatabase(base, template, testPool))
 	if err != nil {
 		server.base, server.skip = "", "migrating the template database failed: "+err.Error()
 		return
@@ -183,22 +183,29 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// cluster is a PostgreSQL server this process started.
-type cluster struct {
+// Cluster is a PostgreSQL server this process started.
+type Cluster struct {
+	// DSN is the URL of its maintenance database ("postgres"), as the
+	// superuser wikid, without a password (trust on loopback).
+	DSN      string
 	bin, dir string
 	cred     *syscall.Credential
-	dsn      string
 }
 
-// startCluster runs initdb in a temporary folder and starts the server on
-// a free loopback port, without durability (a test cluster is thrown
-// away). As root, the server runs as the postgres user: it refuses root.
-func startCluster(ctx context.Context, bin string) (*cluster, error) {
+// StartCluster runs initdb in a temporary folder and starts a server on a
+// free loopback port, without durability (the cluster is thrown away:
+// Stop removes it). As root, the server runs as the postgres user: it
+// refuses root. Benchmarks use it too.
+func StartCluster(ctx context.Context) (*Cluster, error) {
+	bin, err := findBin()
+	if err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "wikid-pgtest-")
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{bin: bin, dir: dir}
+	c := &Cluster{bin: bin, dir: dir}
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
@@ -216,7 +223,7 @@ func startCluster(ctx context.Context, bin string) (*cluster, error) {
 	data := filepath.Join(dir, "data")
 	if out, err := c.run(ctx, "initdb", "-D", data, "-U", "wikid", "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync"); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("initdb: %v: %s", err, out)
+		return nil, fmt.Errorf("starting a throw-away cluster: initdb: %v: %s", err, out)
 	}
 	port, err := freePort()
 	if err != nil {
@@ -227,13 +234,26 @@ func startCluster(ctx context.Context, bin string) (*cluster, error) {
 	if out, err := c.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", data, "-l", filepath.Join(dir, "log"), "-o", opts); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "log"))
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("pg_ctl start: %v: %s %s", err, out, log)
+		return nil, fmt.Errorf("starting a throw-away cluster: pg_ctl start: %v: %s %s", err, out, log)
 	}
-	c.dsn = fmt.Sprintf("postgres://wikid@127.0.0.1:%d/postgres?sslmode=disable", port)
+	c.DSN = fmt.Sprintf("postgres://wikid@127.0.0.1:%d/postgres?sslmode=disable", port)
 	return c, nil
 }
 
-func (c *cluster) run(ctx context.Context, name string, args ...string) ([]byte, error) {
+// CreateDatabase creates an empty database and returns its URL.
+func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, error) {
+	conn, err := pgx.Connect(ctx, c.DSN)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, `CREATE DATABASE `+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", err
+	}
+	return withDatabase(c.DSN, name, ""), nil
+}
+
+func (c *Cluster) run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, name), args...)
 	cmd.Dir = c.dir
 	if c.cred != nil {
@@ -242,8 +262,8 @@ func (c *cluster) run(ctx context.Context, name string, args ...string) ([]byte,
 	return cmd.CombinedOutput()
 }
 
-// stop stops the server at once and removes its folder.
-func (c *cluster) stop() {
+// Stop stops the server at once and removes its folder.
+func (c *Cluster) Stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c.run(ctx, "pg_ctl", "stop", "-D", filepath.Join(c.dir, "data"), "-m", "immediate", "-w")
