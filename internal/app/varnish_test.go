@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -119,6 +120,14 @@ var backendLine = regexp.MustCompile(`(?m)^backend wikid \{ \.host = "[^"]*"; \.
 // varnish user: the work directory is the test's, whoever runs it.
 func startVarnish(t *testing.T, bin, addr, proxy, backend string) {
 	t.Helper()
+	host, port, _ := net.SplitHostPort(backend)
+	startVarnishWith(t, bin, addr, proxy, fmt.Sprintf(`backend wikid { .host = %q; .port = %q;`, host, port), t.TempDir())
+}
+
+// startVarnishWith runs varnishd as startVarnish does, with the shipped
+// VCL's backend line replaced by line, in dir.
+func startVarnishWith(t *testing.T, bin, addr, proxy, line, dir string) {
+	t.Helper()
 	vcl, err := os.ReadFile(filepath.Join("..", "..", "deploy", "varnish", "wikid.vcl"))
 	if err != nil {
 		t.Fatal(err)
@@ -126,9 +135,12 @@ func startVarnish(t *testing.T, bin, addr, proxy, backend string) {
 	if n := len(backendLine.FindAll(vcl, -1)); n != 1 {
 		t.Fatalf("wikid.vcl has %d backend lines, want exactly one for the operator to edit", n)
 	}
-	host, port, _ := net.SplitHostPort(backend)
-	vcl = backendLine.ReplaceAll(vcl, []byte(fmt.Sprintf(`backend wikid { .host = %q; .port = %q;`, host, port)))
-	dir := t.TempDir()
+	if !strings.HasPrefix(line, "backend wikid {") {
+		// The whole line goes, probe and all.
+		vcl = regexp.MustCompile(`(?m)^backend wikid \{.*$`).ReplaceAll(vcl, []byte(line))
+	} else {
+		vcl = backendLine.ReplaceAll(vcl, []byte(line))
+	}
 	vclPath := filepath.Join(dir, "wikid.vcl")
 	if err := os.WriteFile(vclPath, vcl, 0o644); err != nil {
 		t.Fatal(err)
@@ -791,5 +803,88 @@ func TestVarnishDeviceCookie(t *testing.T) {
 		if a := s.viaVarnish(t, "/wiki/Device_Page", "Cookie: "+ck); a.cache() != "HIT" || len(a.header.Values("Set-Cookie")) > 0 {
 			t.Errorf("GET with Cookie %q: X-Varnish-Cache %s, Set-Cookie %q; want a HIT without cookies", ck, a.cache(), a.header.Values("Set-Cookie"))
 		}
+	}
+}
+
+// TestVarnishSeveralNodes: the shipped VCL with deploy/scale-out's
+// wikid-nodes.vcl included in place of its backend line, as that folder's
+// README says, spreads requests over the nodes, and sends them all to the
+// node left when the other stops answering its health probe.
+func TestVarnishSeveralNodes(t *testing.T) {
+	bin := varnishdPath(t)
+	var hits [2]atomic.Int64
+	var down atomic.Bool
+	var nodes [2]*httptest.Server
+	for i := range nodes {
+		nodes[i] = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/healthz" {
+				if i == 1 && down.Load() {
+					http.Error(w, "stopping", http.StatusServiceUnavailable)
+				}
+				return
+			}
+			hits[i].Add(1)
+			w.Header().Set("Cache-Control", "private, no-cache") // as a logged-in view: never stored
+			io.WriteString(w, "ok\n")
+		}))
+		defer nodes[i].Close()
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "deploy", "scale-out", "wikid-nodes.vcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := regexp.MustCompile(`(?m)^backend (node_[ab]) \{ \.host = "[^"]*"; \.port = "[^"]*";`)
+	if n := len(lines.FindAll(src, -1)); n != 2 {
+		t.Fatalf("wikid-nodes.vcl has %d node lines, want 2", n)
+	}
+	k := 0
+	src = lines.ReplaceAllFunc(src, func(m []byte) []byte {
+		host, port, _ := net.SplitHostPort(nodes[k].Listener.Addr().String())
+		k++
+		return []byte(fmt.Sprintf(`backend %s { .host = %q; .port = %q;`, lines.FindSubmatch(m)[1], host, port))
+	})
+	dir := t.TempDir()
+	included := filepath.Join(dir, "wikid-nodes.vcl")
+	if err := os.WriteFile(included, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr, proxy := freeAddr(t), freeAddr(t)
+	startVarnishWith(t, bin, addr, proxy, fmt.Sprintf(`include %q;`, included), dir)
+
+	get := func() {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/wiki/Page", nil)
+		req.Header.Set("Cookie", "wikid_session=S3ssion")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET through Varnish: %s", res.Status)
+		}
+	}
+	for range 20 {
+		get()
+	}
+	if a, b := hits[0].Load(), hits[1].Load(); a != 10 || b != 10 {
+		t.Fatalf("20 requests reached the nodes %d and %d times, want 10 and 10 (round robin)", a, b)
+	}
+	down.Store(true) // node B fails its probes (3 of 5 make it sick; one every 2 s)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		before := hits[1].Load()
+		hits[0].Store(0)
+		for range 10 {
+			get()
+		}
+		if hits[1].Load() == before && hits[0].Load() == 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Varnish still sends requests to the node whose health probe fails, 30 s after it began to fail")
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
