@@ -117,7 +117,11 @@ func (s *Server) changePrefs(w http.ResponseWriter, r *http.Request) (info, secr
 		s.accountChanged(ctx, v.User.ID)
 		return "Your preferences were saved.", "", nil
 	case "token-create":
-		name := strings.TrimSpace(r.PostFormValue("name"))
+		name, err := formValue(r, "name")
+		if err != nil {
+			return "", "", err
+		}
+		name = strings.TrimSpace(name)
 		if name == "" || len(name) > 100 || strings.IndexFunc(name, func(c rune) bool { return c < 0x20 || c == 0x7f }) >= 0 {
 			return "", "", wiki.Errorf(wiki.KindInvalid, "give the token a name of 1 to 100 characters, such as the bot or script that will use it")
 		}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +51,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		cfg.ConnConfig.RuntimeParams = map[string]string{}
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "wikid"
+	if !strings.Contains(dsn, "pool_max_conns") {
+		// pgxpool's default (four, or one per CPU) is taken by a few
+		// searches at once; saves and session lookups would wait.
+		cfg.MaxConns = int32(max(defaultPool, 2*runtime.GOMAXPROCS(0)))
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", redact(cfg), err)
@@ -65,6 +71,10 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	return db, nil
 }
+
+// defaultPool is the fewest connections a node's pool may open when the
+// connection string does not say (pool_max_conns).
+const defaultPool = 8
 
 // redact names the server and database of cfg, without the password.
 func redact(cfg *pgxpool.Config) string {
@@ -199,6 +209,19 @@ func (db *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		case <-time.After(time.Duration(attempt) * 5 * time.Millisecond):
 		}
 	}
+}
+
+// writeRetrying runs write and, while fn breaks the unique constraint
+// (a row another transaction inserted after fn looked), runs it again, up
+// to maxAttempts times in all.
+func (db *DB) writeRetrying(ctx context.Context, constraint string, fn func(tx pgx.Tx) error) error {
+	var err error
+	for range maxAttempts {
+		if err = db.write(ctx, fn); !isUnique(err, constraint) {
+			return err
+		}
+	}
+	return err
 }
 
 // retryable reports a serialization failure or a deadlock.

@@ -330,7 +330,11 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 	var page wiki.Page
 	at := now(req.Time)
 	redirectSHA := sha1Hex(req.RedirectText)
-	err := db.write(ctx, func(tx pgx.Tx) error {
+	// A title that names no page cannot be locked: another transaction may
+	// create it (To, or From after it moved away) between the check and
+	// this one's write, which then breaks the titles' uniqueness. Run
+	// again, it sees that page and answers as for any page there.
+	err := db.writeRetrying(ctx, "pages_title_key", func(tx pgx.Tx) error {
 		if req.From == req.To {
 			return wiki.Errorf(wiki.KindInvalid, "the page is already called %q; choose a different new title", req.To)
 		}

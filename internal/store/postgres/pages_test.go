@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wikid/wikid/internal/store/postgres/pgtest"
 	"github.com/wikid/wikid/internal/wiki"
@@ -106,4 +107,51 @@ func TestConcurrentPageWrites(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Moves of several pages to one title that names no page: one wins, the
+// others are told the title is taken (ErrExists), never a raw constraint
+// error. A held lock on the title's protection row makes every move pass
+// its check of the title before any of them writes it.
+func TestConcurrentMovesToOneTitle(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.Open(t)
+	for i := range 8 {
+		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("Source %d", i)), Text: "x", UserName: "U"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Pool().Exec(ctx, `INSERT INTO protection (title, user_name, ts) VALUES ('Target', 'x', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	hold, err := db.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hold.Exec(ctx, `SELECT 1 FROM protection WHERE title = 'Target' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(500*time.Millisecond, func() { hold.Rollback(ctx) })
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			_, err := db.MovePage(ctx, wiki.MoveRequest{From: wiki.Title(fmt.Sprintf("Source %d", i)), To: "Target", UserName: "U"})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	won := 0
+	for err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, wiki.ErrExists):
+			t.Errorf("move: %v, want ErrExists", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d moves won, want 1", won)
+	}
 }

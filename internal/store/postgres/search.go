@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
@@ -31,6 +32,80 @@ const (
 // answer. A variable for tests, whose results must not depend on how
 // loaded the machine is.
 var searchBudget = 300 * time.Millisecond
+
+// errBudget: the search budget ran out before a query.
+var errBudget = errors.New("search budget spent")
+
+// searchTx runs the index reads of one search in a read-only transaction
+// of their own, under the budget, enforced by the server: each statement
+// gets what is left of it as its statement_timeout, so a read that runs
+// out is stopped there (not left running after the client gave up) and
+// the connection goes back to the pool. The planner is told to read the
+// GIN indexes, never the table or its primary key: it takes matching a
+// tsquery to be cheap, and would otherwise scan every page's entry (read
+// from TOAST) for a word that is not in most of them.
+type searchTx struct {
+	tx       pgx.Tx
+	deadline time.Time
+	spent    bool
+}
+
+func (db *DB) beginSearch(ctx context.Context) (*searchTx, error) {
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, `SELECT set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)`); err != nil {
+		tx.Rollback(ctx)
+		return nil, err
+	}
+	return &searchTx{tx: tx, deadline: time.Now().Add(searchBudget)}, nil
+}
+
+// end ends the transaction (it only read); again, it does nothing.
+func (st *searchTx) end() {
+	if st.tx != nil {
+		st.tx.Rollback(context.Background())
+		st.tx = nil
+	}
+}
+
+// limit gives the next statement what is left of the budget.
+func (st *searchTx) limit(ctx context.Context) error {
+	left := time.Until(st.deadline)
+	if st.spent || left <= 0 {
+		st.spent = true
+		return errBudget
+	}
+	_, err := st.tx.Exec(ctx, `SELECT set_config('statement_timeout', $1, true)`, strconv.FormatInt(max(left.Milliseconds(), 1), 10))
+	return err
+}
+
+func (st *searchTx) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := st.limit(ctx); err != nil {
+		return nil, err
+	}
+	return st.tx.Query(ctx, sql, args...)
+}
+
+func (st *searchTx) sendBatch(ctx context.Context, b *pgx.Batch) error {
+	if err := st.limit(ctx); err != nil {
+		return err
+	}
+	return st.tx.SendBatch(ctx, b).Close()
+}
+
+// budgetOK turns "the budget ran out" (before a statement, or the server's
+// statement timeout) into nil: what was found is ranked. Later reads of the
+// search are not made.
+func (st *searchTx) budgetOK(err error) error {
+	var pe *pgconn.PgError
+	if errors.Is(err, errBudget) || (errors.As(err, &pe) && pe.Code == "57014") {
+		st.spent = true
+		return nil
+	}
+	return err
+}
 
 // searchRare: a word in at most this many pages is rare enough to rank
 // by (BM25 reads the entry of each page holding it). A variable for
@@ -86,8 +161,11 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	if offset >= 2*SearchCandidates {
 		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, searchBudget)
-	defer cancel()
+	st, err := db.beginSearch(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: search %q: %w", query, err)
+	}
+	defer st.end()
 	type cand struct {
 		id         int64
 		score      float64 // lower is better
@@ -99,7 +177,7 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	// collect runs an index query returning (page_id, score), keeping the
 	// rows read before the budget ran out.
 	collect := func(sql string, each func(id int64, score float64), args ...any) error {
-		rows, err := db.pool.Query(ctx, sql, args...)
+		rows, err := st.query(ctx, sql, args...)
 		if err != nil {
 			return err
 		}
@@ -114,12 +192,7 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		}
 		return rows.Err()
 	}
-	budgetOK := func(err error) error {
-		if err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.Canceled) {
-			return nil // the budget ran out: rank what was found
-		}
-		return err
-	}
+	budgetOK := st.budgetOK
 	// Title matches, ranked over the short titles: as many as the page
 	// asked for needs, SearchCandidates at most. They come first, so when
 	// there are more, that page holds title matches only, and the ones
@@ -127,7 +200,7 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	// go oldest first, as FTS5 returns them: with more title matches than
 	// SearchCandidates, the body matches, read newest first, are then
 	// others than those.
-	err := budgetOK(collect(`SELECT page_id, -ts_rank(title, $1::tsquery, 2)::float8 FROM search
+	err = budgetOK(collect(`SELECT page_id, -ts_rank(title, $1::tsquery, 2)::float8 FROM search
 		WHERE title @@ $1::tsquery ORDER BY 2, page_id LIMIT $2`,
 		func(id int64, score float64) {
 			byID[id] = len(cands)
@@ -139,7 +212,7 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	var df []int
 	var pages float64
 	if err == nil {
-		rare, df, pages, err = db.rareWords(ctx, q)
+		rare, df, pages, err = st.rareWords(ctx, q)
 		err = budgetOK(err)
 	}
 	// A query of rare words alone: the pages BM25 weighs are its matches.
@@ -171,7 +244,7 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	// Weigh body matches by the query's rare words.
 	if err == nil && len(rare) > 0 {
 		var ranked map[int64]float64
-		ranked, err = db.bm25(ctx, rare, df, pages)
+		ranked, err = st.bm25(ctx, rare, df, pages)
 		err = budgetOK(err)
 		// Newest first among equals, as the matches were read.
 		ids := make([]int64, 0, len(ranked))
@@ -191,6 +264,10 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 			}
 		}
 	}
+	// The index reads are over: the connection goes back to the pool
+	// before the next ones are taken (holding one while waiting for
+	// another would deadlock searches once they fill the pool).
+	st.end()
 	if fold := store.Fold(query); err == nil && searchable(fold) {
 		var id int64
 		err = db.pool.QueryRow(ctx, `SELECT id FROM pages WHERE NOT deleted AND title_fold = $1 ORDER BY id LIMIT 1`, fold).Scan(&id)
@@ -205,7 +282,6 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		if errors.Is(err, pgx.ErrNoRows) {
 			err = nil
 		}
-		err = budgetOK(err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: search %q: %w", query, err)
@@ -231,7 +307,7 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		ids[i] = c.id
 	}
 	// The page rows and texts, without the search budget: they are few.
-	rows, err := db.pool.Query(context.WithoutCancel(ctx), `SELECT p.id, p.title, r.text FROM pages p JOIN revisions r ON r.id = p.latest_rev
+	rows, err := db.pool.Query(ctx, `SELECT p.id, p.title, r.text FROM pages p JOIN revisions r ON r.id = p.latest_rev
 		WHERE NOT p.deleted AND p.id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: search %q: %w", query, err)
@@ -260,7 +336,7 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 // rareWords returns the words of q (prefixes aside) found in at most
 // searchRare pages, counting each no further than that, with those counts
 // and an estimate of how many pages the index holds, in one round trip.
-func (db *DB) rareWords(ctx context.Context, q store.Query) (rare []string, df []int, pages float64, err error) {
+func (st *searchTx) rareWords(ctx context.Context, q store.Query) (rare []string, df []int, pages float64, err error) {
 	var words []string
 	seen := map[string]bool{}
 	for _, t := range q.Terms {
@@ -294,7 +370,7 @@ func (db *DB) rareWords(ctx context.Context, q store.Query) (rare []string, df [
 			return nil
 		})
 	}
-	if err := db.pool.SendBatch(ctx, &b).Close(); err != nil {
+	if err := st.sendBatch(ctx, &b); err != nil {
 		return nil, nil, 0, err
 	}
 	return rare, df, pages, nil
@@ -306,10 +382,10 @@ func (db *DB) rareWords(ctx context.Context, q store.Query) (rare []string, df [
 // title count titleWeight times. A page's length is its number of
 // distinct words (a tsvector keeps no total), and the average length is
 // that of the pages scored.
-func (db *DB) bm25(ctx context.Context, rare []string, df []int, pages float64) (map[int64]float64, error) {
+func (st *searchTx) bm25(ctx context.Context, rare []string, df []int, pages float64) (map[int64]float64, error) {
 	args := []any{rare}
 	match := termsMatch(wordTerms(rare), &args)
-	rows, err := db.pool.Query(ctx, `SELECT s.page_id, length(s.title) + length(s.body), f.words, f.hits
+	rows, err := st.query(ctx, `SELECT s.page_id, length(s.title) + length(s.body), f.words, f.hits
 		FROM search s, LATERAL (
 			SELECT array_agg(u.lexeme::text) AS words, array_agg(u.hits) AS hits FROM (
 				SELECT t.lexeme, sum(cardinality(t.positions) * t.weight)::float8 AS hits FROM (

@@ -178,8 +178,8 @@ CREATE TABLE search (
 	title   tsvector NOT NULL,
 	body    tsvector NOT NULL
 );
-CREATE INDEX search_title ON search USING gin (title);
-CREATE INDEX search_body ON search USING gin (body);
+CREATE INDEX search_title ON search USING gin (title) WITH (fastupdate = off);
+CREATE INDEX search_body ON search USING gin (body) WITH (fastupdate = off);
 
 -- The durable job queue (an outbox): changes insert their jobs in their
 -- own transaction. While a job runs, run_at holds its lease expiry.
