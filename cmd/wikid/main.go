@@ -58,6 +58,18 @@ Usage:
         Apply the schema migrations this wikid brings (serve and every
         command apply them too when they open the database), and print the
         schema's version. A database a newer wikid migrated is refused.
+  wikid migrate --from SOURCE --to DESTINATION [--sessions] [--renders] [--verify-only]
+        Copy a wiki between stores: sqlite:PATH (a wikid.db file, or the
+        data directory holding it) or postgres://user:password@host:5432/name.
+        Pages, revisions, links, changes, the log, protection, accounts,
+        blocks, tokens and unfinished jobs keep their IDs; --sessions copies
+        the sign-ins (else users sign in again), --renders the stored
+        renders. The destination must be empty, or an interrupted copy of
+        the same source: running the command again resumes it. The search
+        index is rebuilt by jobs the copy queues. Stop every wikid using the
+        source first. Then both sides are compared table by table (rows and
+        a checksum; exit status 1 if they differ); --verify-only compares
+        without copying.
   wikid jobs run
         Run job workers only, without HTTP (SIGTERM drains them). Use beside
         a serve with "job_workers": 0, or to drain a backlog.
@@ -161,6 +173,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	summary := fs.String("summary", "", "import: the edit summary of the imported revisions")
 	asUser := fs.String("user", "", "import: the account the revisions are attributed to (default: the maintenance script)")
 	noVacuum := fs.Bool("no-vacuum", false, "compact: compress only, without VACUUM")
+	copyFrom := fs.String("from", "", "migrate: the store to copy (sqlite:PATH or postgres://…)")
+	copyTo := fs.String("to", "", "migrate: the store to copy into (sqlite:PATH or postgres://…)")
+	sessions := fs.Bool("sessions", false, "migrate --from --to: copy the sign-ins too")
+	renders := fs.Bool("renders", false, "migrate --from --to: copy the stored renders too")
+	verifyOnly := fs.Bool("verify-only", false, "migrate --from --to: compare the stores, copy nothing")
 	// Flags may follow positional arguments: wikid user add NAME --admin.
 	var positional []string
 	for {
@@ -223,6 +240,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "jobs":
 		return jobsCommand(ctx, cfg, log, sub, positional, wiki.JobState(*state), *limit, stdout)
 	case "migrate":
+		if *copyFrom != "" || *copyTo != "" {
+			if sub != "" || len(positional) != 0 {
+				return errors.New(migrateCopyUsage)
+			}
+			return migrateCopy(ctx, log, copyFlags{from: *copyFrom, to: *copyTo, sessions: *sessions, renders: *renders, verifyOnly: *verifyOnly}, stdout, stderr)
+		}
 		return migrateUp(ctx, cfg, sub, positional, stdout)
 	}
 	return fmt.Errorf("unknown command %q; run `wikid --help` for the list", cmd)
@@ -245,7 +268,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 // migrateUp applies the pending schema migrations and prints the version.
 func migrateUp(ctx context.Context, cfg config.Config, sub string, args []string, stdout io.Writer) error {
 	if sub != "up" || len(args) != 0 {
-		return errors.New("usage: wikid migrate up")
+		return errors.New("usage: wikid migrate up, or " + strings.TrimPrefix(migrateCopyUsage, "usage: "))
 	}
 	db, err := openStore(ctx, cfg)
 	if err != nil {
