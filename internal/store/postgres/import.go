@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -176,7 +177,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 	res := make([]wiki.SaveResult, len(reqs))
 	var (
 		revRows, changeRows [][]any
-		links               linkRows
+		links               store.LinkRows
 		batchPages          []int64
 		rewritten           = map[int64]bool{} // pages whose old link rows the batch replaced
 		linkedInBatch       = map[string]bool{}
@@ -244,7 +245,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 			batchPages = append(batchPages, st.page.ID)
 		}
 		rewritten[st.page.ID] = true
-		links.add(st.page.ID, req.Links)
+		links.Add(st.page.ID, req.Links)
 		for _, t := range req.Links.Links {
 			linkedInBatch[string(t)] = true
 		}
@@ -286,7 +287,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 			WHERE p.id = u.id`, ids, latestRevs, redirects, touched, sizes)
 	}
 	b.Queue(`DELETE FROM links WHERE from_page = ANY($1)`, batchPages)
-	links.queue(&b)
+	queueLinkRows(&b, &links)
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, err
 	}

@@ -1,15 +1,13 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -18,52 +16,17 @@ import (
 const insertLinks = `INSERT INTO links (from_page, kind, target_title)
 	SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING`
 
-// linkRows are link rows to insert, of one page or of a whole import
-// batch.
-type linkRows struct {
-	rows  []linkRow
-	pages map[int64]bool // pages with rows here
-}
-
-type linkRow struct {
-	from        int64
-	kind, title string
-}
-
-// add adds the page's rows, in place of any it had here already.
-func (rs *linkRows) add(pageID int64, ls wiki.LinkSet) {
-	if rs.pages[pageID] {
-		rs.rows = slices.DeleteFunc(rs.rows, func(r linkRow) bool { return r.from == pageID })
-	}
-	if rs.pages == nil {
-		rs.pages = map[int64]bool{}
-	}
-	rs.pages[pageID] = true
-	for _, t := range ls.Links {
-		rs.rows = append(rs.rows, linkRow{pageID, "link", string(t)})
-	}
-	for _, t := range ls.Categories {
-		rs.rows = append(rs.rows, linkRow{pageID, "category", string(t)})
-	}
-	if ls.Redirect != "" {
-		rs.rows = append(rs.rows, linkRow{pageID, "redirect", string(ls.Redirect)})
-	}
-}
-
-// queue queues the insertion of the rows on b, if there are any, in the
-// order of the target index (links_target): a batch's rows then reach
-// each of its pages once.
-func (rs *linkRows) queue(b *pgx.Batch) {
-	slices.SortFunc(rs.rows, func(a, b linkRow) int {
-		return cmp.Or(strings.Compare(a.title, b.title), strings.Compare(a.kind, b.kind), cmp.Compare(a.from, b.from))
-	})
+// queueLinkRows queues the insertion of the rows on b, if there are any,
+// in the order of the target index (LinkRows.Sort).
+func queueLinkRows(b *pgx.Batch, rs *store.LinkRows) {
+	rs.Sort()
 	var from []int64
 	var kinds, titles []string
-	for _, r := range rs.rows {
-		if r.title == "" {
+	for _, r := range rs.Rows {
+		if r.Title == "" {
 			continue
 		}
-		from, kinds, titles = append(from, r.from), append(kinds, r.kind), append(titles, r.title)
+		from, kinds, titles = append(from, r.From), append(kinds, r.Kind), append(titles, r.Title)
 	}
 	if len(from) > 0 {
 		b.Queue(insertLinks, from, kinds, titles)
@@ -73,9 +36,9 @@ func (rs *linkRows) queue(b *pgx.Batch) {
 // queueReplaceLinks queues on b what makes the page's link rows those of ls.
 func queueReplaceLinks(b *pgx.Batch, pageID int64, ls wiki.LinkSet) {
 	b.Queue(`DELETE FROM links WHERE from_page = $1`, pageID)
-	var rows linkRows
-	rows.add(pageID, ls)
-	rows.queue(b)
+	var rows store.LinkRows
+	rows.Add(pageID, ls)
+	queueLinkRows(b, &rows)
 }
 
 // replaceLinks makes the page's link rows those of ls, in one round trip.

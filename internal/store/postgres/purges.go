@@ -3,12 +3,12 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -44,7 +44,7 @@ func (db *DB) AppendPurges(ctx context.Context, events []wiki.PurgeEvent) error 
 			ts[j] = string(t)
 		}
 		origins[i], ats[i], stale[i], titles[i] = ev.Origin, ms(ev.Time), ev.Stale, strings.Join(ts, "\n")
-		pages[i], users[i], sessions[i] = joinPurgeIDs(ev.PageIDs), joinPurgeIDs(ev.Users), strings.Join(ev.Sessions, ",")
+		pages[i], users[i], sessions[i] = store.JoinIDs(ev.PageIDs), store.JoinIDs(ev.Users), strings.Join(ev.Sessions, ",")
 	}
 	err := db.write(ctx, func(tx pgx.Tx) error {
 		// The lock comes first, in a statement of its own: the insert's
@@ -89,10 +89,10 @@ func (db *DB) PurgesAfter(ctx context.Context, after int64, lim int) ([]wiki.Pur
 			}
 		}
 		var err error
-		if ev.PageIDs, err = splitPurgeIDs(pages); err != nil {
+		if ev.PageIDs, err = store.SplitIDs(pages); err != nil {
 			return ev, fmt.Errorf("purge %d: %w", ev.ID, err)
 		}
-		if ev.Users, err = splitPurgeIDs(users); err != nil {
+		if ev.Users, err = store.SplitIDs(users); err != nil {
 			return ev, fmt.Errorf("purge %d: %w", ev.ID, err)
 		}
 		if sessions != "" {
@@ -166,32 +166,4 @@ func (db *DB) ListenPurges(ctx context.Context, wake func()) error {
 		}
 		wake()
 	}
-}
-
-// joinPurgeIDs and splitPurgeIDs store a list of IDs as comma-separated
-// numbers, as the SQLite log does.
-func joinPurgeIDs(ids []int64) string {
-	b := make([]byte, 0, 8*len(ids))
-	for i, id := range ids {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, id, 10)
-	}
-	return string(b)
-}
-
-func splitPurgeIDs(s string) ([]int64, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []int64
-	for p := range strings.SplitSeq(s, ",") {
-		id, err := strconv.ParseInt(p, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("ID %q: %w", p, err)
-		}
-		out = append(out, id)
-	}
-	return out, nil
 }

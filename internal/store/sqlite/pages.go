@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha1"
 	"database/sql"
@@ -12,8 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -161,54 +158,18 @@ func replaceLinks(ctx context.Context, tx *wtx, pageID int64, ls wiki.LinkSet) e
 	if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
 		return err
 	}
-	var rows linkRows
-	rows.add(pageID, ls)
-	return rows.insert(ctx, tx)
+	var rows store.LinkRows
+	rows.Add(pageID, ls)
+	return insertLinkRows(ctx, tx, &rows)
 }
 
-// linkRows are link rows to insert, of one page or of a whole import
-// batch.
-type linkRows struct {
-	rows  []linkRow
-	pages map[int64]bool // pages with rows here
-}
-
-type linkRow struct {
-	From        int64
-	Kind, Title string
-}
-
-// add adds the page's rows, in place of any it had here already.
-func (rs *linkRows) add(pageID int64, ls wiki.LinkSet) {
-	if rs.pages[pageID] {
-		rs.rows = slices.DeleteFunc(rs.rows, func(r linkRow) bool { return r.From == pageID })
-	}
-	if rs.pages == nil {
-		rs.pages = map[int64]bool{}
-	}
-	rs.pages[pageID] = true
-	for _, t := range ls.Links {
-		rs.rows = append(rs.rows, linkRow{pageID, "link", string(t)})
-	}
-	for _, t := range ls.Categories {
-		rs.rows = append(rs.rows, linkRow{pageID, "category", string(t)})
-	}
-	if ls.Redirect != "" {
-		rs.rows = append(rs.rows, linkRow{pageID, "redirect", string(ls.Redirect)})
-	}
-}
-
-// insert writes the rows in the order of the target index: an import
-// batch's rows then touch each page of that index once, in order, where
-// rows in page order would touch it at random (the index is far larger
-// than the page cache). One statement per row: a statement writing many
-// rows keeps a journal of its own (its foreign key may abort it), which
-// costs more than the statements. OR IGNORE drops duplicates.
-func (rs *linkRows) insert(ctx context.Context, tx *wtx) error {
-	slices.SortFunc(rs.rows, func(a, b linkRow) int {
-		return cmp.Or(strings.Compare(a.Title, b.Title), strings.Compare(a.Kind, b.Kind), cmp.Compare(a.From, b.From))
-	})
-	for _, r := range rs.rows {
+// insertLinkRows writes the rows in the order of the target index
+// (LinkRows.Sort). One statement per row: a statement writing many rows
+// keeps a journal of its own (its foreign key may abort it), which costs
+// more than the statements. OR IGNORE drops duplicates.
+func insertLinkRows(ctx context.Context, tx *wtx, rs *store.LinkRows) error {
+	rs.Sort()
+	for _, r := range rs.Rows {
 		if r.Title == "" {
 			continue
 		}
@@ -337,7 +298,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 	err := db.write(ctx, func(tx *wtx) error {
 		entries := make([]searchEntry, 0, len(reqs))
 		// The batch's link rows, written together in index order.
-		var links linkRows
+		var links store.LinkRows
 		linked := map[string]bool{}
 		for i, req := range reqs {
 			var latest int64
@@ -384,7 +345,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 				entries = append(entries, entry)
 			}
 		}
-		if err := links.insert(ctx, tx); err != nil {
+		if err := insertLinkRows(ctx, tx, &links); err != nil {
 			return err
 		}
 		return writeSearch(ctx, tx, entries)
@@ -438,7 +399,7 @@ func searchTerms(req wiki.SaveRequest) string {
 // req.SearchText), both made before the transaction. With links not nil,
 // the page's old link rows are deleted and its new ones added to links,
 // for the caller to insert.
-func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedText, terms string, links *linkRows) (wiki.SaveResult, searchEntry, error) {
+func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedText, terms string, links *store.LinkRows) (wiki.SaveResult, searchEntry, error) {
 	setLinks := func(pageID int64) error {
 		if links == nil {
 			return replaceLinks(ctx, tx, pageID, req.Links)
@@ -446,7 +407,7 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 		if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
 			return err
 		}
-		links.add(pageID, req.Links)
+		links.Add(pageID, req.Links)
 		return nil
 	}
 	at := now(req.Time)

@@ -3,10 +3,10 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -22,7 +22,7 @@ func (db *DB) AppendPurges(ctx context.Context, events []wiki.PurgeEvent) error 
 				titles[i] = string(t)
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO purges (origin, at, stale, titles, pages, users, sessions) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-				ev.Origin, ms(ev.Time), ev.Stale, strings.Join(titles, "\n"), joinIDs(ev.PageIDs), joinIDs(ev.Users), strings.Join(ev.Sessions, ",")); err != nil {
+				ev.Origin, ms(ev.Time), ev.Stale, strings.Join(titles, "\n"), store.JoinIDs(ev.PageIDs), store.JoinIDs(ev.Users), strings.Join(ev.Sessions, ",")); err != nil {
 				return err
 			}
 		}
@@ -56,10 +56,10 @@ func (db *DB) PurgesAfter(ctx context.Context, after int64, limit int) ([]wiki.P
 			}
 		}
 		var err error
-		if ev.PageIDs, err = splitIDs(pages); err != nil {
+		if ev.PageIDs, err = store.SplitIDs(pages); err != nil {
 			return nil, fmt.Errorf("sqlite: purge %d: %w", ev.ID, err)
 		}
-		if ev.Users, err = splitIDs(users); err != nil {
+		if ev.Users, err = store.SplitIDs(users); err != nil {
 			return nil, fmt.Errorf("sqlite: purge %d: %w", ev.ID, err)
 		}
 		if sessions != "" {
@@ -89,31 +89,4 @@ func (db *DB) LastPurge(ctx context.Context) (int64, error) {
 func (db *DB) TrimPurges(ctx context.Context, before time.Time) (int, error) {
 	return db.deleteWhere(ctx, "trim purges", `DELETE FROM purges WHERE id < coalesce(
 		(SELECT min(id) FROM purges WHERE at >= ?), (SELECT max(id) FROM purges))`, ms(before))
-}
-
-// joinIDs and splitIDs store a list of IDs as comma-separated numbers.
-func joinIDs(ids []int64) string {
-	b := make([]byte, 0, 8*len(ids))
-	for i, id := range ids {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, id, 10)
-	}
-	return string(b)
-}
-
-func splitIDs(s string) ([]int64, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []int64
-	for p := range strings.SplitSeq(s, ",") {
-		id, err := strconv.ParseInt(p, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("ID %q: %w", p, err)
-		}
-		out = append(out, id)
-	}
-	return out, nil
 }

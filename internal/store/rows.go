@@ -1,0 +1,83 @@
+package store
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// JoinIDs and SplitIDs store a list of IDs as comma-separated numbers
+// (the purge log's page and user lists, in every backend).
+func JoinIDs(ids []int64) string {
+	b := make([]byte, 0, 8*len(ids))
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(b)
+}
+
+// SplitIDs reads what JoinIDs wrote.
+func SplitIDs(s string) ([]int64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int64
+	for p := range strings.SplitSeq(s, ",") {
+		id, err := strconv.ParseInt(p, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("ID %q: %w", p, err)
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+// LinkRows are the rows of the links table to write, of one page or of a
+// whole import batch.
+type LinkRows struct {
+	Rows  []LinkRow
+	Pages map[int64]bool // pages with rows here
+}
+
+// LinkRow is one row of the links table.
+type LinkRow struct {
+	From        int64
+	Kind, Title string // Kind: link, category or redirect
+}
+
+// Add adds the page's rows, in place of any it had here already.
+func (rs *LinkRows) Add(pageID int64, ls wiki.LinkSet) {
+	if rs.Pages[pageID] {
+		rs.Rows = slices.DeleteFunc(rs.Rows, func(r LinkRow) bool { return r.From == pageID })
+	}
+	if rs.Pages == nil {
+		rs.Pages = map[int64]bool{}
+	}
+	rs.Pages[pageID] = true
+	for _, t := range ls.Links {
+		rs.Rows = append(rs.Rows, LinkRow{pageID, "link", string(t)})
+	}
+	for _, t := range ls.Categories {
+		rs.Rows = append(rs.Rows, LinkRow{pageID, "category", string(t)})
+	}
+	if ls.Redirect != "" {
+		rs.Rows = append(rs.Rows, LinkRow{pageID, "redirect", string(ls.Redirect)})
+	}
+}
+
+// Sort orders the rows as the links table's target index (title, kind,
+// page): a batch's rows then reach each page of that index once, in
+// order, where rows in page order would reach them at random (the index
+// is far larger than a cache).
+func (rs *LinkRows) Sort() {
+	slices.SortFunc(rs.Rows, func(a, b LinkRow) int {
+		return cmp.Or(strings.Compare(a.Title, b.Title), strings.Compare(a.Kind, b.Kind), cmp.Compare(a.From, b.From))
+	})
+}
