@@ -70,6 +70,11 @@ func (p *localPurges) Stale(_ context.Context, _ []int64, titles ...wiki.Title) 
 // Refresh counts as a purge: the local entries of titles are replaced.
 func (p *localPurges) Refresh(_ context.Context, titles ...wiki.Title) { p.add(titles) }
 
+// A change's own purge: nothing goes into its transaction here; the local
+// part counts as a purge.
+func (p *localPurges) Outbox([]int64, ...wiki.Title) []wiki.JobSpec      { return nil }
+func (p *localPurges) PurgeHere(_ context.Context, titles ...wiki.Title) { p.add(titles) }
+
 type externalPurges struct{ purgeSets }
 
 func (p *externalPurges) PurgeExternal(_ context.Context, titles ...wiki.Title) error {

@@ -41,6 +41,12 @@ type Purger interface {
 	// rendered now, serving the old ones until then (edge.Cache.Refresh).
 	// When ctx ends, what is not refreshed yet is purged.
 	Refresh(ctx context.Context, titles ...wiki.Title)
+	// Outbox is what a change carries into its transaction (with its jobs)
+	// so that the other processes hear of it with its commit, in place of
+	// Purge's telling them after; PurgeHere then does Purge's part in this
+	// process.
+	Outbox(pageIDs []int64, titles ...wiki.Title) []wiki.JobSpec
+	PurgeHere(ctx context.Context, titles ...wiki.Title)
 }
 
 // noPurge is the Purger of an engine without caches.
@@ -49,6 +55,8 @@ type noPurge struct{}
 func (noPurge) Purge(context.Context, []int64, ...wiki.Title)              {}
 func (noPurge) Stale(context.Context, []int64, ...wiki.Title) []wiki.Title { return nil }
 func (noPurge) Refresh(context.Context, ...wiki.Title)                     {}
+func (noPurge) Outbox([]int64, ...wiki.Title) []wiki.JobSpec               { return nil }
+func (noPurge) PurgeHere(context.Context, ...wiki.Title)                   {}
 
 // Rendered is a revision's HTML with what the page chrome needs around it.
 type Rendered struct {
@@ -512,13 +520,17 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 			return SaveOutcome{}, err
 		}
 		cats := changedTitles(oldCats, links.Categories)
+		var ids []int64 // a page created has no renders anywhere yet
+		if exists {
+			ids = []int64{cur.ID}
+		}
 		// base 0 creates the page (or fails with ErrExists): pages linking
 		// to it turn blue.
 		res, err := e.store.SavePage(ctx, wiki.SaveRequest{
 			Title: ed.Title, Text: text, Summary: ed.Summary, Minor: ed.Minor,
 			UserID: ed.Editor.UserID, UserName: ed.Editor.UserName,
 			BaseRevID: base, Links: links, SearchText: plain, Time: e.now(), Group: ed.Editor.Group,
-			Jobs: e.changeJobs(ed.Title, base == 0, false, cats...),
+			Jobs: append(e.changeJobs(ed.Title, base == 0, false, cats...), e.purger.Outbox(ids, append([]wiki.Title{ed.Title}, cats...)...)...),
 		})
 		if errors.Is(err, wiki.ErrProtected) {
 			// Protected since the check above: say so as it would have.
@@ -532,7 +544,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		if err != nil {
 			return SaveOutcome{}, err
 		}
-		e.afterChange(ctx, res.Page.ID, ed.Title, cats...)
+		e.afterCommit(ctx, res.Page.ID, ed.Title, cats...)
 		if base != 0 {
 			// The revision just replaced is rarely viewed again: keep memory
 			// for current pages (its render stays in the store).
@@ -559,15 +571,17 @@ func (e *Engine) changeJobs(t wiki.Title, existenceChanged, reindex bool, also .
 	return append(jobs, e.cdnJobs(append([]wiki.Title{t}, also...)...)...)
 }
 
-// afterChange runs after a change committed, before the response: it wakes
-// the job workers and invalidates the changed page's own renders and cached
-// responses (and those of also), so that the writer reads its own write.
-// Everything else the change made stale is the jobs' business.
-func (e *Engine) afterChange(ctx context.Context, pageID int64, t wiki.Title, also ...wiki.Title) {
+// afterCommit runs after a change committed with its Outbox, before the
+// response: it invalidates the changed page's own renders and cached
+// responses here (and those of also), so that the writer reads its own
+// write, and wakes the job workers. The other processes heard of it from
+// the purge log event committed with it; everything else the change made
+// stale is the jobs' business.
+func (e *Engine) afterCommit(ctx context.Context, pageID int64, t wiki.Title, also ...wiki.Title) {
 	// The local purge comes first: the jobs woken next purge the caches in
 	// front, which refill from this node, and must find the new state.
 	e.invalidate(pageID)
-	e.purger.Purge(ctx, []int64{pageID}, append([]wiki.Title{t}, also...)...)
+	e.purger.PurgeHere(ctx, append([]wiki.Title{t}, also...)...)
 	e.jobsQueued()
 }
 
@@ -666,6 +680,11 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	if leaveRedirect {
 		jobs = append(jobs, IndexJob(from))
 	}
+	var ids []int64
+	if cur, err := e.store.FindPage(ctx, from); err == nil {
+		ids = []int64{cur.ID}
+	}
+	jobs = append(jobs, e.purger.Outbox(ids, to, from, purge.LogTitle)...)
 	p, err := e.store.MovePage(ctx, wiki.MoveRequest{
 		From: from, To: to, Reason: summary, UserID: ed.UserID, UserName: ed.UserName,
 		LeaveRedirect: leaveRedirect, RedirectText: redirect, RedirectLinks: e.renderer.Links(redirect),
@@ -685,7 +704,7 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	if err != nil {
 		return wiki.Page{}, err
 	}
-	e.afterChange(ctx, p.ID, to, from, purge.LogTitle)
+	e.afterCommit(ctx, p.ID, to, from, purge.LogTitle)
 	return p, nil
 }
 
@@ -698,10 +717,11 @@ func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Edi
 	// The store drops the search entry in the transaction; the jobs only
 	// recolour the links to t and purge external caches.
 	jobs := append([]wiki.JobSpec{BacklinksJob(t)}, e.cdnJobs(t, purge.LogTitle)...)
+	jobs = append(jobs, e.purger.Outbox([]int64{p.ID}, t, purge.LogTitle)...)
 	if err := e.store.DeletePage(ctx, t, ed.UserID, ed.UserName, wiki.OneLine(reason, 500), e.now(), jobs...); err != nil {
 		return err
 	}
-	e.afterChange(ctx, p.ID, t, purge.LogTitle)
+	e.afterCommit(ctx, p.ID, t, purge.LogTitle)
 	return nil
 }
 
@@ -710,11 +730,16 @@ func (e *Engine) Undelete(ctx context.Context, t wiki.Title, reason string, ed E
 	// The restored latest revision may not be the one the kept link rows
 	// came from (a page recreated, then its old history restored): relink.
 	jobs := e.changeJobs(t, true, true, purge.LogTitle)
+	var ids []int64
+	if old, err := e.store.FindPage(ctx, t); err == nil {
+		ids = []int64{old.ID} // the page's renders, if another process kept any
+	}
+	jobs = append(jobs, e.purger.Outbox(ids, t, purge.LogTitle)...)
 	p, err := e.store.UndeletePage(ctx, t, ed.UserID, ed.UserName, wiki.OneLine(reason, 500), e.now(), jobs...)
 	if err != nil {
 		return wiki.Page{}, err
 	}
-	e.afterChange(ctx, p.ID, t, purge.LogTitle)
+	e.afterCommit(ctx, p.ID, t, purge.LogTitle)
 	return p, nil
 }
 

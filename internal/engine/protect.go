@@ -91,7 +91,7 @@ func (e *Engine) Protect(ctx context.Context, t wiki.Title, edit, move wiki.Prot
 	action, err := e.store.ProtectPage(ctx, wiki.ProtectRequest{
 		Title: t, Edit: edit, Move: move, Expiry: expiry, Reason: wiki.OneLine(reason, 500),
 		UserID: ed.UserID, UserName: ed.UserName, Time: e.now(),
-		Jobs: e.cdnJobs(t, purge.LogTitle),
+		Jobs: append(e.cdnJobs(t, purge.LogTitle), e.purger.Outbox(nil, t, purge.LogTitle)...),
 	})
 	if errors.Is(err, wiki.ErrNotFound) {
 		return "", wiki.Errorf(wiki.KindInvalid, "%q is not protected, so there is nothing to unprotect", t)
@@ -101,7 +101,7 @@ func (e *Engine) Protect(ctx context.Context, t wiki.Title, edit, move wiki.Prot
 	}
 	// The lock is drawn by the page's template, not its markup: the
 	// renders stay; the responses that show the page go.
-	e.purger.Purge(ctx, nil, t, purge.LogTitle)
+	e.purger.PurgeHere(ctx, t, purge.LogTitle)
 	e.jobsQueued()
 	return action, nil
 }

@@ -127,6 +127,23 @@ func (n *Node) Purge(ctx context.Context, pageIDs []int64, titles ...wiki.Title)
 	n.publish(ctx, wiki.PurgeEvent{Titles: titles, PageIDs: pageIDs})
 }
 
+// Outbox returns what a change of titles (pages pageIDs, when they exist)
+// carries into its transaction in place of Purge's append to the log: the
+// event then reaches the other processes exactly when the change commits,
+// also when this process dies right after the commit. PurgeHere does this
+// process's part once it has.
+func (n *Node) Outbox(pageIDs []int64, titles ...wiki.Title) []wiki.JobSpec {
+	return []wiki.JobSpec{wiki.PurgeSpec(wiki.PurgeEvent{Origin: n.origin, Time: time.Now(), Titles: titles, PageIDs: pageIDs})}
+}
+
+// PurgeHere drops the responses showing titles, and the listings, from
+// this process's edge: the part of a change whose event went into its
+// transaction (Outbox).
+func (n *Node) PurgeHere(ctx context.Context, titles ...wiki.Title) {
+	n.o.Edge.Purge(Tags(titles...)...)
+	n.published.Add(1)
+}
+
 // Stale is for changes that only restyle the responses showing titles (a
 // link's colour): here they stay cached and served, but no render that
 // started before the call is cached; it returns the titles that have

@@ -349,3 +349,36 @@ func TestNodeWakesOnNotification(t *testing.T) {
 		t.Fatalf("renders dropped for pages %v, want [1 2]", invalid)
 	}
 }
+
+// A change's event goes into its transaction (Outbox, appended by the
+// store with the change) and the origin purges only its own edge
+// (PurgeHere): the other process applies the event, the origin skips it.
+func TestOutboxEventReachesTheOthersOnly(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	a, b := newProc(db), newProc(db)
+	for _, p := range []*proc{a, b} {
+		if err := p.node.Begin(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	specs := a.node.Outbox([]int64{4}, "Edited")
+	if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: "Edited", Text: "x", UserName: "U", Jobs: specs}); err != nil {
+		t.Fatal(err)
+	}
+	a.node.PurgeHere(ctx, "Edited")
+	if purged, _, _ := a.edge.take(); !slices.Equal(purged, sorted(purge.Tags("Edited")...)) {
+		t.Fatalf("origin purged %v, want the page's tags", purged)
+	}
+	a.node.Catchup(ctx)
+	b.node.Catchup(ctx)
+	if st := a.node.Stats(); st.Applied != 0 {
+		t.Fatalf("the origin applied its own event (%d)", st.Applied)
+	}
+	if purged, _, _ := b.edge.take(); !slices.Equal(purged, sorted(purge.Tags("Edited")...)) {
+		t.Fatalf("the other process purged %v, want the page's tags", purged)
+	}
+	if _, invalid := b.takeForgot(); !slices.Equal(invalid, []int64{4}) {
+		t.Fatalf("the other process dropped the renders of %v, want [4]", invalid)
+	}
+}

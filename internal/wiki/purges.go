@@ -2,6 +2,8 @@ package wiki
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -40,4 +42,37 @@ type PurgeStore interface {
 	LastPurge(ctx context.Context) (int64, error)
 	// TrimPurges drops events made before before, except the newest.
 	TrimPurges(ctx context.Context, before time.Time) (int, error)
+}
+
+// JobPurgeLog is the kind of a change's purge log event carried with its
+// jobs (PurgeSpec), not a job: a store appends it to the purge log in the
+// change's transaction.
+const JobPurgeLog = "purgelog"
+
+// PurgeSpec carries ev with a change's jobs (its outbox), so that the
+// event is in the purge log exactly when the change is committed: the other
+// processes learn of every committed change, also when the process that
+// made it dies right after its commit.
+func PurgeSpec(ev PurgeEvent) JobSpec {
+	b, _ := json.Marshal(ev) // a struct of strings, numbers and times
+	return JobSpec{Kind: JobPurgeLog, Payload: b}
+}
+
+// SplitPurges returns the jobs among specs and the purge log events
+// (PurgeSpec) among them, in order.
+func SplitPurges(specs []JobSpec) ([]JobSpec, []PurgeEvent, error) {
+	var jobs []JobSpec
+	var events []PurgeEvent
+	for _, s := range specs {
+		if s.Kind != JobPurgeLog {
+			jobs = append(jobs, s)
+			continue
+		}
+		var ev PurgeEvent
+		if err := json.Unmarshal(s.Payload, &ev); err != nil {
+			return nil, nil, fmt.Errorf("a purge log event: %w", err)
+		}
+		events = append(events, ev)
+	}
+	return jobs, events, nil
 }

@@ -34,6 +34,20 @@ func (db *DB) AppendPurges(ctx context.Context, events []wiki.PurgeEvent) error 
 	if len(events) == 0 {
 		return nil
 	}
+	err := db.write(ctx, func(tx pgx.Tx) error { return appendPurges(ctx, tx, events) })
+	if err != nil {
+		return fmt.Errorf("postgres: append purges: %w", err)
+	}
+	return nil
+}
+
+// appendPurges appends events in tx, under the log's lock, which tx holds
+// until it ends: in a change's transaction, the other appends wait for its
+// commit (take it as late in the transaction as can be).
+func appendPurges(ctx context.Context, tx pgx.Tx, events []wiki.PurgeEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
 	n := len(events)
 	origins, titles := make([]string, n), make([]string, n)
 	ats, stale := make([]int64, n), make([]bool, n)
@@ -46,26 +60,20 @@ func (db *DB) AppendPurges(ctx context.Context, events []wiki.PurgeEvent) error 
 		origins[i], ats[i], stale[i], titles[i] = ev.Origin, ms(ev.Time), ev.Stale, strings.Join(ts, "\n")
 		pages[i], users[i], sessions[i] = store.JoinIDs(ev.PageIDs), store.JoinIDs(ev.Users), strings.Join(ev.Sessions, ",")
 	}
-	err := db.write(ctx, func(tx pgx.Tx) error {
-		// The lock comes first, in a statement of its own: the insert's
-		// snapshot, taken after it, sees every append committed before.
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(purgeLock)); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `WITH added AS (
-				INSERT INTO purges (id, origin, at, stale, titles, pages, users, sessions)
-				SELECT (SELECT coalesce(max(id), 0) FROM purges) + e.n, e.origin, e.at, e.stale, e.titles, e.pages, e.users, e.sessions
-				FROM unnest($1::text[], $2::bigint[], $3::boolean[], $4::text[], $5::text[], $6::text[], $7::text[])
-					WITH ORDINALITY AS e(origin, at, stale, titles, pages, users, sessions, n)
-				RETURNING id)
-			SELECT pg_notify('`+purgeChannel+`', max(id)::text) FROM added`,
-			origins, ats, stale, titles, pages, users, sessions)
+	// The lock comes first, in a statement of its own: the insert's
+	// snapshot, taken after it, sees every append committed before.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(purgeLock)); err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("postgres: append purges: %w", err)
 	}
-	return nil
+	_, err := tx.Exec(ctx, `WITH added AS (
+			INSERT INTO purges (id, origin, at, stale, titles, pages, users, sessions)
+			SELECT (SELECT coalesce(max(id), 0) FROM purges) + e.n, e.origin, e.at, e.stale, e.titles, e.pages, e.users, e.sessions
+			FROM unnest($1::text[], $2::bigint[], $3::boolean[], $4::text[], $5::text[], $6::text[], $7::text[])
+				WITH ORDINALITY AS e(origin, at, stale, titles, pages, users, sessions, n)
+			RETURNING id)
+		SELECT pg_notify('`+purgeChannel+`', max(id)::text) FROM added`,
+		origins, ats, stale, titles, pages, users, sessions)
+	return err
 }
 
 // PurgesAfter returns up to lim events with an ID above after.

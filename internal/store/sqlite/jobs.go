@@ -40,9 +40,16 @@ const insertJob = `INSERT INTO jobs (kind, payload, dedupe_key, max_attempts, ru
 
 // insertJobs enqueues jobs inside tx. A job whose key matches a queued job
 // merges into it: the earlier run_at wins, the payload stays.
-func insertJobs(ctx context.Context, tx *wtx, jobs []wiki.JobSpec, at time.Time) error {
-	if len(jobs) == 0 {
+func insertJobs(ctx context.Context, tx *wtx, specs []wiki.JobSpec, at time.Time) error {
+	if len(specs) == 0 {
 		return nil
+	}
+	jobs, purges, err := wiki.SplitPurges(specs)
+	if err != nil {
+		return err
+	}
+	if err := appendPurges(ctx, tx, purges); err != nil {
+		return fmt.Errorf("append purges: %w", err)
 	}
 	for _, j := range jobs {
 		if j.Kind == "" {

@@ -15,21 +15,25 @@ func (db *DB) AppendPurges(ctx context.Context, events []wiki.PurgeEvent) error 
 	if len(events) == 0 {
 		return nil
 	}
-	err := db.write(ctx, func(tx *wtx) error {
-		for _, ev := range events {
-			titles := make([]string, len(ev.Titles))
-			for i, t := range ev.Titles {
-				titles[i] = string(t)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO purges (origin, at, stale, titles, pages, users, sessions) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-				ev.Origin, ms(ev.Time), ev.Stale, strings.Join(titles, "\n"), store.JoinIDs(ev.PageIDs), store.JoinIDs(ev.Users), strings.Join(ev.Sessions, ",")); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := db.write(ctx, func(tx *wtx) error { return appendPurges(ctx, tx, events) })
 	if err != nil {
 		return fmt.Errorf("sqlite: append purges: %w", err)
+	}
+	return nil
+}
+
+// appendPurges appends events to the log in tx (the single writer numbers
+// them in commit order).
+func appendPurges(ctx context.Context, tx *wtx, events []wiki.PurgeEvent) error {
+	for _, ev := range events {
+		titles := make([]string, len(ev.Titles))
+		for i, t := range ev.Titles {
+			titles[i] = string(t)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO purges (origin, at, stale, titles, pages, users, sessions) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			ev.Origin, ms(ev.Time), ev.Stale, strings.Join(titles, "\n"), store.JoinIDs(ev.PageIDs), store.JoinIDs(ev.Users), strings.Join(ev.Sessions, ",")); err != nil {
+			return err
+		}
 	}
 	return nil
 }

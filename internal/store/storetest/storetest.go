@@ -68,6 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"queued jobs with the same key merge", testJobsDedupe},
 		{"page tasks: refresh links, trim changes, drop done jobs", testJobTasks},
 		{"the purge log numbers events one by one, reads after an ID and keeps its newest when trimmed", testPurgeLog},
+		{"a change's purge log event commits with it, or not at all", testPurgeOutbox},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -1815,5 +1816,56 @@ func testPurgeLog(t *testing.T, s wiki.Store) {
 	before := len(must[[]wiki.PurgeEvent](t)(s.PurgesAfter(ctx, 0, 100)))
 	if n := must[int](t)(s.TrimPurges(ctx, at(100))); n != before-3 {
 		t.Fatalf("trimmed %d of %d, want all but the last three (the oldest before the first recent one)", n, before)
+	}
+}
+
+// A change carries its purge log event with its jobs (wiki.PurgeSpec): the
+// event is appended in the change's transaction, not queued as a job, and
+// a change that fails leaves none.
+func testPurgeOutbox(t *testing.T, s wiki.Store) {
+	ev := func(title string) wiki.JobSpec {
+		return wiki.PurgeSpec(wiki.PurgeEvent{Origin: "node-a", Titles: []wiki.Title{wiki.Title(title)}, PageIDs: []int64{3}, Time: at(1)})
+	}
+	events := func() []wiki.PurgeEvent { return must[[]wiki.PurgeEvent](t)(s.PurgesAfter(ctx, 0, 100)) }
+	r, err := s.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "one", UserName: "U", Time: at(1),
+		Jobs: []wiki.JobSpec{spec("search", `{"title":"A"}`), ev("A")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := events()
+	if len(got) != 1 || got[0].Origin != "node-a" || !slices.Equal(got[0].Titles, []wiki.Title{"A"}) || !slices.Equal(got[0].PageIDs, []int64{3}) {
+		t.Fatalf("events after the save: %+v", got)
+	}
+	if n := jobCount(t, s); n != 1 {
+		t.Fatalf("%d jobs queued, want the save's one job (the event is not a job)", n)
+	}
+	// A save on a stale base commits nothing, its event included.
+	_, err = s.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "two", UserName: "U", BaseRevID: r.Revision.ID + 100, Time: at(2),
+		Jobs: []wiki.JobSpec{ev("A")}})
+	wantErr(t, err, wiki.ErrConflict)
+	if n := len(events()); n != 1 {
+		t.Fatalf("%d events after a failed save, want 1", n)
+	}
+	// The other changes carry theirs the same way.
+	if _, err := s.MovePage(ctx, wiki.MoveRequest{From: "A", To: "B", UserName: "U", Time: at(3), Jobs: []wiki.JobSpec{ev("B")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeletePage(ctx, "B", 0, "U", "", at(4), ev("B")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UndeletePage(ctx, "B", 0, "U", "", at(5), ev("B")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ProtectPage(ctx, wiki.ProtectRequest{Title: "B", Edit: wiki.ProtectAdmins, UserName: "U", Time: at(6), Jobs: []wiki.JobSpec{ev("B")}}); err != nil {
+		t.Fatal(err)
+	}
+	got = events()
+	if len(got) != 5 {
+		t.Fatalf("%d events after a save, a move, a deletion, a restoration and a protection, want 5", len(got))
+	}
+	for i := range got[1:] {
+		if got[i+1].ID != got[i].ID+1 {
+			t.Fatalf("event IDs not one by one: %d then %d", got[i].ID, got[i+1].ID)
+		}
 	}
 }
