@@ -293,10 +293,12 @@ func savePageTx(ctx context.Context, tx pgx.Tx, req wiki.SaveRequest, sha, terms
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return wiki.SaveResult{}, err
 	}
-	if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
+	if err := writeSearch(ctx, tx, []searchEntry{{pageID: pageID, revID: rev.ID, title: req.Title, terms: terms}}); err != nil {
 		return wiki.SaveResult{}, err
 	}
-	if err := writeSearch(ctx, tx, []searchEntry{{pageID: pageID, revID: rev.ID, title: req.Title, terms: terms}}); err != nil {
+	// Last: a purge log event among the jobs holds the log's lock until
+	// the commit.
+	if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
 		return wiki.SaveResult{}, err
 	}
 	return wiki.SaveResult{Page: page, Revision: rev, Created: !live}, nil
@@ -401,11 +403,10 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return err
 		}
-		if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
-			return err
-		}
 		if !req.LeaveRedirect {
-			return nil
+			// Last: a purge log event among the jobs holds the log's lock
+			// until the commit.
+			return insertJobs(ctx, tx, req.Jobs, at)
 		}
 		var redirID int64
 		if err := tx.QueryRow(ctx, `INSERT INTO pages (title, title_fold, ns, touched) VALUES ($1, $2, $3, $4) RETURNING id`,
@@ -423,7 +424,10 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 		b.Queue(`UPDATE pages SET latest_rev = $1, redirect = $2, size = $3 WHERE id = $4`,
 			rr.ID, string(req.RedirectLinks.Redirect), rr.Size, redirID)
 		queueReplaceLinks(&b, redirID, req.RedirectLinks)
-		return tx.SendBatch(ctx, &b).Close()
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+			return err
+		}
+		return insertJobs(ctx, tx, req.Jobs, at)
 	})
 	if err != nil {
 		return wiki.Page{}, fmt.Errorf("postgres: move page %q to %q: %w", req.From, req.To, err)
