@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/store"
+	"github.com/wikid/wikid/internal/store/postgres"
 	"github.com/wikid/wikid/internal/store/sqlite"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -65,10 +67,13 @@ func check(ctx context.Context, cfg config.Config, args []string, stdout io.Writ
 	if err := cfg.Validate(); err != nil {
 		return &exitError{2, err}
 	}
+	var db checkSource
+	var err error
 	if cfg.Postgres() {
-		return &exitError{2, errors.New("wikid check reads the embedded SQLite file; it does not check a PostgreSQL database yet")}
+		db, err = postgres.OpenForCheck(ctx, cfg.Database)
+	} else {
+		db, err = sqlite.OpenReadOnly(ctx, cfg.DBPath())
 	}
-	db, err := sqlite.OpenReadOnly(ctx, cfg.DBPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return &exitError{2, fmt.Errorf("there is no wiki database at %s; give the data directory with --data or WIKID_DATA", cfg.DBPath())}
 	}
@@ -92,10 +97,18 @@ func check(ctx context.Context, cfg config.Config, args []string, stdout io.Writ
 	return &exitError{code: 1}
 }
 
-func checkData(ctx context.Context, db *sqlite.DB, r *checkReport) error {
+// checkSource is what check reads, from either engine.
+type checkSource interface {
+	EachPageTitle(ctx context.Context, fn func(store.CheckTitle) error) error
+	EachUserName(ctx context.Context, fn func(store.CheckUser) error) error
+	EachInconsistency(ctx context.Context, fn func(store.Inconsistency) error) error
+	Close() error
+}
+
+func checkData(ctx context.Context, db checkSource, r *checkReport) error {
 	r.section("Page titles the title rules refuse or now spell differently:")
-	var nsMismatch []sqlite.CheckTitle
-	err := db.EachPageTitle(ctx, func(p sqlite.CheckTitle) error {
+	var nsMismatch []store.CheckTitle
+	err := db.EachPageTitle(ctx, func(p store.CheckTitle) error {
 		state := ""
 		if p.Deleted {
 			state = " (deleted)"
@@ -125,7 +138,7 @@ func checkData(ctx context.Context, db *sqlite.DB, r *checkReport) error {
 
 	r.section("User names the name rules refuse or now spell differently:")
 	groups := newLookAlikes()
-	err = db.EachUserName(ctx, func(u sqlite.CheckUser) error {
+	err = db.EachUserName(ctx, func(u store.CheckUser) error {
 		norm, err := wiki.ParseUserName(u.Name)
 		switch {
 		case err != nil:
@@ -156,7 +169,7 @@ func checkData(ctx context.Context, db *sqlite.DB, r *checkReport) error {
 	for _, u := range groups.staleSkeletons {
 		r.finding("user %d %q: its stored look-alike key (users.skeleton) is out of date, so look-alikes of it are not refused", u.ID, u.Name)
 	}
-	return db.EachInconsistency(ctx, func(in sqlite.Inconsistency) error {
+	return db.EachInconsistency(ctx, func(in store.Inconsistency) error {
 		switch {
 		case in.Title != "":
 			r.finding("page %d %q: %s", in.PageID, in.Title, in.Problem)
@@ -191,12 +204,12 @@ func quoteName(s string) string {
 type lookAlikes struct {
 	byKey          map[string]int64 // key → the first user seen with it
 	parent         map[int64]int64  // union-find over user ids
-	users          map[int64]sqlite.CheckUser
-	staleSkeletons []sqlite.CheckUser
+	users          map[int64]store.CheckUser
+	staleSkeletons []store.CheckUser
 }
 
 func newLookAlikes() *lookAlikes {
-	return &lookAlikes{byKey: map[string]int64{}, parent: map[int64]int64{}, users: map[int64]sqlite.CheckUser{}}
+	return &lookAlikes{byKey: map[string]int64{}, parent: map[int64]int64{}, users: map[int64]store.CheckUser{}}
 }
 
 func (l *lookAlikes) root(id int64) int64 {
@@ -207,7 +220,7 @@ func (l *lookAlikes) root(id int64) int64 {
 	return id
 }
 
-func (l *lookAlikes) add(u sqlite.CheckUser) {
+func (l *lookAlikes) add(u store.CheckUser) {
 	l.users[u.ID] = u
 	l.parent[u.ID] = u.ID
 	keys := wiki.UserNameLookAlikeKeys(u.Name)
@@ -232,19 +245,19 @@ func (l *lookAlikes) add(u sqlite.CheckUser) {
 
 // groups returns the groups of two or more users, each in id order, in the
 // order of their first user.
-func (l *lookAlikes) groups() [][]sqlite.CheckUser {
-	byRoot := map[int64][]sqlite.CheckUser{}
+func (l *lookAlikes) groups() [][]store.CheckUser {
+	byRoot := map[int64][]store.CheckUser{}
 	for id := range l.parent {
 		if r := l.root(id); r != id {
 			byRoot[r] = append(byRoot[r], l.users[id])
 		}
 	}
-	out := make([][]sqlite.CheckUser, 0, len(byRoot))
+	out := make([][]store.CheckUser, 0, len(byRoot))
 	for r, g := range byRoot {
 		g = append(g, l.users[r])
-		slices.SortFunc(g, func(a, b sqlite.CheckUser) int { return cmp.Compare(a.ID, b.ID) })
+		slices.SortFunc(g, func(a, b store.CheckUser) int { return cmp.Compare(a.ID, b.ID) })
 		out = append(out, g)
 	}
-	slices.SortFunc(out, func(a, b []sqlite.CheckUser) int { return cmp.Compare(a[0].ID, b[0].ID) })
+	slices.SortFunc(out, func(a, b []store.CheckUser) int { return cmp.Compare(a[0].ID, b[0].ID) })
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/store/sqlite"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -210,7 +211,7 @@ func TestCheck(t *testing.T) {
 func TestLookAlikes(t *testing.T) {
 	t.Parallel()
 	l := newLookAlikes()
-	for _, u := range []sqlite.CheckUser{
+	for _, u := range []store.CheckUser{
 		{ID: 1, Name: "Admin"}, {ID: 2, Name: "Bob", Skeleton: "stale"}, {ID: 3, Name: "\u0410dmin"},
 		{ID: 4, Name: "Carol"}, {ID: 5, Name: "B\u043Eb"}, {ID: 6, Name: "Adrnin"},
 	} {

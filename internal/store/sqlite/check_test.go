@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/store/sqlite"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -48,7 +49,7 @@ func TestCheck(t *testing.T) {
 	problems := func() []string {
 		t.Helper()
 		var got []string
-		if err := ro.EachInconsistency(ctx, func(in sqlite.Inconsistency) error {
+		if err := ro.EachInconsistency(ctx, func(in store.Inconsistency) error {
 			got = append(got, in.Title+": "+in.Problem)
 			return nil
 		}); err != nil {
@@ -101,11 +102,11 @@ func TestCheck(t *testing.T) {
 
 	t.Run("titles and names stream in id order", func(t *testing.T) {
 		var titles []string
-		if err := ro.EachPageTitle(ctx, func(p sqlite.CheckTitle) error { titles = append(titles, p.Title); return nil }); err != nil {
+		if err := ro.EachPageTitle(ctx, func(p store.CheckTitle) error { titles = append(titles, p.Title); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		var names []string
-		if err := ro.EachUserName(ctx, func(u sqlite.CheckUser) error {
+		if err := ro.EachUserName(ctx, func(u store.CheckUser) error {
 			if u.Skeleton != wiki.UserNameSkeleton(u.Name) {
 				t.Errorf("user %q: skeleton %q", u.Name, u.Skeleton)
 			}
