@@ -43,6 +43,20 @@ type storeURL struct {
 	postgres string // the connection string
 }
 
+// sameFile reports whether s and o are SQLite files that are one file
+// (another path to it, a link).
+func (s storeURL) sameFile(o storeURL) bool {
+	if s.sqlite == "" || o.sqlite == "" {
+		return false
+	}
+	a, err := os.Stat(s.sqlite)
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(o.sqlite)
+	return err == nil && os.SameFile(a, b)
+}
+
 func (s storeURL) String() string {
 	if s.sqlite != "" {
 		return "the SQLite database " + s.sqlite
@@ -104,8 +118,9 @@ func migrateCopy(ctx context.Context, log *slog.Logger, f copyFlags, stdout, std
 	if err != nil {
 		return err
 	}
-	if from == to {
-		return errors.New("--from and --to name the same database; give the destination a database of its own")
+	sameDB := errors.New("--from and --to name the same database; give the destination a database of its own")
+	if from == to || from.sameFile(to) {
+		return sameDB
 	}
 	src, err := from.open(ctx)
 	if err != nil {
@@ -117,6 +132,24 @@ func migrateCopy(ctx context.Context, log *slog.Logger, f copyFlags, stdout, std
 		return err
 	}
 	defer dst.Close()
+	// Two spellings of one PostgreSQL database (another host name, user
+	// or parameters): the same server, started at the same instant, and
+	// the same database in it.
+	if a, ok := src.(*postgres.DB); ok {
+		if b, ok := dst.(*postgres.DB); ok {
+			ia, err := a.Identity(ctx)
+			if err != nil {
+				return err
+			}
+			ib, err := b.Identity(ctx)
+			if err != nil {
+				return err
+			}
+			if ia == ib {
+				return sameDB
+			}
+		}
+	}
 
 	opt := dump.Options{
 		Tables:   dump.Selected(map[string]bool{dump.OptionSessions: f.sessions, dump.OptionRenders: f.renders}),

@@ -340,6 +340,9 @@ func TestMigrate(t *testing.T) {
 			{[]string{"--from", "mysql://x", "--to", pg}, "want sqlite:PATH"},
 			{[]string{"--from", "sqlite:" + filepath.Join(dir, "nowhere"), "--to", pg}, "there is no wiki database"},
 			{[]string{"--from", "sqlite:" + data, "--to", "sqlite:" + data}, "the same database"},
+			// Other spellings of one database: a path to the file, a host name.
+			{[]string{"--from", "sqlite:" + data, "--to", "sqlite:" + filepath.Join(data, ".", "wikid.db")}, "the same database"},
+			{[]string{"--from", pg, "--to", strings.Replace(pg, "127.0.0.1", "localhost", 1)}, "the same database"},
 			{[]string{"up", "--from", "sqlite:" + data, "--to", pg}, "usage: wikid migrate"},
 		}
 		for _, c := range cases {

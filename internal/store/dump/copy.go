@@ -127,7 +127,7 @@ func Copy(ctx context.Context, src, dst Store, opt Options) (Result, error) {
 		}
 		report(opt, Progress{Verb: "copy", Table: t.Name, Done: done, Total: total})
 		for {
-			rows, err := src.ReadRows(ctx, t, Query{After: after[i], Limit: batch})
+			rows, err := src.ReadRows(ctx, t, Query{After: after[i], Limit: t.batchOf(batch)})
 			if err != nil {
 				return res, fmt.Errorf("source: %w", err)
 			}
@@ -144,7 +144,7 @@ func Copy(ctx context.Context, src, dst Store, opt Options) (Result, error) {
 			if batches++; opt.StopAfter > 0 && batches >= opt.StopAfter {
 				return res, ErrStopped
 			}
-			if len(rows) < batch {
+			if len(rows) < t.batchOf(batch) {
 				break
 			}
 		}
@@ -284,7 +284,7 @@ func checksum(ctx context.Context, s Store, t *Table, until Key, batch int, prog
 	var n int64
 	var after Key
 	for {
-		rows, err := s.ReadRows(ctx, t, Query{After: after, Until: until, Limit: batch})
+		rows, err := s.ReadRows(ctx, t, Query{After: after, Until: until, Limit: t.batchOf(batch)})
 		if err != nil {
 			return 0, [sha256.Size]byte{}, err
 		}
@@ -295,7 +295,7 @@ func checksum(ctx context.Context, s Store, t *Table, until Key, batch int, prog
 		if progress != nil && len(rows) > 0 {
 			progress(n)
 		}
-		if len(rows) < batch {
+		if len(rows) < t.batchOf(batch) {
 			break
 		}
 		after = t.KeyOf(rows[len(rows)-1])

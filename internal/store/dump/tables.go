@@ -50,6 +50,22 @@ type Table struct {
 	// the copy resumes, and verification compares, only up to the
 	// source's largest key.
 	Appended bool
+	// MaxBatch, if not 0, caps the rows read or written at once: rows of
+	// page texts or renders may be megabytes each.
+	MaxBatch int
+}
+
+// bigBatch is the batch of the tables whose rows hold whole page texts or
+// renders: at most 50 × max_page_bytes (100 MiB with the default) in
+// memory at once, where 1,000 rows could be gigabytes.
+const bigBatch = 50
+
+// batchOf is the batch of t for a copy of batch rows per transaction.
+func (t *Table) batchOf(batch int) int {
+	if t.MaxBatch > 0 {
+		return min(batch, t.MaxBatch)
+	}
+	return batch
 }
 
 // Row is one row: a value per column, of the column's Kind's Go type.
@@ -86,7 +102,7 @@ var Tables = []*Table{
 	{Name: "users", Key: 1, Columns: cols(`id:i name:t name_key:t skeleton:t password_hash:t grp:t created:i
 		time_zone:t date_format:t minor_default:b`)},
 	{Name: "pages", Key: 1, Columns: cols(`id:i title:t ns:t latest_rev:i redirect:t deleted:b touched:i size:i title_fold:t`)},
-	{Name: "revisions", Key: 1, Columns: cols(`id:i page_id:i parent_id:i user_id:i user_name:t ts:i summary:t text:t
+	{Name: "revisions", Key: 1, MaxBatch: bigBatch, Columns: cols(`id:i page_id:i parent_id:i user_id:i user_name:t ts:i summary:t text:t
 		size:i sha1:t minor:b deleted:b`)},
 	{Name: "links", Key: 3, Columns: cols(`from_page:i kind:t target_title:t`)},
 	{Name: "changes", Key: 1, Columns: cols(`id:i kind:t title:t new_title:t page_id:i rev_id:i old_rev_id:i user_id:i
@@ -97,7 +113,7 @@ var Tables = []*Table{
 	{Name: "tokens", Key: 1, Columns: cols(`id:t user_id:i name:t created:i expires:i last_used:i`)},
 	{Name: "password_resets", Key: 1, Columns: cols(`id:t user_id:i created:i expires:i`)},
 	{Name: "sessions", Key: 1, Option: OptionSessions, Columns: cols(`id:t user_id:i csrf:t created:i expires:i`)},
-	{Name: "renders", Key: 2, Option: OptionRenders, Columns: cols(`rev_id:i version:i data:y`)},
+	{Name: "renders", Key: 2, Option: OptionRenders, MaxBatch: bigBatch, Columns: cols(`rev_id:i version:i data:y`)},
 	{Name: "jobs", Key: 1, Where: "state <> 'done'", Appended: true, Columns: cols(`id:i kind:t payload:t dedupe_key:t state:t
 		attempts:i max_attempts:i run_at:i leased_until:i owner:t last_error:t created:i updated:i`)},
 }

@@ -192,6 +192,13 @@ func LatestMigration() int {
 // serialization or deadlock race.
 const maxAttempts = 5
 
+// writeTx is every write transaction's isolation: READ COMMITTED, whatever
+// the database's default (default_transaction_isolation), as the store
+// is written for it: each statement sees what committed before it began,
+// which the purge log's numbering after its lock relies on, and the locks
+// taken (FOR UPDATE) settle the races a snapshot would turn into errors.
+var writeTx = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+
 // write runs fn in a transaction and commits if fn returns nil. A
 // transaction that fails with a serialization failure or a deadlock is
 // run again from the start, up to maxAttempts times; fn must not keep
@@ -199,7 +206,7 @@ const maxAttempts = 5
 func (db *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	var err error
 	for attempt := 1; ; attempt++ {
-		err = pgx.BeginFunc(ctx, db.pool, fn)
+		err = pgx.BeginTxFunc(ctx, db.pool, writeTx, fn)
 		if err == nil || attempt == maxAttempts || !retryable(err) {
 			return err
 		}
@@ -272,4 +279,17 @@ func Describe(dsn string) string {
 		return "(an invalid connection string)"
 	}
 	return redact(cfg)
+}
+
+// Identity names the database this store is connected to whatever the
+// connection string said: the server (by the instant it started) and the
+// database's OID in it.
+func (db *DB) Identity(ctx context.Context) (string, error) {
+	var id string
+	err := db.pool.QueryRow(ctx, `SELECT pg_postmaster_start_time()::text || ' ' || d.oid::text
+		FROM pg_database d WHERE d.datname = current_database()`).Scan(&id)
+	if err != nil {
+		return "", fmt.Errorf("postgres: identify the database: %w", err)
+	}
+	return id, nil
 }

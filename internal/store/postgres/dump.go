@@ -109,7 +109,7 @@ func (db *DB) WriteRows(ctx context.Context, t *dump.Table, rows []dump.Row) err
 	for i, r := range rows {
 		src[i] = r
 	}
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, db.pool, writeTx, func(tx pgx.Tx) error {
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{t.Name}, names, pgx.CopyFromRows(src))
 		return err
 	})

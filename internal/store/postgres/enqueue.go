@@ -16,9 +16,10 @@ const insertJob = `INSERT INTO jobs (kind, payload, dedupe_key, max_attempts, ru
 	ON CONFLICT (dedupe_key) WHERE state = 'queued' AND dedupe_key <> ''
 	DO UPDATE SET run_at = least(jobs.run_at, excluded.run_at), updated = excluded.updated`
 
-// insertJobs enqueues jobs inside tx. A job whose key matches a queued job
-// merges into it: the earlier run_at wins, the payload stays. The
-// statements go in one round trip.
+// insertJobs enqueues jobs inside tx, in one round trip. A job whose key
+// matches a queued job merges into it: the earlier run_at wins, the
+// payload stays. A purge log event among specs (wiki.PurgeSpec) is
+// appended to the log, last.
 func insertJobs(ctx context.Context, tx pgx.Tx, specs []wiki.JobSpec, at time.Time) error {
 	if len(specs) == 0 {
 		return nil
@@ -27,33 +28,33 @@ func insertJobs(ctx context.Context, tx pgx.Tx, specs []wiki.JobSpec, at time.Ti
 	if err != nil {
 		return err
 	}
+	if len(jobs) > 0 {
+		var b pgx.Batch
+		for _, j := range jobs {
+			if j.Kind == "" {
+				return errors.New("enqueue: a job without a kind")
+			}
+			payload := string(j.Payload)
+			if payload == "" {
+				payload = "{}"
+			}
+			maxAttempts := j.MaxAttempts
+			if maxAttempts <= 0 {
+				maxAttempts = wiki.DefaultJobAttempts
+			}
+			runAt := at
+			if !j.RunAt.IsZero() {
+				runAt = now(j.RunAt)
+			}
+			b.Queue(insertJob, j.Kind, payload, j.Key, maxAttempts, ms(runAt), ms(at), ms(at))
+		}
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+			return fmt.Errorf("enqueue %d jobs: %w", len(jobs), err)
+		}
+	}
+	// The purge log event goes last: its lock is held until the commit.
 	if err := appendPurges(ctx, tx, purges); err != nil {
 		return fmt.Errorf("append purges: %w", err)
-	}
-	if len(jobs) == 0 {
-		return nil
-	}
-	var b pgx.Batch
-	for _, j := range jobs {
-		if j.Kind == "" {
-			return errors.New("enqueue: a job without a kind")
-		}
-		payload := string(j.Payload)
-		if payload == "" {
-			payload = "{}"
-		}
-		maxAttempts := j.MaxAttempts
-		if maxAttempts <= 0 {
-			maxAttempts = wiki.DefaultJobAttempts
-		}
-		runAt := at
-		if !j.RunAt.IsZero() {
-			runAt = now(j.RunAt)
-		}
-		b.Queue(insertJob, j.Kind, payload, j.Key, maxAttempts, ms(runAt), ms(at), ms(at))
-	}
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return fmt.Errorf("enqueue %d jobs: %w", len(jobs), err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wikid/wikid/internal/store/postgres"
 	"github.com/wikid/wikid/internal/store/postgres/pgtest"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -115,5 +116,48 @@ func TestListenPurges(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the listener did not return after its context ended")
+	}
+}
+
+// A database whose default isolation is REPEATABLE READ (an operator's
+// default_transaction_isolation): saves carrying their purge log event
+// still number it after every committed one, because the store's write
+// transactions are READ COMMITTED whatever the default.
+func TestOutboxUnderAnotherDefaultIsolation(t *testing.T) {
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, pgtest.DSN(t)+"&default_transaction_isolation=repeatable%20read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var iso string
+	if err := db.Pool().QueryRow(ctx, `SHOW default_transaction_isolation`).Scan(&iso); err != nil || iso != "repeatable read" {
+		t.Fatalf("default isolation %q (%v), want repeatable read", iso, err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for w := range 8 {
+		wg.Go(func() {
+			title := wiki.Title(fmt.Sprintf("Page %d", w))
+			var base int64
+			for i := range 25 {
+				ev := wiki.PurgeSpec(wiki.PurgeEvent{Origin: "x", Titles: []wiki.Title{title}, Time: time.Now()})
+				r, err := db.SavePage(ctx, wiki.SaveRequest{Title: title, Text: fmt.Sprintf("Text %d.", i), UserName: "U", BaseRevID: base, Jobs: []wiki.JobSpec{ev}})
+				if err != nil {
+					errs <- err
+					return
+				}
+				base = r.Revision.ID
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	evs, err := db.PurgesAfter(ctx, 0, 1000)
+	if err != nil || len(evs) != 200 || evs[199].ID != evs[0].ID+199 {
+		t.Fatalf("%d events (%v), want 200 numbered one by one", len(evs), err)
 	}
 }
