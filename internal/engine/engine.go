@@ -542,6 +542,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 			continue // lost a race with another save: merge against the new latest
 		}
 		if err != nil {
+			e.maybeCommitted(ctx, err, ids, append([]wiki.Title{ed.Title}, cats...)...)
 			return SaveOutcome{}, err
 		}
 		e.afterCommit(ctx, res.Page.ID, ed.Title, cats...)
@@ -583,6 +584,25 @@ func (e *Engine) afterCommit(ctx context.Context, pageID int64, t wiki.Title, al
 	e.invalidate(pageID)
 	e.purger.PurgeHere(ctx, append([]wiki.Title{t}, also...)...)
 	e.jobsQueued()
+}
+
+// maybeCommitted follows a change whose store call failed with err: an
+// error that is not the store's answer (a lost connection, a reply lost
+// at COMMIT) leaves unknown whether the change and its purge log event
+// committed, and this process skips its own events. So it purges here as
+// if they had: a purge of what did not change costs a render.
+func (e *Engine) maybeCommitted(ctx context.Context, err error, pageIDs []int64, titles ...wiki.Title) {
+	var we *wiki.Error
+	for _, known := range []error{wiki.ErrNotFound, wiki.ErrConflict, wiki.ErrExists, wiki.ErrProtected} {
+		if errors.Is(err, known) {
+			return
+		}
+	}
+	if errors.As(err, &we) {
+		return
+	}
+	e.invalidate(pageIDs...)
+	e.purger.PurgeHere(context.WithoutCancel(ctx), titles...)
 }
 
 func (e *Engine) invalidate(pageIDs ...int64) {
@@ -702,6 +722,7 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 		}
 	}
 	if err != nil {
+		e.maybeCommitted(ctx, err, ids, to, from, purge.LogTitle)
 		return wiki.Page{}, err
 	}
 	e.afterCommit(ctx, p.ID, to, from, purge.LogTitle)
@@ -719,6 +740,7 @@ func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Edi
 	jobs := append([]wiki.JobSpec{BacklinksJob(t)}, e.cdnJobs(t, purge.LogTitle)...)
 	jobs = append(jobs, e.purger.Outbox([]int64{p.ID}, t, purge.LogTitle)...)
 	if err := e.store.DeletePage(ctx, t, ed.UserID, ed.UserName, wiki.OneLine(reason, 500), e.now(), jobs...); err != nil {
+		e.maybeCommitted(ctx, err, []int64{p.ID}, t, purge.LogTitle)
 		return err
 	}
 	e.afterCommit(ctx, p.ID, t, purge.LogTitle)
@@ -737,6 +759,7 @@ func (e *Engine) Undelete(ctx context.Context, t wiki.Title, reason string, ed E
 	jobs = append(jobs, e.purger.Outbox(ids, t, purge.LogTitle)...)
 	p, err := e.store.UndeletePage(ctx, t, ed.UserID, ed.UserName, wiki.OneLine(reason, 500), e.now(), jobs...)
 	if err != nil {
+		e.maybeCommitted(ctx, err, ids, t, purge.LogTitle)
 		return wiki.Page{}, err
 	}
 	e.afterCommit(ctx, p.ID, t, purge.LogTitle)

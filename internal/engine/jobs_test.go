@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -177,5 +179,41 @@ func TestSearchPages(t *testing.T) {
 				t.Errorf("hit %s: snippet %q, source %d bytes", h.Title, h.Snippet, len(h.Source))
 			}
 		}
+	}
+}
+
+// lostReply commits a save, then reports an error that is not the store's
+// answer, as when the connection drops before COMMIT's reply arrives.
+type lostReply struct{ wiki.Store }
+
+func (s lostReply) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResult, error) {
+	if _, err := s.Store.SavePage(ctx, req); err != nil {
+		return wiki.SaveResult{}, err
+	}
+	return wiki.SaveResult{}, errors.New("connection reset by peer")
+}
+
+// A save whose outcome is unknown purges this process's copies as if it
+// had committed: this process skips its own purge log events, so it would
+// not hear of it otherwise. A conflict, the store's own answer, does not.
+func TestSaveOfUnknownOutcomePurgesHere(t *testing.T) {
+	db := sqlitetest.Open(t)
+	p := &purges{}
+	ed := engine.Editor{UserName: "U"}
+	if _, err := engine.New(engine.Options{Store: db, Renderer: render.New(), Purger: p}).
+		Save(ctx, engine.Edit{Title: "Page", Text: "First.", Editor: ed}); err != nil {
+		t.Fatal(err)
+	}
+	p.titles = nil
+	e := engine.New(engine.Options{Store: lostReply{db}, Renderer: render.New(), Purger: p})
+	cur, err := db.FindPage(ctx, "Page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Save(ctx, engine.Edit{Title: "Page", Text: "Second.", BaseRevID: cur.LatestID, Editor: ed}); err == nil {
+		t.Fatal("the save's error was not returned")
+	}
+	if !slices.Contains(p.titles, "Page") {
+		t.Fatalf("purged %q after a save of unknown outcome, want Page", p.titles)
 	}
 }

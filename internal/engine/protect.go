@@ -97,6 +97,7 @@ func (e *Engine) Protect(ctx context.Context, t wiki.Title, edit, move wiki.Prot
 		return "", wiki.Errorf(wiki.KindInvalid, "%q is not protected, so there is nothing to unprotect", t)
 	}
 	if err != nil {
+		e.maybeCommitted(ctx, err, nil, t, purge.LogTitle)
 		return "", err
 	}
 	// The lock is drawn by the page's template, not its markup: the
