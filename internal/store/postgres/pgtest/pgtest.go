@@ -201,8 +201,15 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "wikid-pgtest-")
+	sweep(ctx, bin)
+	dir, err := os.MkdirTemp("", clusterPrefix)
 	if err != nil {
+		return nil, err
+	}
+	// Who started it: a later run stops it if that process died without
+	// stopping it (a test binary killed by its timeout).
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	c := &Cluster{bin: bin, dir: dir}
@@ -260,6 +267,37 @@ func (c *Cluster) run(ctx context.Context, name string, args ...string) ([]byte,
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
 	}
 	return cmd.CombinedOutput()
+}
+
+// clusterPrefix names the temporary folders of clusters; ownerFile, in
+// one, holds the process ID of the process that started it.
+const (
+	clusterPrefix = "wikid-pgtest-"
+	ownerFile     = "owner.pid"
+)
+
+// sweep stops the clusters whose starting process is gone, and removes
+// their folders.
+func sweep(ctx context.Context, bin string) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), clusterPrefix+"*"))
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue // being made, or not ours
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid == os.Getpid() || syscall.Kill(pid, 0) == nil {
+			continue // its process runs (or may: signal 0 reached it)
+		}
+		c := &Cluster{bin: bin, dir: dir}
+		if fi, err := os.Stat(dir); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != uint32(os.Geteuid()) {
+				c.cred = &syscall.Credential{Uid: st.Uid, Gid: st.Gid}
+			}
+		}
+		c.run(ctx, "pg_ctl", "stop", "-D", filepath.Join(dir, "data"), "-m", "immediate", "-w")
+		os.RemoveAll(dir)
+	}
 }
 
 // Stop stops the server at once and removes its folder.
