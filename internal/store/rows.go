@@ -2,10 +2,12 @@ package store
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -80,4 +82,61 @@ func (rs *LinkRows) Sort() {
 	slices.SortFunc(rs.Rows, func(a, b LinkRow) int {
 		return cmp.Or(strings.Compare(a.Title, b.Title), strings.Compare(a.Kind, b.Kind), cmp.Compare(a.From, b.From))
 	})
+}
+
+// PurgeColumns are a purge log event's lists as both backends store them:
+// titles one per line, page and user IDs and session IDs comma-separated.
+type PurgeColumns struct {
+	Titles, Pages, Users, Sessions string
+}
+
+// EncodePurge returns ev's lists as stored.
+func EncodePurge(ev wiki.PurgeEvent) PurgeColumns {
+	titles := make([]string, len(ev.Titles))
+	for i, t := range ev.Titles {
+		titles[i] = string(t)
+	}
+	return PurgeColumns{Titles: strings.Join(titles, "\n"), Pages: JoinIDs(ev.PageIDs),
+		Users: JoinIDs(ev.Users), Sessions: strings.Join(ev.Sessions, ",")}
+}
+
+// Decode fills ev's lists from c.
+func (c PurgeColumns) Decode(ev *wiki.PurgeEvent) error {
+	if c.Titles != "" {
+		for t := range strings.SplitSeq(c.Titles, "\n") {
+			ev.Titles = append(ev.Titles, wiki.Title(t))
+		}
+	}
+	var err error
+	if ev.PageIDs, err = SplitIDs(c.Pages); err != nil {
+		return fmt.Errorf("purge %d: %w", ev.ID, err)
+	}
+	if ev.Users, err = SplitIDs(c.Users); err != nil {
+		return fmt.Errorf("purge %d: %w", ev.ID, err)
+	}
+	if c.Sessions != "" {
+		ev.Sessions = strings.Split(c.Sessions, ",")
+	}
+	return nil
+}
+
+// JobColumns are a job spec's values as both backends store them: the
+// payload ("{}" for none), the attempts allowed (wiki.DefaultJobAttempts
+// for 0) and when it is due (at for a zero RunAt), in unix ms.
+func JobColumns(j wiki.JobSpec, at time.Time) (payload string, maxAttempts int, runAt int64, err error) {
+	if j.Kind == "" {
+		return "", 0, 0, errors.New("enqueue: a job without a kind")
+	}
+	payload = string(j.Payload)
+	if payload == "" {
+		payload = "{}"
+	}
+	maxAttempts = j.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = wiki.DefaultJobAttempts
+	}
+	if !j.RunAt.IsZero() {
+		at = j.RunAt
+	}
+	return payload, maxAttempts, at.UnixMilli(), nil
 }

@@ -2,12 +2,12 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -31,22 +31,11 @@ func insertJobs(ctx context.Context, tx pgx.Tx, specs []wiki.JobSpec, at time.Ti
 	if len(jobs) > 0 {
 		var b pgx.Batch
 		for _, j := range jobs {
-			if j.Kind == "" {
-				return errors.New("enqueue: a job without a kind")
+			payload, maxAttempts, runAt, err := store.JobColumns(j, at)
+			if err != nil {
+				return err
 			}
-			payload := string(j.Payload)
-			if payload == "" {
-				payload = "{}"
-			}
-			maxAttempts := j.MaxAttempts
-			if maxAttempts <= 0 {
-				maxAttempts = wiki.DefaultJobAttempts
-			}
-			runAt := at
-			if !j.RunAt.IsZero() {
-				runAt = now(j.RunAt)
-			}
-			b.Queue(insertJob, j.Kind, payload, j.Key, maxAttempts, ms(runAt), ms(at), ms(at))
+			b.Queue(insertJob, j.Kind, payload, j.Key, maxAttempts, runAt, ms(at), ms(at))
 		}
 		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return fmt.Errorf("enqueue %d jobs: %w", len(jobs), err)

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,12 +52,9 @@ func appendPurges(ctx context.Context, tx pgx.Tx, events []wiki.PurgeEvent) erro
 	ats, stale := make([]int64, n), make([]bool, n)
 	pages, users, sessions := make([]string, n), make([]string, n), make([]string, n)
 	for i, ev := range events {
-		ts := make([]string, len(ev.Titles))
-		for j, t := range ev.Titles {
-			ts[j] = string(t)
-		}
-		origins[i], ats[i], stale[i], titles[i] = ev.Origin, ms(ev.Time), ev.Stale, strings.Join(ts, "\n")
-		pages[i], users[i], sessions[i] = store.JoinIDs(ev.PageIDs), store.JoinIDs(ev.Users), strings.Join(ev.Sessions, ",")
+		c := store.EncodePurge(ev)
+		origins[i], ats[i], stale[i], titles[i] = ev.Origin, ms(ev.Time), ev.Stale, c.Titles
+		pages[i], users[i], sessions[i] = c.Pages, c.Users, c.Sessions
 	}
 	// The lock comes first, in a statement of its own: the insert's
 	// snapshot, taken after it, sees every append committed before.
@@ -91,22 +87,8 @@ func (db *DB) PurgesAfter(ctx context.Context, after int64, lim int) ([]wiki.Pur
 			return ev, err
 		}
 		ev.Time = fromMS(at)
-		if titles != "" {
-			for t := range strings.SplitSeq(titles, "\n") {
-				ev.Titles = append(ev.Titles, wiki.Title(t))
-			}
-		}
-		var err error
-		if ev.PageIDs, err = store.SplitIDs(pages); err != nil {
-			return ev, fmt.Errorf("purge %d: %w", ev.ID, err)
-		}
-		if ev.Users, err = store.SplitIDs(users); err != nil {
-			return ev, fmt.Errorf("purge %d: %w", ev.ID, err)
-		}
-		if sessions != "" {
-			ev.Sessions = strings.Split(sessions, ",")
-		}
-		return ev, nil
+		err := store.PurgeColumns{Titles: titles, Pages: pages, Users: users, Sessions: sessions}.Decode(&ev)
+		return ev, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: purges after %d: %w", after, err)

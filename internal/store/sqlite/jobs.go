@@ -52,22 +52,11 @@ func insertJobs(ctx context.Context, tx *wtx, specs []wiki.JobSpec, at time.Time
 		return fmt.Errorf("append purges: %w", err)
 	}
 	for _, j := range jobs {
-		if j.Kind == "" {
-			return errors.New("enqueue: a job without a kind")
+		payload, maxAttempts, runAt, err := store.JobColumns(j, at)
+		if err != nil {
+			return err
 		}
-		payload := string(j.Payload)
-		if payload == "" {
-			payload = "{}"
-		}
-		maxAttempts := j.MaxAttempts
-		if maxAttempts <= 0 {
-			maxAttempts = wiki.DefaultJobAttempts
-		}
-		runAt := at
-		if !j.RunAt.IsZero() {
-			runAt = now(j.RunAt)
-		}
-		if _, err := tx.ExecContext(ctx, insertJob, j.Kind, payload, j.Key, maxAttempts, ms(runAt), ms(at), ms(at)); err != nil {
+		if _, err := tx.ExecContext(ctx, insertJob, j.Kind, payload, j.Key, maxAttempts, runAt, ms(at), ms(at)); err != nil {
 			return fmt.Errorf("enqueue %s: %w", j.Kind, err)
 		}
 	}

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/wikid/wikid/internal/store"
@@ -26,12 +25,9 @@ func (db *DB) AppendPurges(ctx context.Context, events []wiki.PurgeEvent) error 
 // them in commit order).
 func appendPurges(ctx context.Context, tx *wtx, events []wiki.PurgeEvent) error {
 	for _, ev := range events {
-		titles := make([]string, len(ev.Titles))
-		for i, t := range ev.Titles {
-			titles[i] = string(t)
-		}
+		c := store.EncodePurge(ev)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO purges (origin, at, stale, titles, pages, users, sessions) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			ev.Origin, ms(ev.Time), ev.Stale, strings.Join(titles, "\n"), store.JoinIDs(ev.PageIDs), store.JoinIDs(ev.Users), strings.Join(ev.Sessions, ",")); err != nil {
+			ev.Origin, ms(ev.Time), ev.Stale, c.Titles, c.Pages, c.Users, c.Sessions); err != nil {
 			return err
 		}
 	}
@@ -54,20 +50,9 @@ func (db *DB) PurgesAfter(ctx context.Context, after int64, limit int) ([]wiki.P
 			return nil, fmt.Errorf("sqlite: purges after %d: %w", after, err)
 		}
 		ev.Time = fromMS(at)
-		if titles != "" {
-			for t := range strings.SplitSeq(titles, "\n") {
-				ev.Titles = append(ev.Titles, wiki.Title(t))
-			}
-		}
-		var err error
-		if ev.PageIDs, err = store.SplitIDs(pages); err != nil {
-			return nil, fmt.Errorf("sqlite: purge %d: %w", ev.ID, err)
-		}
-		if ev.Users, err = store.SplitIDs(users); err != nil {
-			return nil, fmt.Errorf("sqlite: purge %d: %w", ev.ID, err)
-		}
-		if sessions != "" {
-			ev.Sessions = strings.Split(sessions, ",")
+		cols := store.PurgeColumns{Titles: titles, Pages: pages, Users: users, Sessions: sessions}
+		if err := cols.Decode(&ev); err != nil {
+			return nil, fmt.Errorf("sqlite: %w", err)
 		}
 		out = append(out, ev)
 	}
