@@ -132,7 +132,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	})
 	a.Engine = engine.New(engine.Options{
 		Store: store.Timed{Store: db}, Renderer: render.New(render.WithTimeout(time.Duration(cfg.RenderTimeout))), Logger: log,
-		MaxPageBytes: cfg.MaxPageBytes, NoRenderCache: cfg.NoRenderCache,
+		MaxPageBytes: cfg.MaxPageBytes, NoRenderCache: cfg.NoRenderCache, SiteName: cfg.SiteName,
 		RenderLimits: engine.RenderLimits{Concurrency: cfg.RenderConcurrency, Queue: cfg.RenderQueue, Wait: time.Duration(cfg.RenderWait)},
 		Purger:       a.Purge, CDN: a.cdnPurger(),
 		JobsQueued: a.wakeJobs, KeepChanges: time.Duration(cfg.RCMaxAge), // jobs.go

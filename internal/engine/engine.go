@@ -85,6 +85,7 @@ type Engine struct {
 	log      *slog.Logger
 	maxPage  int
 	now      func() time.Time
+	siteName string // {{SITENAME}}
 
 	keepChanges, keepDoneJobs time.Duration
 
@@ -122,8 +123,9 @@ type Options struct {
 	Renderer     *render.Renderer
 	Purger       Purger
 	Logger       *slog.Logger
-	MaxPageBytes int   // a page's text may not be longer, saved or previewed (default 2 MiB)
-	MemBytes     int64 // in-memory render cache budget (default 64 MiB)
+	MaxPageBytes int    // a page's text may not be longer, saved or previewed (default 2 MiB)
+	SiteName     string // what {{SITENAME}} expands to (default "Wikid")
+	MemBytes     int64  // in-memory render cache budget (default 64 MiB)
 	Now          func() time.Time
 	// NoRenderCache renders every view from markup: for measuring the
 	// renderer (the benchmark's cache-miss case), never for production.
@@ -143,6 +145,9 @@ type Options struct {
 
 // New builds an Engine.
 func New(o Options) *Engine {
+	if o.SiteName == "" {
+		o.SiteName = "Wikid"
+	}
 	if o.MaxPageBytes == 0 {
 		o.MaxPageBytes = 2 << 20
 	}
@@ -175,7 +180,7 @@ func New(o Options) *Engine {
 		},
 	})
 	return &Engine{store: o.Store, renderer: o.Renderer, purger: o.Purger, cdn: o.CDN, hasCDN: hasCDN, onQueued: o.JobsQueued,
-		log: o.Logger, maxPage: o.MaxPageBytes, now: o.Now, mem: mem, noCache: o.NoRenderCache,
+		log: o.Logger, maxPage: o.MaxPageBytes, siteName: o.SiteName, now: o.Now, mem: mem, noCache: o.NoRenderCache,
 		keepChanges: o.KeepChanges, keepDoneJobs: o.KeepDoneJobs, gate: newRenderGate(o.RenderLimits)}
 }
 
@@ -205,7 +210,7 @@ func (e *Engine) Render(ctx context.Context, rev wiki.Revision) (*Rendered, erro
 			}
 			rev = full
 		}
-		return e.renderText(ctx, rev.Text)
+		return e.renderText(ctx, rev.Title, rev.Text)
 	}
 	// The epoch is part of the flight's key: a request that comes after an
 	// invalidation must not get a render begun before it.
@@ -259,7 +264,7 @@ func (e *Engine) renderRevision(ctx context.Context, rev wiki.Revision, cur uint
 		}
 		rev = full
 	}
-	r, err := e.renderText(ctx, rev.Text)
+	r, err := e.renderText(ctx, rev.Title, rev.Text)
 	if err != nil {
 		return nil, err
 	}
@@ -295,8 +300,9 @@ func (e *Engine) renderRevision(ctx context.Context, rev wiki.Revision, cur uint
 	return r, nil
 }
 
-// renderText renders text in a slot of the render gate.
-func (e *Engine) renderText(ctx context.Context, text string) (*Rendered, error) {
+// renderText renders text, the source of page t, in a slot of the render
+// gate.
+func (e *Engine) renderText(ctx context.Context, t wiki.Title, text string) (*Rendered, error) {
 	release, err := e.gate.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -312,6 +318,10 @@ func (e *Engine) renderText(ctx context.Context, text string) (*Rendered, error)
 		return e.store.ExistingTitles(ctx, titles)
 	}
 	t0 := time.Now()
+	text, _, err = e.expand(ctx, t, text)
+	if err != nil {
+		return nil, fmt.Errorf("engine: expand templates: %w", err)
+	}
 	res, err := e.renderer.Render(ctx, text, exists)
 	timing.From(ctx).AddRender(time.Since(t0) - inStore)
 	if err != nil {
@@ -328,27 +338,44 @@ func (e *Engine) renderText(ctx context.Context, text string) (*Rendered, error)
 	}, nil
 }
 
-// analyze parses text for its link set and plain text (the search
-// entry) in a slot of the render gate.
-func (e *Engine) analyze(ctx context.Context, text string) (wiki.LinkSet, string, error) {
+// analyze parses text, the source of page t, for its link set and plain
+// text (the search entry) in a slot of the render gate.
+func (e *Engine) analyze(ctx context.Context, t wiki.Title, text string) (wiki.LinkSet, string, error) {
 	release, err := e.gate.acquire(ctx)
 	if err != nil {
 		return wiki.LinkSet{}, "", err
 	}
 	defer release()
+	return e.analyzeNow(ctx, t, text)
+}
+
+// analyzeNow is analyze's work, for a caller that holds a slot (or is
+// an import, which runs one parse per core).
+func (e *Engine) analyzeNow(ctx context.Context, t wiki.Title, text string) (wiki.LinkSet, string, error) {
+	text, templates, err := e.expand(ctx, t, text)
+	if err != nil {
+		return wiki.LinkSet{}, "", fmt.Errorf("engine: expand templates: %w", err)
+	}
 	ls, plain := e.renderer.Analyze(text)
+	ls.Templates = templates
 	return ls, plain, nil
 }
 
-// links parses text for its link set in a slot of the render gate: the
-// parse is most of a render's cost.
-func (e *Engine) links(ctx context.Context, text string) (wiki.LinkSet, error) {
+// links parses text, the source of page t, for its link set in a slot of
+// the render gate: the parse is most of a render's cost.
+func (e *Engine) links(ctx context.Context, t wiki.Title, text string) (wiki.LinkSet, error) {
 	release, err := e.gate.acquire(ctx)
 	if err != nil {
 		return wiki.LinkSet{}, err
 	}
 	defer release()
-	return e.renderer.Links(text), nil
+	text, templates, err := e.expand(ctx, t, text)
+	if err != nil {
+		return wiki.LinkSet{}, fmt.Errorf("engine: expand templates: %w", err)
+	}
+	ls := e.renderer.Links(text)
+	ls.Templates = templates
+	return ls, nil
 }
 
 // checkSize refuses a text longer than the page limit (max_page_bytes).
@@ -362,13 +389,13 @@ func (e *Engine) checkSize(text string) error {
 // MaxPageBytes is the longest page text the engine saves or previews.
 func (e *Engine) MaxPageBytes() int { return e.maxPage }
 
-// Preview renders text that is not saved; text over the page limit is
-// refused as a save would be.
-func (e *Engine) Preview(ctx context.Context, text string) (*Rendered, error) {
+// Preview renders text, as page t's, without saving it; text over the
+// page limit is refused as a save would be.
+func (e *Engine) Preview(ctx context.Context, t wiki.Title, text string) (*Rendered, error) {
 	if err := e.checkSize(text); err != nil {
 		return nil, err
 	}
-	return e.renderText(ctx, text)
+	return e.renderText(ctx, t, text)
 }
 
 // View is what a page view needs.
@@ -515,7 +542,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 				return SaveOutcome{}, err
 			}
 		}
-		links, plain, err := e.analyze(ctx, text)
+		links, plain, err := e.analyze(ctx, ed.Title, text)
 		if err != nil {
 			return SaveOutcome{}, err
 		}
@@ -569,6 +596,8 @@ func (e *Engine) changeJobs(t wiki.Title, existenceChanged, reindex bool, also .
 	if existenceChanged {
 		jobs = append(jobs, BacklinksJob(t))
 	}
+	// The pages transcluding t show its text: every change reaches them.
+	jobs = append(jobs, TransclusionsJob(t))
 	return append(jobs, e.cdnJobs(append([]wiki.Title{t}, also...)...)...)
 }
 

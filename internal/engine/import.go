@@ -58,7 +58,7 @@ func (e *Engine) Import(ctx context.Context, pages iter.Seq2[ImportPage, error],
 		var pending []ImportPage
 		size := 0
 		flush := func() bool {
-			reqs, err := e.importRequests(pending, ed, summary)
+			reqs, err := e.importRequests(ctx, pending, ed, summary)
 			pending, size = nil, 0
 			select {
 			case parsed <- batch{reqs, err}:
@@ -124,7 +124,7 @@ func (e *Engine) Import(ctx context.Context, pages iter.Seq2[ImportPage, error],
 }
 
 // importRequests parses a batch of pages on every core.
-func (e *Engine) importRequests(pages []ImportPage, ed Editor, summary string) ([]wiki.SaveRequest, error) {
+func (e *Engine) importRequests(ctx context.Context, pages []ImportPage, ed Editor, summary string) ([]wiki.SaveRequest, error) {
 	reqs := make([]wiki.SaveRequest, len(pages))
 	errs := make([]error, len(pages))
 	now := e.now()
@@ -139,7 +139,11 @@ func (e *Engine) importRequests(pages []ImportPage, ed Editor, summary string) (
 					errs[i] = fmt.Errorf("page %q: %w", p.Title, err)
 					continue
 				}
-				links, plain := e.renderer.Analyze(text)
+				links, plain, err := e.analyzeNow(ctx, p.Title, text)
+				if err != nil {
+					errs[i] = fmt.Errorf("page %q: %w", p.Title, err)
+					continue
+				}
 				reqs[i] = wiki.SaveRequest{
 					Title: p.Title, Text: text, Summary: summary, UserID: ed.UserID, UserName: ed.UserName,
 					Links: links, SearchText: plain, SearchTerms: store.IndexText(plain), Time: now, Group: ed.Group,

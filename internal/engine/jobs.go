@@ -94,6 +94,9 @@ func IndexJob(t wiki.Title) wiki.JobSpec     { return titleJob(wiki.JobSearch, t
 func LinksJob(t wiki.Title) wiki.JobSpec     { return titleJob(wiki.JobLinks, t) }
 func BacklinksJob(t wiki.Title) wiki.JobSpec { return titleJob(wiki.JobBacklinks, t) }
 
+// TransclusionsJob brings the pages transcluding t up to date with it.
+func TransclusionsJob(t wiki.Title) wiki.JobSpec { return titleJob(wiki.JobTransclusions, t) }
+
 // RefreshJob renders page t's cached responses again (after a backlinks job).
 func RefreshJob(t wiki.Title) wiki.JobSpec { return titleJob(wiki.JobRefresh, t) }
 
@@ -109,12 +112,13 @@ func (e *Engine) jobsQueued() {
 // JobHandlers returns the handler of every job kind the engine enqueues.
 func (e *Engine) JobHandlers() map[string]jobs.Handler {
 	return map[string]jobs.Handler{
-		wiki.JobLinks:     e.runLinks,
-		wiki.JobSearch:    e.runSearch,
-		wiki.JobBacklinks: e.runBacklinks,
-		wiki.JobRefresh:   e.runRefresh,
-		wiki.JobCDNPurge:  e.runCDNPurge,
-		wiki.JobRC:        e.runHousekeeping,
+		wiki.JobLinks:         e.runLinks,
+		wiki.JobSearch:        e.runSearch,
+		wiki.JobBacklinks:     e.runBacklinks,
+		wiki.JobTransclusions: e.runTransclusions,
+		wiki.JobRefresh:       e.runRefresh,
+		wiki.JobCDNPurge:      e.runCDNPurge,
+		wiki.JobRC:            e.runHousekeeping,
 	}
 }
 
@@ -158,12 +162,30 @@ func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
-	links, err := e.links(ctx, rev.Text)
+	links, err := e.links(ctx, p.Title, rev.Text)
 	if err != nil {
 		return err // busy: the job runs again later
 	}
-	_, err = e.store.RefreshLinks(ctx, p.ID, rev.ID, links)
-	return err
+	old, err := e.store.PageCategories(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	done, err := e.store.RefreshLinks(ctx, p.ID, rev.ID, links)
+	if err != nil || !done {
+		return err
+	}
+	// A template's edit can move the page in or out of categories: their
+	// listings change.
+	if cats := changedTitles(old, links.Categories); len(cats) > 0 {
+		e.purger.Purge(ctx, nil, cats...)
+		if jobs := e.cdnJobs(cats...); len(jobs) > 0 {
+			if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
+				return err
+			}
+			e.jobsQueued()
+		}
+	}
+	return nil
 }
 
 // runSearch makes the page's index entry match its current state: the
@@ -185,7 +207,12 @@ func (e *Engine) runSearch(ctx context.Context, j wiki.Job) error {
 		return err // busy: the job runs again later
 	}
 	defer release()
-	return e.store.UpdateSearchIndex(ctx, p.ID, e.renderer.PlainText)
+	return e.store.UpdateSearchIndex(ctx, p.ID, func(src string) string {
+		if text, _, err := e.expand(ctx, p.Title, src); err == nil {
+			src = text
+		}
+		return e.renderer.PlainText(src)
+	})
 }
 
 // refreshBudget bounds the time a refresh job spends rendering a page's
@@ -208,9 +235,28 @@ func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
+	return e.staleDependents(ctx, pl.Title, e.store.Backlinks, false)
+}
+
+// runTransclusions handles a change of a page that others transclude: in
+// batches, as runBacklinks, the pages transcluding it get their renders
+// dropped and their cached responses refreshed (readers keep the old ones
+// until the new are ready), and a links job each, since the expanded
+// text's links, categories and templates may have changed.
+func (e *Engine) runTransclusions(ctx context.Context, j wiki.Job) error {
+	pl, err := decode[titlePayload](j)
+	if err != nil {
+		return err
+	}
+	return e.staleDependents(ctx, pl.Title, e.store.Transclusions, true)
+}
+
+// staleDependents marks stale the pages that list(t) returns, in batches
+// (see runBacklinks); with links, each also gets a links job.
+func (e *Engine) staleDependents(ctx context.Context, t wiki.Title, list func(context.Context, wiki.Title, wiki.ListQuery) ([]wiki.Page, error), links bool) error {
 	q := wiki.ListQuery{Limit: backlinkBatch}
 	for {
-		pages, err := e.store.Backlinks(ctx, pl.Title, q)
+		pages, err := list(ctx, t, q)
 		if err != nil {
 			return err
 		}
@@ -228,6 +274,11 @@ func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
 		e.invalidate(ids...)
 		cached := e.purger.Stale(ctx, ids, titles...)
 		var jobs []wiki.JobSpec
+		if links {
+			for _, t := range titles {
+				jobs = append(jobs, LinksJob(t))
+			}
+		}
 		for _, t := range cached {
 			jobs = append(jobs, RefreshJob(t))
 		}

@@ -74,6 +74,13 @@ func (macroParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) 
 	return &macro{spec: spec}
 }
 
+// IsMacro reports whether inner, the text inside {{…}}, is one of the
+// dynamic macros: template expansion leaves those to the renderer.
+func IsMacro(inner string) bool {
+	_, ok := parseMacro(inner)
+	return ok
+}
+
 // parseMacro interprets the inside of {{…}}; unknown macros are not macros.
 func parseMacro(inner string) (macroSpec, bool) {
 	name, params, _ := strings.Cut(inner, "|")

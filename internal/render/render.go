@@ -25,7 +25,7 @@ import (
 
 // Version changes whenever the HTML output for the same source changes;
 // it is part of render cache keys.
-const Version = 7
+const Version = 8
 
 // Heading is one entry of a page's table of contents.
 type Heading struct {

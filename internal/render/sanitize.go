@@ -70,6 +70,7 @@ func newPolicy() *bluemonday.Policy {
 
 	p.AllowAttrs("id").Matching(regexp.MustCompile(`^\S{1,256}$`)).OnElements("h1", "h2", "h3", "h4", "h5", "h6")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^toc$`)).OnElements("nav")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^error$`)).OnElements("strong") // template expansion's error boxes
 	p.AllowAttrs("aria-label").OnElements("nav")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^wikid-macro$`)).OnElements("div", "span")
 	p.AllowAttrs("data-macro").Matching(regexp.MustCompile(`^(?:recentchanges|pagecount|allpages)$`)).OnElements("div", "span")

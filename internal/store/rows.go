@@ -51,7 +51,7 @@ type LinkRows struct {
 // LinkRow is one row of the links table.
 type LinkRow struct {
 	From        int64
-	Kind, Title string // Kind: link, category or redirect
+	Kind, Title string // Kind: link, category, redirect or template
 }
 
 // Add adds the page's rows, in place of any it had here already.
@@ -71,6 +71,9 @@ func (rs *LinkRows) Add(pageID int64, ls wiki.LinkSet) {
 	}
 	if ls.Redirect != "" {
 		rs.Rows = append(rs.Rows, LinkRow{pageID, "redirect", string(ls.Redirect)})
+	}
+	for _, t := range ls.Templates {
+		rs.Rows = append(rs.Rows, LinkRow{pageID, "template", string(t)})
 	}
 }
 
@@ -118,6 +121,17 @@ func (c PurgeColumns) Decode(ev *wiki.PurgeEvent) error {
 		ev.Sessions = strings.Split(c.Sessions, ",")
 	}
 	return nil
+}
+
+// TransclusionsTitle returns the title of a transclusions job (its key
+// names it). Both engines enqueue such a job only when some page
+// transcludes the title, in the same statement: every change of a page
+// comes with one, and most pages are no template.
+func TransclusionsTitle(j wiki.JobSpec) (string, bool) {
+	if j.Kind != wiki.JobTransclusions {
+		return "", false
+	}
+	return strings.CutPrefix(j.Key, wiki.JobTransclusions+":")
 }
 
 // JobColumns are a job spec's values as both backends store them: the

@@ -533,6 +533,9 @@ type editData struct {
 	// the viewer out (the text is shown, without a form to save it).
 	Protection *wiki.Protection
 	ReadOnly   bool
+	// UsedBy is how many pages transclude the page: a save refreshes them
+	// through jobs, of which Queued are waiting now.
+	UsedBy, Queued int
 }
 
 type previewData struct {
@@ -607,6 +610,15 @@ func (s *Server) writeEdit(w http.ResponseWriter, r *http.Request, status int, d
 	}
 	p := s.formPage(r, verb+string(d.Title))
 	p.Tabs = s.titleTabs(r, d.Title, "edit", !d.Creating)
+	if !d.Creating {
+		// What a save of a template sets going: shown before it is saved.
+		if n, err := s.eng.CountTransclusions(r.Context(), d.Title); err == nil && n > 0 {
+			d.UsedBy = n
+			if st, err := s.store.JobStats(r.Context()); err == nil {
+				d.Queued = st.Counts[wiki.JobQueued] + st.Counts[wiki.JobRunning]
+			}
+		}
+	}
 	p.Data = d
 	s.writePage(w, r, status, "edit", p)
 	return nil
@@ -629,7 +641,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 	base, _ := strconv.ParseInt(r.PostFormValue("baserev"), 10, 64)
 	d := &editData{Title: t, Text: text, Summary: summary, Minor: r.PostFormValue("minor") != "", BaseRev: base, Creating: base == 0}
 	if r.PostFormValue("preview") != "" {
-		rd, err := s.eng.Preview(r.Context(), text)
+		rd, err := s.eng.Preview(r.Context(), t, text)
 		if k := wiki.KindOf(err); k == wiki.KindTooLarge || k == wiki.KindUnavailable {
 			// The form again, with the author's text and what was wrong.
 			setRetryAfter(w, err)

@@ -505,6 +505,9 @@ type titlesData struct {
 	Pages       []wiki.Page
 	Empty       string
 	Next        string
+	// Transcluded marks the pages listed because they transclude the page
+	// (WhatLinksHere).
+	Transcluded map[wiki.Title]bool
 }
 
 func (s *Server) listTitles(w http.ResponseWriter, r *http.Request, d titlesData, list func(wiki.ListQuery) ([]wiki.Page, error), q wiki.ListQuery, path string, linkParams ...string) error {
@@ -559,9 +562,28 @@ func (s *Server) whatLinksHere(w http.ResponseWriter, r *http.Request, arg strin
 		return wiki.Errorf(wiki.KindInvalid, "give a page: Special:WhatLinksHere/Title")
 	}
 	t := wiki.Title(arg) // normalized by special
-	d := titlesData{Heading: "Pages that link to", HeadingName: string(t), Empty: "No pages link to", EmptyName: string(t)}
-	return s.listTitles(w, r, d, func(q wiki.ListQuery) ([]wiki.Page, error) { return s.store.Backlinks(r.Context(), t, q) },
-		wiki.ListQuery{}, view.WhatLinksHereURL(t))
+	d := titlesData{Heading: "Pages that link to", HeadingName: string(t), Empty: "No pages link to or transclude", EmptyName: string(t),
+		Transcluded: map[wiki.Title]bool{}}
+	// Links and transclusions, as one list by title: each list is read
+	// from the same cursor as far as the page needs, then merged.
+	list := func(q wiki.ListQuery) ([]wiki.Page, error) {
+		links, err := s.store.Backlinks(r.Context(), t, q)
+		if err != nil {
+			return nil, err
+		}
+		trans, err := s.store.Transclusions(r.Context(), t, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range trans {
+			d.Transcluded[p.Title] = true
+		}
+		all := append(links, trans...)
+		slices.SortFunc(all, func(a, b wiki.Page) int { return strings.Compare(string(a.Title), string(b.Title)) })
+		all = slices.CompactFunc(all, func(a, b wiki.Page) bool { return a.Title == b.Title })
+		return all[:min(len(all), q.Limit)], nil
+	}
+	return s.listTitles(w, r, d, list, wiki.ListQuery{}, view.WhatLinksHereURL(t))
 }
 
 func (s *Server) specialPages(w http.ResponseWriter, r *http.Request, _ string) error {

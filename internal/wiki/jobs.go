@@ -24,10 +24,18 @@ const (
 	JobLinks     = "links"     // recompute a page's link and category rows from its latest revision
 	JobBacklinks = "backlinks" // a title's existence changed: the pages linking to it are stale (refresh follows)
 	JobRefresh   = "refresh"   // render a page's cached responses again and swap them in (after backlinks)
-	JobSearch    = "search"    // make a page's search index entry match its current state
-	JobCDNPurge  = "cdnpurge"  // purge titles at external caches (Varnish, CDN)
-	JobRC        = "rc"        // housekeeping: trim old recent changes and finished jobs
+	// A page changed: the pages transcluding it are stale (their link rows
+	// are derived again, their responses refreshed).
+	JobTransclusions = "transclusions"
+	JobSearch        = "search"   // make a page's search index entry match its current state
+	JobCDNPurge      = "cdnpurge" // purge titles at external caches (Varnish, CDN)
+	JobRC            = "rc"       // housekeeping: trim old recent changes and finished jobs
 )
+
+// DependentsJob reports whether a job of kind is about the pages that
+// link to or transclude its title: one for a title nothing links to has
+// nothing to do, and a bulk import leaves it out.
+func DependentsJob(kind string) bool { return kind == JobBacklinks || kind == JobTransclusions }
 
 // DefaultJobAttempts is how many times a job runs before it is dead.
 const DefaultJobAttempts = 5

@@ -219,6 +219,10 @@ type LinkSet struct {
 	Links      []Title // wiki links, deduplicated, without fragments
 	Categories []Title // "Category:…" titles
 	Redirect   Title   // non-empty for #REDIRECT pages
+	// Templates are the pages the text transcludes ({{Name}}), directly
+	// or through other templates, existing or not: an edit of one of them
+	// makes this page's renders and rows stale.
+	Templates []Title
 }
 
 // SearchHit is one search result. Snippet is plain text in which matches

@@ -142,7 +142,8 @@ type PageStore interface {
 	SavePage(ctx context.Context, req SaveRequest) (SaveResult, error)
 	// ImportPages saves many pages in one transaction, each on top of its
 	// latest revision (BaseRevID ignored; a missing title is created). A
-	// JobBacklinks of a title no page links to is not enqueued.
+	// job about a title's dependents (DependentsJob) is not enqueued when
+	// no page links to or transcludes the title.
 	ImportPages(ctx context.Context, reqs []SaveRequest) ([]SaveResult, error)
 	// MovePage renames a page in one transaction (see MoveRequest).
 	MovePage(ctx context.Context, req MoveRequest) (Page, error)
@@ -168,6 +169,10 @@ type PageStore interface {
 	AllPages(ctx context.Context, q ListQuery) ([]Page, error)
 	// Backlinks returns live pages linking to t (by wiki link or redirect), by title.
 	Backlinks(ctx context.Context, t Title, q ListQuery) ([]Page, error)
+	// Transclusions returns live pages that transclude t (directly or
+	// through other templates), by title; CountTransclusions counts them.
+	Transclusions(ctx context.Context, t Title, q ListQuery) ([]Page, error)
+	CountTransclusions(ctx context.Context, t Title) (int, error)
 	// CategoryMembers returns live pages in category cat ("Category:…"), by title.
 	CategoryMembers(ctx context.Context, cat Title, q ListQuery) ([]Page, error)
 	// PageCategories returns the categories page pageID is in.

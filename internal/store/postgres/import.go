@@ -90,14 +90,15 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 	}
 	var backlinkTitles []string
 	for _, req := range reqs {
-		if slices.ContainsFunc(req.Jobs, func(j wiki.JobSpec) bool { return j.Kind == wiki.JobBacklinks }) {
+		if slices.ContainsFunc(req.Jobs, func(j wiki.JobSpec) bool { return wiki.DependentsJob(j.Kind) }) {
 			backlinkTitles = append(backlinkTitles, string(req.Title))
 		}
 	}
 	// A title is linked if a page not rewritten earlier in the batch links
-	// to it: at most len(reqs) pages are rewritten, each with at most three
-	// rows (link, category, redirect) to one title, so that many rows tell.
-	linkersLimit := 3 * (len(reqs) + 1)
+	// to it: at most len(reqs) pages are rewritten, each with at most four
+	// rows (link, category, redirect, template) to one title, so that many
+	// rows tell.
+	linkersLimit := 4 * (len(reqs) + 1)
 	var b pgx.Batch
 	b.Queue(`SELECT `+revCols+revColsFrom+` WHERE r.id = ANY($1)`, latestIDs)
 	b.Queue(`SELECT `+protectionCols+` FROM protection WHERE title = ANY($1) ORDER BY title FOR SHARE`, titlesArg(titles))
@@ -198,7 +199,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 		at := now(req.Time)
 		st := state[req.Title]
 		for _, j := range req.Jobs {
-			if j.Kind == wiki.JobBacklinks && !linkedInBatch[string(req.Title)] &&
+			if wiki.DependentsJob(j.Kind) && !linkedInBatch[string(req.Title)] &&
 				!slices.ContainsFunc(dbLinkers[string(req.Title)], func(id int64) bool { return !rewritten[id] }) {
 				continue
 			}
@@ -253,6 +254,9 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 			linkedInBatch[string(t)] = true
 		}
 		if t := req.Links.Redirect; t != "" {
+			linkedInBatch[string(t)] = true
+		}
+		for _, t := range req.Links.Templates {
 			linkedInBatch[string(t)] = true
 		}
 	}

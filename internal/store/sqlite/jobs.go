@@ -38,6 +38,13 @@ const insertJob = `INSERT INTO jobs (kind, payload, dedupe_key, max_attempts, ru
 	ON CONFLICT (dedupe_key) WHERE state = 'queued' AND dedupe_key <> ''
 	DO UPDATE SET run_at = min(run_at, excluded.run_at), updated = excluded.updated`
 
+// insertTransclusionsJob is insertJob for a transclusions job: only when
+// some page transcludes its title (store.TransclusionsTitle).
+const insertTransclusionsJob = `INSERT INTO jobs (kind, payload, dedupe_key, max_attempts, run_at, created, updated)
+	SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM links WHERE target_title = ? AND kind = 'template')
+	ON CONFLICT (dedupe_key) WHERE state = 'queued' AND dedupe_key <> ''
+	DO UPDATE SET run_at = min(run_at, excluded.run_at), updated = excluded.updated`
+
 // insertJobs enqueues jobs inside tx. A job whose key matches a queued job
 // merges into it: the earlier run_at wins, the payload stays.
 func insertJobs(ctx context.Context, tx *wtx, specs []wiki.JobSpec, at time.Time) error {
@@ -56,7 +63,11 @@ func insertJobs(ctx context.Context, tx *wtx, specs []wiki.JobSpec, at time.Time
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, insertJob, j.Kind, payload, j.Key, maxAttempts, runAt, ms(at), ms(at)); err != nil {
+		query, args := insertJob, []any{j.Kind, payload, j.Key, maxAttempts, runAt, ms(at), ms(at)}
+		if t, ok := store.TransclusionsTitle(j); ok {
+			query, args = insertTransclusionsJob, append(args, t)
+		}
+		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
 			return fmt.Errorf("enqueue %s: %w", j.Kind, err)
 		}
 	}

@@ -149,6 +149,23 @@ func (db *DB) Backlinks(ctx context.Context, t wiki.Title, q wiki.ListQuery) ([]
 		` AND p.id IN (SELECT from_page FROM links WHERE target_title = ? AND kind IN ('link', 'redirect'))`, q, string(t))
 }
 
+// Transclusions lists live pages that transclude t, by title.
+func (db *DB) Transclusions(ctx context.Context, t wiki.Title, q wiki.ListQuery) ([]wiki.Page, error) {
+	return db.listPages(ctx, fmt.Sprintf("transclusions of %q", t), "",
+		` AND p.id IN (SELECT from_page FROM links WHERE target_title = ? AND kind = 'template')`, q, string(t))
+}
+
+// CountTransclusions counts the live pages that transclude t.
+func (db *DB) CountTransclusions(ctx context.Context, t wiki.Title) (int, error) {
+	var n int
+	err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM links l JOIN pages p ON p.id = l.from_page
+		WHERE l.target_title = ? AND l.kind = 'template' AND p.deleted = 0`, string(t)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: count transclusions of %q: %w", t, err)
+	}
+	return n, nil
+}
+
 // CategoryMembers lists live pages in category cat, by title.
 func (db *DB) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.ListQuery) ([]wiki.Page, error) {
 	return db.listPages(ctx, fmt.Sprintf("members of %q", cat), "",

@@ -300,6 +300,11 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		// The batch's link rows, written together in index order.
 		var links store.LinkRows
 		linked := map[string]bool{}
+		type batchJobs struct {
+			jobs []wiki.JobSpec
+			at   time.Time
+		}
+		var deferred []batchJobs
 		for i, req := range reqs {
 			var latest int64
 			var deleted bool
@@ -313,13 +318,15 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 				req.BaseRevID = latest
 			}
 			jobs := req.Jobs[:0:0]
+			looked := false
 			for _, j := range req.Jobs {
-				if j.Kind == wiki.JobBacklinks {
+				if wiki.DependentsJob(j.Kind) {
 					is := linked[string(req.Title)]
-					if !is {
+					if !is && !looked {
 						if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM links WHERE target_title = ?)`, string(req.Title)).Scan(&is); err != nil {
 							return err
 						}
+						looked, linked[string(req.Title)] = true, is
 					}
 					if !is {
 						continue
@@ -327,7 +334,10 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 				}
 				jobs = append(jobs, j)
 			}
-			req.Jobs = jobs
+			// The jobs go in after the batch's link rows, which the
+			// condition of a transclusions job reads.
+			deferred = append(deferred, batchJobs{jobs, now(req.Time)})
+			req.Jobs = nil
 			var entry searchEntry
 			if res[i], entry, err = savePageTx(ctx, tx, req, texts[i], terms[i], &links); err != nil {
 				return fmt.Errorf("%q: %w", req.Title, err)
@@ -341,12 +351,20 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			if t := req.Links.Redirect; t != "" {
 				linked[string(t)] = true
 			}
+			for _, t := range req.Links.Templates {
+				linked[string(t)] = true
+			}
 			if entry.pageID != 0 {
 				entries = append(entries, entry)
 			}
 		}
 		if err := insertLinkRows(ctx, tx, &links); err != nil {
 			return err
+		}
+		for _, d := range deferred {
+			if err := insertJobs(ctx, tx, d.jobs, d.at); err != nil {
+				return err
+			}
 		}
 		return writeSearch(ctx, tx, entries)
 	})

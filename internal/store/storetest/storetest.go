@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"protection is set, modified, expires, moves with its page and is logged", testProtection},
 		{"all pages lists by title with prefix and cursor", testAllPages},
 		{"backlinks and category members list live pages only", testLinks},
+		{"transclusions are listed and counted apart from links, and gate their jobs", testTransclusions},
 		{"search finds English text with title matches first", testSearchEnglish},
 		{"search finds Korean, Chinese and Japanese text", testSearchCJK},
 		{"search never fails on query syntax", testSearchSyntax},
@@ -1867,5 +1868,59 @@ func testPurgeOutbox(t *testing.T, s wiki.Store) {
 		if got[i+1].ID != got[i].ID+1 {
 			t.Fatalf("event IDs not one by one: %d then %d", got[i].ID, got[i+1].ID)
 		}
+	}
+}
+
+func testTransclusions(t *testing.T, s wiki.Store) {
+	box := wiki.Title("Template:Box")
+	save(t, s, "Template:Box", 0, "box", wiki.LinkSet{Templates: []wiki.Title{"Template:Inner"}})
+	save(t, s, "Apple", 0, "{{Box}}", wiki.LinkSet{Templates: []wiki.Title{box, "Template:Inner"}})
+	save(t, s, "Banana", 0, "[[Template:Box]]", wiki.LinkSet{Links: []wiki.Title{box}})
+	save(t, s, "Cherry", 0, "{{Box}}", wiki.LinkSet{Templates: []wiki.Title{box}})
+	save(t, s, "Durian", 0, "{{Box}}", wiki.LinkSet{Templates: []wiki.Title{box}})
+	if err := s.DeletePage(ctx, "Durian", 0, "M", "", at(2)); err != nil {
+		t.Fatal(err)
+	}
+	if ps := must[[]wiki.Page](t)(s.Transclusions(ctx, box, wiki.ListQuery{})); titles(ps) != "Apple,Cherry" {
+		t.Fatalf("transclusions = %s, want the live pages transcluding it", titles(ps))
+	}
+	if ps := must[[]wiki.Page](t)(s.Transclusions(ctx, box, wiki.ListQuery{After: "Apple", Limit: 1})); titles(ps) != "Cherry" {
+		t.Fatalf("transclusions after Apple = %s", titles(ps))
+	}
+	if ps := must[[]wiki.Page](t)(s.Transclusions(ctx, "Template:Inner", wiki.ListQuery{})); titles(ps) != "Apple,Template:Box" {
+		t.Fatalf("transclusions of the inner template = %s, want the direct and the indirect user", titles(ps))
+	}
+	if ps := must[[]wiki.Page](t)(s.Backlinks(ctx, box, wiki.ListQuery{})); titles(ps) != "Banana" {
+		t.Fatalf("backlinks = %s, want the link only", titles(ps))
+	}
+	if n := must[int](t)(s.CountTransclusions(ctx, box)); n != 2 {
+		t.Fatalf("count = %d, want 2", n)
+	}
+	if n := must[int](t)(s.CountTransclusions(ctx, "Template:None")); n != 0 {
+		t.Fatalf("count of an unused title = %d", n)
+	}
+	// A transclusions job is enqueued only for a title some page
+	// transcludes; a backlinks job is not held to that.
+	job := func(kind string, t wiki.Title) wiki.JobSpec {
+		return wiki.JobSpec{Kind: kind, Payload: []byte(`{"title":"` + string(t) + `"}`), Key: kind + ":" + string(t)}
+	}
+	if err := s.EnqueueJobs(ctx, []wiki.JobSpec{job(wiki.JobTransclusions, box), job(wiki.JobTransclusions, "Banana"),
+		job(wiki.JobBacklinks, "Banana")}); err != nil {
+		t.Fatal(err)
+	}
+	queued := must[[]wiki.Job](t)(s.ListJobs(ctx, wiki.JobQueued, 100))
+	var got []string
+	for _, j := range queued {
+		got = append(got, j.Key)
+	}
+	slices.Sort(got)
+	if want := "backlinks:Banana,transclusions:Template:Box"; strings.Join(got, ",") != want {
+		t.Fatalf("queued %v, want %s", got, want)
+	}
+	// The rows go with the page's next save.
+	a := must[wiki.Page](t)(s.FindPage(ctx, "Apple"))
+	save(t, s, "Apple", a.LatestID, "plain", wiki.LinkSet{})
+	if n := must[int](t)(s.CountTransclusions(ctx, box)); n != 1 {
+		t.Fatalf("count after an edit dropped the template = %d, want 1", n)
 	}
 }

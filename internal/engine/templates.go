@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/wikid/wikid/internal/markup/template"
+	"github.com/wikid/wikid/internal/render"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// Templates are expanded in a page's text before it is parsed: rendering,
+// the link rows and the search entry all see the expanded text. The pages
+// transcluded are recorded as the page's template rows (LinkSet.Templates),
+// so that an edit of one of them reaches every page using it
+// (runTransclusions).
+
+// expand expands the templates in text, the source of page t, and returns
+// the expanded text and the pages it transcluded. A text without "{{" is
+// returned as it is, without a look-up.
+func (e *Engine) expand(ctx context.Context, t wiki.Title, text string) (string, []wiki.Title, error) {
+	if !template.Has(text) {
+		return text, nil, nil
+	}
+	res, err := template.Expand(ctx, text, template.Page{Title: t, SiteName: e.siteName}, e.loadTemplate, render.IsMacro, template.Limits{})
+	if err != nil {
+		return "", nil, err
+	}
+	return res.Text, res.Templates, nil
+}
+
+// loadTemplate returns the latest text of the live page t.
+func (e *Engine) loadTemplate(ctx context.Context, t wiki.Title) (string, bool, error) {
+	if t.IsSpecial() {
+		return "", false, nil
+	}
+	p, err := e.store.FindPage(ctx, t)
+	if errors.Is(err, wiki.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil || p.Deleted {
+		return "", false, err
+	}
+	rev, err := e.store.FindRevision(ctx, p.LatestID)
+	if errors.Is(err, wiki.ErrNotFound) {
+		return "", false, nil // deleted meanwhile
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return rev.Text, true, nil
+}
+
+// CountTransclusions is how many pages an edit of t refreshes: the live
+// pages that transclude it.
+func (e *Engine) CountTransclusions(ctx context.Context, t wiki.Title) (int, error) {
+	return e.store.CountTransclusions(ctx, t)
+}

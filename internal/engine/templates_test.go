@@ -1,0 +1,205 @@
+package engine_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/render"
+	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// templateWiki is an engine on a fresh database whose purges are recorded.
+func templateWiki(t *testing.T) (*sqlite.DB, *engine.Engine, *purges) {
+	t.Helper()
+	db := sqlitetest.Open(t)
+	p := &purges{}
+	e := engine.New(engine.Options{Store: db, Renderer: render.New(), Purger: p, CDN: engine.NoExternalPurge{}, SiteName: "Acme"})
+	return db, e, p
+}
+
+func saveText(t *testing.T, e *engine.Engine, title, text string) {
+	t.Helper()
+	if _, err := e.Save(ctx, engine.Edit{Title: wiki.MustTitle(title), Text: text, Editor: engine.Editor{UserName: "U"}}); err != nil {
+		t.Fatalf("save %s: %v", title, err)
+	}
+}
+
+func editText(t *testing.T, e *engine.Engine, db *sqlite.DB, title, text string) {
+	t.Helper()
+	p, err := db.FindPage(ctx, wiki.MustTitle(title))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Save(ctx, engine.Edit{Title: p.Title, Text: text, BaseRevID: p.LatestID, Editor: engine.Editor{UserName: "U"}}); err != nil {
+		t.Fatalf("edit %s: %v", title, err)
+	}
+}
+
+func viewHTML(t *testing.T, e *engine.Engine, title string) string {
+	t.Helper()
+	v, err := e.ViewPage(ctx, wiki.MustTitle(title), false)
+	if err != nil {
+		t.Fatalf("view %s: %v", title, err)
+	}
+	return v.Rendered.HTML
+}
+
+// drainAll runs every due job, including those the jobs queue, until none is
+// left.
+func drainAll(t *testing.T, db *sqlite.DB, e *engine.Engine) {
+	t.Helper()
+	for range 20 {
+		if runJobs(t, db, e, "", 1) == 0 {
+			return
+		}
+	}
+	t.Fatal("the jobs never ran out")
+}
+
+// A page shows its templates' text with its parameters; an edit of a
+// template, directly used or through another template, reaches every page
+// using it through jobs, with the links and categories its new text makes.
+func TestTemplateEditReachesItsPages(t *testing.T) {
+	t.Parallel()
+	db, e, p := templateWiki(t)
+	saveText(t, e, "Template:Inner", "inner {{{1|none}}}")
+	saveText(t, e, "Template:Box", "Box of {{{what}}} on {{PAGENAME}} at {{SITENAME}}: {{Inner|{{{what}}}}}")
+	saveText(t, e, "Apple", "Intro.\n\n{{Box|what=apples}}")
+	saveText(t, e, "Pear", "{{Inner}}")
+	drainAll(t, db, e)
+	if h := viewHTML(t, e, "Apple"); !strings.Contains(h, "Box of apples on Apple at Acme: inner apples") {
+		t.Fatalf("Apple renders %q", h)
+	}
+	if h := viewHTML(t, e, "Pear"); !strings.Contains(h, "inner none") {
+		t.Fatalf("Pear renders %q", h)
+	}
+	users, err := db.Transclusions(ctx, "Template:Inner", wiki.ListQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := titlesOf(users); got != "Apple,Pear,Template:Box" {
+		t.Fatalf("Template:Inner is transcluded by %s", got)
+	}
+
+	p.titles = nil
+	editText(t, e, db, "Template:Inner", "changed {{{1|none}}} [[Elsewhere]] [[Category:Boxed]]")
+	// Until the jobs run, readers keep the page as it was.
+	if h := viewHTML(t, e, "Apple"); !strings.Contains(h, "inner apples") {
+		t.Fatalf("Apple changed before its jobs ran: %q", h)
+	}
+	drainAll(t, db, e)
+	if h := viewHTML(t, e, "Apple"); !strings.Contains(h, "changed apples") || !strings.Contains(h, "Elsewhere") {
+		t.Fatalf("after the jobs Apple renders %q", h)
+	}
+	if h := viewHTML(t, e, "Pear"); !strings.Contains(h, "changed none") {
+		t.Fatalf("after the jobs Pear renders %q", h)
+	}
+	for _, want := range []string{"Apple", "Pear", "Template:Box"} {
+		if !slices.Contains(p.titles, want) {
+			t.Errorf("%s was not refreshed (refreshed: %v)", want, p.titles)
+		}
+	}
+	members, err := db.CategoryMembers(ctx, "Category:Boxed", wiki.ListQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := titlesOf(members); got != "Apple,Pear,Template:Box,Template:Inner" {
+		t.Fatalf("Category:Boxed holds %s, want every page the template's category reaches", got)
+	}
+	back, err := db.Backlinks(ctx, "Elsewhere", wiki.ListQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := titlesOf(back); !strings.Contains(got, "Apple") {
+		t.Fatalf("Elsewhere is linked from %s, want Apple among them (through its template)", got)
+	}
+}
+
+// A missing template is a red link that turns into the template's text
+// once it is created; a deleted one turns back into a red link.
+func TestMissingTemplateFilledWhenCreated(t *testing.T) {
+	t.Parallel()
+	db, e, _ := templateWiki(t)
+	saveText(t, e, "Page", "Before {{Later|x}} after")
+	drainAll(t, db, e)
+	if h := viewHTML(t, e, "Page"); !strings.Contains(h, `class="new"`) || !strings.Contains(h, "Template:Later") {
+		t.Fatalf("a missing template renders %q, want a red link to it", h)
+	}
+	saveText(t, e, "Template:Later", "LATER {{{1}}}")
+	drainAll(t, db, e)
+	if h := viewHTML(t, e, "Page"); !strings.Contains(h, "Before LATER x after") || strings.Contains(h, `class="new"`) {
+		t.Fatalf("after the template's creation the page renders %q", h)
+	}
+	if err := e.Delete(ctx, "Template:Later", "gone", engine.Editor{UserName: "U"}); err != nil {
+		t.Fatal(err)
+	}
+	drainAll(t, db, e)
+	if h := viewHTML(t, e, "Page"); strings.Contains(h, "LATER") || !strings.Contains(h, `class="new"`) {
+		t.Fatalf("after the template's deletion the page renders %q", h)
+	}
+}
+
+// A template loop is an error box naming it, never a hang, and the page
+// still saves and renders.
+func TestTemplateLoopIsAnError(t *testing.T) {
+	t.Parallel()
+	db, e, _ := templateWiki(t)
+	saveText(t, e, "Template:A", "a {{B}}")
+	saveText(t, e, "Template:B", "b {{A}}")
+	saveText(t, e, "Looping", "Start {{A}} end")
+	drainAll(t, db, e)
+	done := make(chan string, 1)
+	go func() { done <- viewHTML(t, e, "Looping") }()
+	select {
+	case h := <-done:
+		if !strings.Contains(h, `class="error"`) || !strings.Contains(h, "loop") || !strings.Contains(h, "Template:A") {
+			t.Fatalf("a loop renders %q, want an error box naming it", h)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a template loop did not finish rendering")
+	}
+}
+
+// Pages without templates pay nothing: no template rows, no
+// transclusions job for a title no page transcludes.
+func TestNoTemplateNoJob(t *testing.T) {
+	t.Parallel()
+	db, e, _ := templateWiki(t)
+	saveText(t, e, "Plain", "No braces here, a [[Link]].")
+	editText(t, e, db, "Plain", "Still none.")
+	jobs, err := db.ListJobs(ctx, wiki.JobQueued, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if j.Kind == wiki.JobTransclusions {
+			t.Fatalf("a page nothing transcludes queued %s", j.Key)
+		}
+	}
+}
+
+// The dynamic macros stay what they were: not templates.
+func TestMacrosAreNotTemplates(t *testing.T) {
+	t.Parallel()
+	db, e, _ := templateWiki(t)
+	saveText(t, e, "Template:Recentchanges", "NOT THE MACRO")
+	saveText(t, e, "Home", "{{recentchanges}} and {{pagecount}}")
+	drainAll(t, db, e)
+	h := viewHTML(t, e, "Home")
+	if strings.Contains(h, "NOT THE MACRO") || !strings.Contains(h, `data-macro="recentchanges"`) || !strings.Contains(h, `data-macro="pagecount"`) {
+		t.Fatalf("macros render %q", h)
+	}
+}
+
+func titlesOf(ps []wiki.Page) string {
+	var ts []string
+	for _, p := range ps {
+		ts = append(ts, string(p.Title))
+	}
+	return strings.Join(ts, ",")
+}
