@@ -433,6 +433,31 @@ func TestBehindVarnish(t *testing.T) {
 		t.Logf("creation → blue link served by Varnish: %v", d)
 	})
 
+	t.Run("a template's edit reaches the pages using it through Varnish, with new validators", func(t *testing.T) {
+		tpl := s.create(t, token, "Template:Notice", "NOTICE-v1 {{{1}}}")
+		s.create(t, token, "Notice User One", "{{Notice|one}}")
+		s.create(t, token, "Notice User Two", "Before {{Notice|two}} after.")
+		etags := map[string]string{}
+		for _, path := range []string{"/wiki/Notice_User_One", "/wiki/Notice_User_Two"} {
+			s.viaVarnish(t, path)
+			a := s.viaVarnish(t, path)
+			if a.cache() != "HIT" || !strings.Contains(a.body, "NOTICE-v1") {
+				t.Fatalf("%s before: X-Varnish-Cache %s, template text shown %v", path, a.cache(), strings.Contains(a.body, "NOTICE-v1"))
+			}
+			etags[path] = a.header.Get("ETag")
+		}
+		s.put(t, token, "Template:Notice", tpl, "NOTICE-v2 {{{1}}}")
+		for path, old := range etags {
+			d := s.pollVarnish(t, path, 10*time.Second, func(a answer) bool {
+				return a.status == 200 && strings.Contains(a.body, "NOTICE-v2") && !strings.Contains(a.body, "NOTICE-v1")
+			})
+			if a := s.viaVarnish(t, path); a.header.Get("ETag") == old {
+				t.Errorf("%s: the ETag through Varnish did not change with the template", path)
+			}
+			t.Logf("template edit → %s served new by Varnish: %v", path, d)
+		}
+	})
+
 	t.Run("a logged-in view never comes from Varnish", func(t *testing.T) {
 		pw := "pw-varnish-reader-secret"
 		hash, _ := auth.HashPassword(pw)

@@ -66,6 +66,9 @@ type Rendered struct {
 	Categories []wiki.Title
 	Redirect   wiki.Title
 	Macros     []string
+	// Templates are the pages the text transcludes (for the edit form's
+	// list under a preview).
+	Templates []wiki.Title `json:",omitempty"`
 	// TimedOut: the render ran out of time and HTML is the page as plain
 	// text (render.Result.TimedOut). Such a render is kept in memory only.
 	TimedOut bool `json:"-"`
@@ -318,7 +321,7 @@ func (e *Engine) renderText(ctx context.Context, t wiki.Title, text string) (*Re
 		return e.store.ExistingTitles(ctx, titles)
 	}
 	t0 := time.Now()
-	text, _, err = e.expand(ctx, t, text)
+	text, templates, err := e.expand(ctx, t, text)
 	if err != nil {
 		return nil, fmt.Errorf("engine: expand templates: %w", err)
 	}
@@ -333,6 +336,7 @@ func (e *Engine) renderText(ctx context.Context, t wiki.Title, text string) (*Re
 		Categories: res.Links.Categories,
 		Redirect:   res.Links.Redirect,
 		Macros:     res.Macros,
+		Templates:  templates,
 		TimedOut:   res.TimedOut,
 		Partial:    res.Partial,
 	}, nil

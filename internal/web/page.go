@@ -536,10 +536,20 @@ type editData struct {
 	// UsedBy is how many pages transclude the page: a save refreshes them
 	// through jobs, of which Queued are waiting now.
 	UsedBy, Queued int
+	// Templates are the pages the text transcludes: the preview's, else
+	// the saved text's.
+	Templates []templateUse
+}
+
+// templateUse is a page transcluded, listed under the edit box.
+type templateUse struct {
+	Title  wiki.Title
+	Exists bool
 }
 
 type previewData struct {
-	HTML template.HTML
+	Templates []wiki.Title
+	HTML      template.HTML
 	TOC  template.HTML
 }
 
@@ -610,6 +620,7 @@ func (s *Server) writeEdit(w http.ResponseWriter, r *http.Request, status int, d
 	}
 	p := s.formPage(r, verb+string(d.Title))
 	p.Tabs = s.titleTabs(r, d.Title, "edit", !d.Creating)
+	s.listTemplates(r, d)
 	if !d.Creating {
 		// What a save of a template sets going: shown before it is saved.
 		if n, err := s.eng.CountTransclusions(r.Context(), d.Title); err == nil && n > 0 {
@@ -622,6 +633,34 @@ func (s *Server) writeEdit(w http.ResponseWriter, r *http.Request, status int, d
 	p.Data = d
 	s.writePage(w, r, status, "edit", p)
 	return nil
+}
+
+// listTemplates fills d.Templates: those of the preview, else those the
+// saved page transcludes, each with whether it exists.
+func (s *Server) listTemplates(r *http.Request, d *editData) {
+	var ts []wiki.Title
+	switch {
+	case d.Preview != nil:
+		ts = d.Preview.Templates
+	case !d.Creating:
+		p, err := s.store.FindPage(r.Context(), d.Title)
+		if err != nil {
+			return
+		}
+		if ts, err = s.store.PageTemplates(r.Context(), p.ID); err != nil {
+			return
+		}
+	}
+	if len(ts) == 0 {
+		return
+	}
+	exists, err := s.store.ExistingTitles(r.Context(), ts)
+	if err != nil {
+		return
+	}
+	for _, t := range ts {
+		d.Templates = append(d.Templates, templateUse{Title: t, Exists: exists[t]})
+	}
 }
 
 // submit saves an edit (or shows a preview), merging with edits made since
@@ -651,7 +690,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 		if err != nil {
 			return err
 		}
-		d.Preview = &previewData{HTML: template.HTML(rd.HTML), TOC: template.HTML(rd.TOC)}
+		d.Preview = &previewData{HTML: template.HTML(rd.HTML), TOC: template.HTML(rd.TOC), Templates: rd.Templates}
 		return s.writeEdit(w, r, http.StatusOK, d)
 	}
 	if err := s.checkBlock(r); err != nil {

@@ -177,6 +177,8 @@ type PageStore interface {
 	CategoryMembers(ctx context.Context, cat Title, q ListQuery) ([]Page, error)
 	// PageCategories returns the categories page pageID is in.
 	PageCategories(ctx context.Context, pageID int64) ([]Title, error)
+	// PageTemplates returns the pages page pageID transcludes, by title.
+	PageTemplates(ctx context.Context, pageID int64) ([]Title, error)
 	// Search finds live pages by title and text in any language, title
 	// matches first, then by relevance; hits carry Source, not Snippet.
 	// Its cost is bounded by a backend's candidate limit, not by the

@@ -165,9 +165,20 @@ func (db *DB) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.ListQu
 
 // PageCategories returns the categories page pageID is in, by title.
 func (db *DB) PageCategories(ctx context.Context, pageID int64) ([]wiki.Title, error) {
-	rows, err := db.pool.Query(ctx, `SELECT target_title FROM links WHERE from_page = $1 AND kind = 'category' ORDER BY target_title`, pageID)
+	return db.pageTargets(ctx, pageID, "category")
+}
+
+// PageTemplates returns the pages page pageID transcludes, by title.
+func (db *DB) PageTemplates(ctx context.Context, pageID int64) ([]wiki.Title, error) {
+	return db.pageTargets(ctx, pageID, "template")
+}
+
+// pageTargets returns the targets of page pageID's link rows of kind, by
+// title.
+func (db *DB) pageTargets(ctx context.Context, pageID int64, kind string) ([]wiki.Title, error) {
+	rows, err := db.pool.Query(ctx, `SELECT target_title FROM links WHERE from_page = $1 AND kind = $2 ORDER BY target_title`, pageID, kind)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: categories of page %d: %w", pageID, err)
+		return nil, fmt.Errorf("postgres: %s rows of page %d: %w", kind, pageID, err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.Title, error) {
 		var t string
@@ -175,7 +186,7 @@ func (db *DB) PageCategories(ctx context.Context, pageID int64) ([]wiki.Title, e
 		return wiki.Title(t), err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: categories of page %d: %w", pageID, err)
+		return nil, fmt.Errorf("postgres: %s rows of page %d: %w", kind, pageID, err)
 	}
 	return out, nil
 }

@@ -174,21 +174,32 @@ func (db *DB) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.ListQu
 
 // PageCategories returns the categories page pageID is in, by title.
 func (db *DB) PageCategories(ctx context.Context, pageID int64) ([]wiki.Title, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT target_title FROM links WHERE from_page = ? AND kind = 'category' ORDER BY target_title`, pageID)
+	return db.pageTargets(ctx, pageID, "category")
+}
+
+// PageTemplates returns the pages page pageID transcludes, by title.
+func (db *DB) PageTemplates(ctx context.Context, pageID int64) ([]wiki.Title, error) {
+	return db.pageTargets(ctx, pageID, "template")
+}
+
+// pageTargets returns the targets of page pageID's link rows of kind, by
+// title.
+func (db *DB) pageTargets(ctx context.Context, pageID int64, kind string) ([]wiki.Title, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT target_title FROM links WHERE from_page = ? AND kind = ? ORDER BY target_title`, pageID, kind)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: categories of page %d: %w", pageID, err)
+		return nil, fmt.Errorf("sqlite: %s rows of page %d: %w", kind, pageID, err)
 	}
 	defer rows.Close()
 	var out []wiki.Title
 	for rows.Next() {
 		var t string
 		if err := rows.Scan(&t); err != nil {
-			return nil, fmt.Errorf("sqlite: categories of page %d: %w", pageID, err)
+			return nil, fmt.Errorf("sqlite: %s rows of page %d: %w", kind, pageID, err)
 		}
 		out = append(out, wiki.Title(t))
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: categories of page %d: %w", pageID, err)
+		return nil, fmt.Errorf("sqlite: %s rows of page %d: %w", kind, pageID, err)
 	}
 	return out, nil
 }

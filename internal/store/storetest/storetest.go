@@ -1917,8 +1917,11 @@ func testTransclusions(t *testing.T, s wiki.Store) {
 	if want := "backlinks:Banana,transclusions:Template:Box"; strings.Join(got, ",") != want {
 		t.Fatalf("queued %v, want %s", got, want)
 	}
-	// The rows go with the page's next save.
 	a := must[wiki.Page](t)(s.FindPage(ctx, "Apple"))
+	if ts := must[[]wiki.Title](t)(s.PageTemplates(ctx, a.ID)); len(ts) != 2 || ts[0] != box || ts[1] != "Template:Inner" {
+		t.Fatalf("Apple's templates = %v", ts)
+	}
+	// The rows go with the page's next save.
 	save(t, s, "Apple", a.LatestID, "plain", wiki.LinkSet{})
 	if n := must[int](t)(s.CountTransclusions(ctx, box)); n != 1 {
 		t.Fatalf("count after an edit dropped the template = %d, want 1", n)
