@@ -48,10 +48,13 @@
 // one text, the call gets a box. The bytes templates and parser functions
 // produce are counted as they are written, against Limits.PostExpand;
 // the calls and parameters visited, against Limits.Nodes; the pages
-// loaded, against Limits.Templates. Past any of these the expansion
-// stops: one box says which limit, templates produce nothing more and the
-// rest of the page is copied as written. So the output is at most the
-// page plus PostExpand plus one box, however the templates multiply.
+// loaded, against Limits.Templates; and, as a net under shapes that
+// produce little but churn a lot, the bytes copied, compared and loaded,
+// against 16 times PostExpand plus the page's length. Past any of these
+// the expansion stops: one box says which limit, templates produce
+// nothing more and the rest of the page is copied as written. So the
+// output is at most the page (nowiki content escaped) plus PostExpand
+// plus one box, however the templates multiply.
 //
 // Within one expansion each page is loaded and parsed once, and the output
 // of a template called with the same arguments is reused, so a page with

@@ -634,8 +634,11 @@ func (e *expander) source(t wiki.Title) *source {
 		return nil
 	}
 	// Editors end files with a newline; the call is usually in a line.
-	text = strings.TrimSuffix(text, "\n")
-	text = strings.TrimSuffix(text, "\r")
+	if t, ok := strings.CutSuffix(text, "\r\n"); ok {
+		text = t
+	} else {
+		text = strings.TrimSuffix(text, "\n")
+	}
 	s.text = text
 	if r := redirectTarget(text); r != "" && r != t {
 		s.target = r

@@ -57,6 +57,7 @@ var wikiPages = pages{
 	"Template:Def":         "{{{1|{{Hello}}}}}",
 	"Template:Dyn":         "{{ {{{1}}} }}",
 	"Template:NL":          "a\n\n",
+	"Template:CRLF":        "a\r\n",
 	"Template:Fenced":      "```\n{{{1}}}\n```\n{{{1}}}",
 	"Template:Lazy":        "{{#if:{{{1|}}}|{{Hello}}|{{Missing}}}}",
 	"Main":                 "main text",
@@ -131,6 +132,7 @@ var templateCases = []expandCase{
 	{"a name built from a parameter", "{{Dyn|Hello}}", "Hello, world!", nil, 0},
 	{"a parameter at the top level takes its default", "{{{1|d}}}{{{x}}}", "d{{{x}}}", nil, 0},
 	{"one trailing newline of a template is dropped", "{{NL}}", "a\n", nil, 0},
+	{"a trailing CRLF counts as one newline", "{{CRLF}}.", "a.", nil, 0},
 	{"a template can produce a table row", "| a | b |\n|---|---|\n{{Row|x|y}}\n", "| a | b |\n|---|---|\n| x | y |\n", nil, 0},
 	{"a colon names a main namespace page", "{{:Main}}", "main text", []string{"Main"}, 0},
 	{"a known namespace names that page", "{{User:Bob}}", "bob's page", []string{"User:Bob"}, 0},
@@ -433,6 +435,16 @@ func TestLimits(t *testing.T) {
 		res := mustExpand(t, doubling(45), "{{L45}}", Limits{PostExpand: 1 << 16})
 		if len(res.Text) > 1<<16+1000 || !strings.Contains(res.Text, "Post-expand include size limit exceeded") {
 			t.Errorf("output is %d bytes with %d errors", len(res.Text), res.Errors)
+		}
+	})
+	t.Run("memoized output counts against PostExpand", func(t *testing.T) {
+		p := pages{"Template:Big": strings.Repeat("x", 1000)}
+		res := mustExpand(t, p, strings.Repeat("{{Big}}", 100), Limits{PostExpand: 10_500})
+		if n := strings.Count(res.Text, strings.Repeat("x", 1000)); n != 10 {
+			t.Errorf("%d copies of the output, want 10", n)
+		}
+		if !strings.HasSuffix(res.Text, "</strong>"+strings.Repeat("{{Big}}", 90)) {
+			t.Errorf("the calls past the limit are not kept as written: …%q", res.Text[len(res.Text)-100:])
 		}
 	})
 	t.Run("nodes", func(t *testing.T) {
