@@ -1,0 +1,230 @@
+package template
+
+import (
+	"html"
+	"strconv"
+	"strings"
+)
+
+// magic returns the value of a magic word: {{PAGENAME}} and the like
+// (upper case, as MediaWiki), {{!}} for a pipe and {{=}} for an equals
+// sign that must not split an argument.
+func (e *expander) magic(name string) (string, bool) {
+	switch name {
+	case "PAGENAME":
+		return e.page.Title.Name(), true
+	case "FULLPAGENAME":
+		return string(e.page.Title), true
+	case "NAMESPACE":
+		return e.page.Title.Namespace(), true
+	case "SITENAME":
+		return e.page.SiteName, true
+	case "!":
+		return "|", true
+	case "=":
+		return "=", true
+	}
+	return "", false
+}
+
+// A parserFunc writes its result to o. first is the text after the colon,
+// expanded and trimmed; args are the other parts, unexpanded: a function
+// expands only what it uses (the branch taken).
+type parserFunc func(e *expander, first string, args []part, f *frame, o *out)
+
+// parserFunction splits "#name: first" and finds the function (names in
+// any case, as MediaWiki).
+func parserFunction(name string) (parserFunc, string, bool) {
+	if !strings.HasPrefix(name, "#") {
+		return nil, "", false
+	}
+	fn, first, ok := strings.Cut(name, ":")
+	if !ok {
+		return nil, "", false
+	}
+	var pf parserFunc
+	switch strings.ToLower(trimSpace(fn)) {
+	case "#if":
+		pf = fnIf
+	case "#ifeq":
+		pf = fnIfeq
+	case "#switch":
+		pf = fnSwitch
+	case "#expr":
+		pf = fnExpr
+	case "#ifexpr":
+		pf = fnIfexpr
+	default:
+		return nil, "", false
+	}
+	return pf, trimSpace(first), true
+}
+
+// branch writes argument i, trimmed, if there is one.
+func (e *expander) branch(args []part, i int, f *frame, o *out) {
+	if i < len(args) {
+		e.trimmed(args[i].nodes, f, o)
+	}
+}
+
+// {{#if: test | then | else}}: then when test is not empty.
+func fnIf(e *expander, first string, args []part, f *frame, o *out) {
+	if first != "" {
+		e.branch(args, 0, f, o)
+	} else {
+		e.branch(args, 1, f, o)
+	}
+}
+
+// {{#ifeq: a | b | then | else}}: then when a and b are equal, as numbers
+// if both are numbers.
+func fnIfeq(e *expander, first string, args []part, f *frame, o *out) {
+	b := ""
+	if len(args) > 0 {
+		b = e.str(args[0].nodes, f, true)
+	}
+	if e.stopped() {
+		return
+	}
+	if e.equal(first, b) {
+		e.branch(args, 1, f, o)
+	} else {
+		e.branch(args, 2, f, o)
+	}
+}
+
+// {{#switch: value | a = x | b | c = y | #default = z | fallback}}: the
+// value of the first case equal to value; bare cases fall through to the
+// next case with a value; without a match, the #default case's value, or
+// a bare last case.
+func fnSwitch(e *expander, primary string, args []part, f *frame, o *out) {
+	found, defaultFound := false, false
+	var def []node
+	hasDef := false
+	lastBare, lastItem := false, ""
+	for i := range args {
+		p := &args[i]
+		if p.eq >= 0 {
+			lastBare = false
+			if found {
+				e.trimmed(p.value(), f, o)
+				return
+			}
+			test := e.str(p.name(), f, true)
+			if e.stopped() {
+				return
+			}
+			if e.equal(test, primary) {
+				e.trimmed(p.value(), f, o)
+				return
+			}
+			if defaultFound || strings.EqualFold(test, "#default") {
+				def, hasDef, defaultFound = p.value(), true, false
+			}
+			continue
+		}
+		lastBare = true
+		lastItem = e.str(p.nodes, f, true)
+		if e.stopped() {
+			return
+		}
+		if e.equal(lastItem, primary) {
+			found = true
+		} else if strings.EqualFold(lastItem, "#default") {
+			defaultFound = true
+		}
+	}
+	switch {
+	case lastBare:
+		e.put(o, lastItem, false)
+	case hasDef:
+		e.trimmed(def, f, o)
+	}
+}
+
+// {{#expr: expression}}: the value, or an error box.
+func fnExpr(e *expander, first string, args []part, f *frame, o *out) {
+	v, err := evalExpr(first)
+	if err != nil {
+		e.errorBox(o, html.EscapeString(err.Error()))
+		return
+	}
+	e.put(o, v, false)
+}
+
+// {{#ifexpr: expression | then | else}}: then when the value is not zero.
+func fnIfexpr(e *expander, first string, args []part, f *frame, o *out) {
+	v, err := evalExpr(first)
+	if err != nil {
+		e.errorBox(o, html.EscapeString(err.Error()))
+		return
+	}
+	if x, ok := number(v); ok && x != 0 {
+		e.branch(args, 0, f, o)
+	} else {
+		e.branch(args, 1, f, o)
+	}
+}
+
+// equal compares as PHP's == does for two strings: as numbers when both
+// are numeric, else byte for byte.
+func (e *expander) equal(a, b string) bool {
+	e.spend(len(a) + len(b))
+	if a == b {
+		return true
+	}
+	x, ok := number(a)
+	if !ok {
+		return false
+	}
+	y, ok := number(b)
+	return ok && x == y
+}
+
+// number parses a numeric string the way PHP recognizes one: an optional
+// sign, digits with an optional decimal point, an optional exponent.
+func number(s string) (float64, bool) {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i, digits = i+1, digits+1
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i, digits = i+1, digits+1
+		}
+	}
+	if digits == 0 {
+		return 0, false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		k := j
+		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+			k++
+		}
+		if k == j {
+			return 0, false
+		}
+		i = k
+	}
+	if i != len(s) {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		// Out of range: ParseFloat returns ±Inf, as PHP does.
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return v, true
+		}
+		return 0, false
+	}
+	return v, true
+}
