@@ -769,8 +769,9 @@ func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Edi
 		return err
 	}
 	// The store drops the search entry in the transaction; the jobs only
-	// recolour the links to t and purge external caches.
-	jobs := append([]wiki.JobSpec{BacklinksJob(t)}, e.cdnJobs(t, purge.LogTitle)...)
+	// recolour the links to t, bring the pages transcluding it up to date
+	// and purge external caches.
+	jobs := append([]wiki.JobSpec{BacklinksJob(t), TransclusionsJob(t)}, e.cdnJobs(t, purge.LogTitle)...)
 	jobs = append(jobs, e.purger.Outbox([]int64{p.ID}, t, purge.LogTitle)...)
 	if err := e.store.DeletePage(ctx, t, ed.UserID, ed.UserName, wiki.OneLine(reason, 500), e.now(), jobs...); err != nil {
 		e.maybeCommitted(ctx, err, []int64{p.ID}, t, purge.LogTitle)
