@@ -57,6 +57,7 @@ func init() {
 type sample struct {
 	due, sent, done time.Time
 	ok, hit         bool
+	cache           string // X-Cache: HIT, MISS, SPLICE (a logged-in view of cached bytes)
 }
 
 // sampler sends to its targets at rate each, concurrently, until stopped.
@@ -87,10 +88,14 @@ func (s *sampler) start(ctx context.Context, targets []target, rate float64) (st
 				if ctx.Err() != nil {
 					return
 				}
+				tt := t
+				if len(t.urls) > 0 {
+					tt.url = t.urls[i%len(t.urls)]
+				}
 				reqs.Go(func() {
 					sent := time.Now()
-					ok, hit := s.fetch(ctx, t)
-					smp := sample{due: due, sent: sent, done: time.Now(), ok: ok, hit: hit}
+					ok, cache := s.fetchCache(ctx, tt)
+					smp := sample{due: due, sent: sent, done: time.Now(), ok: ok, hit: cache == "HIT", cache: cache}
 					s.mu.Lock()
 					s.got[t.id] = append(s.got[t.id], smp)
 					s.mu.Unlock()
@@ -106,13 +111,19 @@ func (s *sampler) start(ctx context.Context, targets []target, rate float64) (st
 }
 
 func (s *sampler) fetch(ctx context.Context, t target) (ok, hit bool) {
+	ok, cache := s.fetchCache(ctx, t)
+	return ok, cache == "HIT"
+}
+
+// fetchCache is fetch with the response's X-Cache.
+func (s *sampler) fetchCache(ctx context.Context, t target) (ok bool, cache string) {
 	res, err := s.client.Do(newRequest(ctx, t))
 	if err != nil {
-		return false, false
+		return false, ""
 	}
 	_, err = io.Copy(io.Discard, res.Body)
 	res.Body.Close()
-	return err == nil && res.StatusCode == http.StatusOK, res.Header.Get("X-Cache") == "HIT"
+	return err == nil && res.StatusCode == http.StatusOK, res.Header.Get("X-Cache")
 }
 
 // latStats summarizes samples: latency from the due time and from the send.

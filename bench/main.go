@@ -83,6 +83,9 @@ func main() {
 	if nodesFlags.on {
 		runMode = runNodes // nodes.go: PostgreSQL, two wikid nodes, wrk
 	}
+	if templatesFlags.on {
+		runMode = runTemplates // templates.go: its own wikid, no tools
+	}
 	if err := runMode(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

@@ -18,6 +18,7 @@ type target struct {
 	url      string
 	headers  []string // "Name: value"
 	script   string   // wrk Lua script, "" for none
+	urls     []string // the sampler's rotation: request i goes to urls[i%len(urls)] when set
 }
 
 func newRequest(ctx context.Context, t target) *http.Request {
