@@ -35,7 +35,8 @@ type titleFix struct {
 // "Talk:Foo", "Wikid:About" is "Project:About") to the title it parses
 // to, each by the engine's move as the maintenance script (history, log,
 // recent changes, purges and jobs as for any move), without a redirect
-// unless asked for: URLs reach the new title, never the old one. A page
+// unless asked for: URLs reach the new title, never the old one; the pages
+// linking to the old title get their link rows derived again. A page
 // whose title is in normal form but whose namespace column is not the
 // title's gets its column corrected. What cannot be done (the new title
 // is taken, the title is refused, the page is deleted) is reported and
@@ -149,11 +150,40 @@ func moveToParsed(ctx context.Context, a *app.App, p store.CheckTitle, to wiki.T
 	if dryRun {
 		return nil
 	}
-	_, err := a.Engine.Move(ctx, wiki.Title(p.Title), to, reason, redirect, ed)
+	from := wiki.Title(p.Title)
+	_, err := a.Engine.Move(ctx, from, to, reason, redirect, ed)
 	if errors.Is(err, wiki.ErrExists) {
 		return wiki.Errorf(wiki.KindConflict, "a page %s was created meanwhile; merge the two by hand", quoteName(string(to)))
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return relink(ctx, a, from)
+}
+
+// relink queues the re-derivation of the link rows of the pages linking to
+// old, a title saved before today's rules: their rows name it as it was
+// parsed then, and their text now links to the title it has become. (The
+// move re-renders them already.)
+func relink(ctx context.Context, a *app.App, old wiki.Title) error {
+	q := wiki.ListQuery{Limit: 1000}
+	for {
+		pages, err := a.Store.Backlinks(ctx, old, q)
+		if err != nil || len(pages) == 0 {
+			return err
+		}
+		jobs := make([]wiki.JobSpec, len(pages))
+		for i, p := range pages {
+			jobs[i] = engine.LinksJob(p.Title)
+		}
+		if err := a.Store.EnqueueJobs(ctx, jobs); err != nil {
+			return err
+		}
+		if len(pages) < q.Limit {
+			return nil
+		}
+		q.After = pages[len(pages)-1].Title
+	}
 }
 
 func countPages(n int) string      { return plural(n, "page", "pages") }

@@ -62,6 +62,12 @@ func TestFixTitles(t *testing.T) {
 		return p.ID
 	}
 	takenBy := savePage(t, db, "Talk:Taken").ID
+	// A page linking to one of them, its link row naming the title as it
+	// was parsed then.
+	linker := savePage(t, db, "Linker")
+	if _, err := raw.ExecContext(ctx, `INSERT INTO links (from_page, kind, target_title) VALUES (?, 'link', 'Talk:foo')`, linker.ID); err != nil {
+		t.Fatal(err)
+	}
 	talkFoo := old("Talk:foo", "", false)                                // Talk was no namespace: "talk:foo" was saved so
 	about := old("Wikid:About", "Wikid", false)                          // the project namespace's old name
 	talkBar := old("Talk:Bar", "", false)                                // the right title, in the main namespace's column
@@ -156,6 +162,9 @@ func TestFixTitles(t *testing.T) {
 		}
 		if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE state = 'queued'`).Scan(&n); err != nil || n == 0 {
 			t.Errorf("%d jobs queued (err %v): a move's jobs are for the server's workers", n, err)
+		}
+		if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE state = 'queued' AND kind = 'links' AND payload LIKE '%"Linker"%'`).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%d link jobs for the page linking to the old title (err %v), want 1", n, err)
 		}
 	})
 
