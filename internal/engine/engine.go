@@ -519,6 +519,8 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		if err != nil {
 			return SaveOutcome{}, err
 		}
+		// Purged with the page: the categories it joined or left and, when
+		// it is created, its talk page or subject.
 		cats := changedTitles(oldCats, links.Categories)
 		if base == 0 {
 			cats = withPair(cats, ed.Title)
