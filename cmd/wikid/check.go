@@ -124,8 +124,15 @@ func checkData(ctx context.Context, db checkSource, r *checkReport) error {
 			r.finding("page %d%s %q: %s%s", p.PageID, state, p.Title, wiki.Message(err), repair)
 			t = wiki.Title(p.Title)
 		case string(t) != p.Title:
+			// A title saved before its namespace existed ("talk:foo" was
+			// "Talk:foo", now "Talk:Foo"), or before a rule changed: its
+			// move also sets its namespace column.
+			if !p.Deleted {
+				repair = "; move it there with: wikid fix-titles"
+			}
 			r.finding("page %d%s %s: not in normal form; the title is now %s, which cannot reach this page%s",
 				p.PageID, state, quoteName(p.Title), quoteName(string(t)), repair)
+			return nil
 		}
 		if t.Namespace() != p.NS {
 			nsMismatch = append(nsMismatch, p)
@@ -164,7 +171,11 @@ func checkData(ctx context.Context, db checkSource, r *checkReport) error {
 
 	r.section("Stored data that disagrees with itself:")
 	for _, p := range nsMismatch {
-		r.finding("page %d %q: its namespace column says %s, its title %s", p.PageID, p.Title, nsName(p.NS), nsName(wiki.Title(p.Title).Namespace()))
+		repair := ""
+		if t, err := wiki.ParseTitle(p.Title); err == nil && string(t) == p.Title {
+			repair = "; wikid fix-titles corrects it"
+		}
+		r.finding("page %d %q: its namespace column says %s, its title %s%s", p.PageID, p.Title, nsName(p.NS), nsName(wiki.Title(p.Title).Namespace()), repair)
 	}
 	for _, u := range groups.staleSkeletons {
 		r.finding("user %d %q: its stored look-alike key (users.skeleton) is out of date, so look-alikes of it are not refused", u.ID, u.Name)

@@ -140,7 +140,7 @@ func TestCheck(t *testing.T) {
 			"  \"Admin\" (id 1), \"\u0410dmin\" (\"\\u0410dmin\") (id 3)",
 			"",
 			"Stored data that disagrees with itself:",
-			fmt.Sprintf(`  page %d "Notes": its namespace column says "Talk", its title (main)`, wrongNS.ID),
+			fmt.Sprintf(`  page %d "Notes": its namespace column says "Talk", its title (main); wikid fix-titles corrects it`, wrongNS.ID),
 			fmt.Sprintf(`  page %d "Broken": its latest revision 999999 does not exist`, broken.ID),
 			fmt.Sprintf(`  revision %d belongs to page 424242, which does not exist`, wrongNS.LatestID+1),
 			"",

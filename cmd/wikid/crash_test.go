@@ -87,7 +87,7 @@ func crashDuringDrain(t *testing.T, dsn string) {
 		latest[i] = api.put(fmt.Sprintf("Page %d", i), 0, fmt.Sprintf("Word zqa%dx. See [[Crash target]].", i))
 	}
 	for i := range 20 {
-		if body := srv.get(t, fmt.Sprintf("/wiki/Page_%d", i)); !strings.Contains(body, `class="new"`) {
+		if body := srv.get(t, fmt.Sprintf("/wiki/Page_%d", i)); !strings.Contains(body, redLinkTo("Crash target")) {
 			t.Fatalf("Page %d: the link to a missing page is not red", i)
 		}
 	}
@@ -165,17 +165,17 @@ func crashDuringDrain(t *testing.T, dsn string) {
 			if i < edits {
 				word, gone = fmt.Sprintf("zqb%dx", i), fmt.Sprintf("zqa%dx", i)
 			}
-			hits, err := db.Search(ctx, word, 0, 10)
+			hits, err := db.Search(ctx, wiki.SearchQuery{Text: word, Limit: 10})
 			if err != nil || len(hits) != 1 || hits[0].Title != wiki.Title(fmt.Sprintf("Page %d", i)) {
 				t.Fatalf("search %q = %+v, %v", word, hits, err)
 			}
 			if gone != "" {
-				if hits, _ := db.Search(ctx, gone, 0, 10); len(hits) != 0 {
+				if hits, _ := db.Search(ctx, wiki.SearchQuery{Text: gone, Limit: 10}); len(hits) != 0 {
 					t.Fatalf("search %q finds the text replaced by an edit: %+v", gone, hits)
 				}
 			}
 		}
-		if hits, _ := db.Search(ctx, "zqtarget", 0, 10); len(hits) != 1 {
+		if hits, _ := db.Search(ctx, wiki.SearchQuery{Text: "zqtarget", Limit: 10}); len(hits) != 1 {
 			t.Fatalf("the target is found %d times: %+v", len(hits), hits)
 		}
 	})
@@ -184,7 +184,7 @@ func crashDuringDrain(t *testing.T, dsn string) {
 	}
 	t.Run("every linking page was re-rendered with a blue link", func(t *testing.T) {
 		for i := range pages {
-			if body := srv.get(t, fmt.Sprintf("/wiki/Page_%d", i)); strings.Contains(body, `class="new"`) {
+			if body := srv.get(t, fmt.Sprintf("/wiki/Page_%d", i)); strings.Contains(body, redLinkTo("Crash target")) {
 				t.Fatalf("Page %d still has a red link", i)
 			}
 		}

@@ -82,6 +82,16 @@ Usage:
   wikid page move --id ID NEWTITLE [--reason TEXT]
         Rename the page with id ID (as listed by wikid check), as the
         maintenance script; works for a title no URL reaches any more.
+  wikid fix-titles [--dry-run] [--redirect] [--reason TEXT]
+        Move every page whose stored title today's title rules spell
+        otherwise (saved before its namespace existed: "Talk:foo" is now
+        "Talk:Foo", "Wikid:About" is "Project:About") to the title it now
+        has, as the maintenance script, logged as any move; correct the
+        namespace recorded with pages whose title is right. No redirect is
+        left unless --redirect (URLs reach the new title, never the old
+        one). A page whose new title is taken is skipped and reported (exit
+        status 1). --dry-run says what would be done. wikid check lists
+        such pages too.
   wikid import FILE.jsonl | DIRECTORY | - [--summary TEXT] [--user NAME]
         Import pages: JSON lines ({"title": "…", "text": "…"} per line; "-"
         reads standard input) or every .md file under DIRECTORY (the title
@@ -93,8 +103,9 @@ Usage:
   wikid check
         Report stored data that today's rules refuse: page titles and user
         names with invisible, bidirectional or unassigned characters or not
-        in normal form, users whose names look alike, pages whose latest
-        revision is missing. Reads only (safe beside a running serve); exit
+        in normal form (titles saved before their namespace existed, with
+        the title they now have), users whose names look alike, pages whose
+        latest revision is missing. Reads only (safe beside a running serve); exit
         status 0 when all is well, 1 when problems were found, 2 on errors.
   wikid stats
         Show how the database uses the disk: the file and its WAL, pages,
@@ -166,7 +177,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	state := fs.String("state", "", "jobs list: only jobs in this state")
 	limit := fs.Int("limit", 50, "jobs list: how many")
 	until := fs.String("until", "", "user block: how long (24h, 7d, infinite)")
-	reason := fs.String("reason", "", "user set-groups, block, unblock, page move: the reason, for the log")
+	reason := fs.String("reason", "", "user set-groups, block, unblock, page move, fix-titles: the reason, for the log")
 	fromStdin := fs.Bool("stdin", false, "user reset-password: read the new password from standard input")
 	all := fs.Bool("all", false, "token revoke: every token of the user")
 	pageID := fs.Int64("id", 0, "page move: the id of the page to move")
@@ -178,6 +189,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	sessions := fs.Bool("sessions", false, "migrate --from --to: copy the sign-ins too")
 	renders := fs.Bool("renders", false, "migrate --from --to: copy the stored renders too")
 	verifyOnly := fs.Bool("verify-only", false, "migrate --from --to: compare the stores, copy nothing")
+	dryRun := fs.Bool("dry-run", false, "fix-titles: say what would be done, change nothing")
+	leaveRedirect := fs.Bool("redirect", false, "fix-titles: leave a redirect at each old title")
 	// Flags may follow positional arguments: wikid user add NAME --admin.
 	var positional []string
 	for {
@@ -231,6 +244,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return pageCommand(ctx, cfg, log, sub, positional, *pageID, *reason, stdout)
 	case "check":
 		return check(ctx, cfg, positional, stdout)
+	case "fix-titles":
+		return fixTitles(ctx, cfg, log, positional, *dryRun, *leaveRedirect, *reason, stdout)
 	case "import":
 		return importCommand(ctx, cfg, log, positional, *summary, *asUser, stdin, stdout, stderr)
 	case "stats":

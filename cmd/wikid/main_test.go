@@ -204,7 +204,7 @@ func TestCLIImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	hits, err := db.Search(context.Background(), "quokkas changed", 0, 10)
+	hits, err := db.Search(context.Background(), wiki.SearchQuery{Text: "quokkas changed", Limit: 10})
 	if err != nil || len(hits) != 1 || hits[0].Title != "Imported one" {
 		t.Fatalf("search after import = %+v, %v", hits, err)
 	}

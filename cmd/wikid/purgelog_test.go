@@ -44,7 +44,7 @@ func TestJobsProcessBesideServe(t *testing.T) {
 	api.put("Linking page", 0, "See [[Target page]].")
 	api.put("Imported page", 0, "The first text, zqfirst.")
 	for range 2 { // the second view is the edge's copy
-		if body := srv.get(t, "/wiki/Linking_page"); !strings.Contains(body, `class="new"`) {
+		if body := srv.get(t, "/wiki/Linking_page"); !strings.Contains(body, redLinkTo("Target page")) {
 			t.Fatal("the link to a missing page is not red")
 		}
 		srv.get(t, "/wiki/Imported_page")
@@ -52,7 +52,7 @@ func TestJobsProcessBesideServe(t *testing.T) {
 
 	api.put("Target page", 0, "It exists now.")
 	d := within(t, "the red link turning blue on the server", func() bool {
-		return !strings.Contains(srv.get(t, "/wiki/Linking_page"), `class="new"`)
+		return !strings.Contains(srv.get(t, "/wiki/Linking_page"), redLinkTo("Target page"))
 	}, srv, jobs)
 	t.Logf("red link blue on the server %v after the page's creation", d.Round(time.Millisecond))
 
@@ -215,13 +215,13 @@ func twoServers(t *testing.T, f *folder) (a, b, jobs *wikidProc, api *apiClient)
 	// A page created on A turns B's red links blue.
 	api.put("Linking page", 0, "See [[Target page]].")
 	for range 2 {
-		if !strings.Contains(b.get(t, "/wiki/Linking_page"), `class="new"`) {
+		if !strings.Contains(b.get(t, "/wiki/Linking_page"), redLinkTo("Target page")) {
 			t.Fatal("the link to a missing page is not red on B")
 		}
 	}
 	api.put("Target page", 0, "It exists now.")
 	d := within(t, "a red link on B turning blue", func() bool {
-		return !strings.Contains(b.get(t, "/wiki/Linking_page"), `class="new"`)
+		return !strings.Contains(b.get(t, "/wiki/Linking_page"), redLinkTo("Target page"))
 	}, a, b, jobs)
 	t.Logf("red link blue on B %v after the creation on A", d.Round(time.Millisecond))
 
@@ -350,4 +350,10 @@ func formToken(t *testing.T, c *http.Client, page string) string {
 		t.Fatalf("no CSRF token on %s:\n%s", page, b)
 	}
 	return string(m[1])
+}
+
+// redLinkTo is the start of a red link to title in a page's HTML (the
+// page's tabs may hold others, to its talk page).
+func redLinkTo(title string) string {
+	return `href="` + wiki.MustTitle(title).URL() + `?action=edit&amp;redlink=1" class="new"`
 }

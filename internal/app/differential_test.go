@@ -196,10 +196,10 @@ func (w *diffWorld) genTarget(r *rand.Rand) string {
 		"/w/rest.php/v1/page/poison_target/bare", "/w/rest.php/v1/search/page", fmt.Sprintf("/w/rest.php/v1/revision/%d", w.rev1),
 		fmt.Sprintf("/w/rest.php/v1/revision/%d/compare/%d", w.rev1, w.rev2), "/", "/healthz", "/nowhere"}
 	names := []string{"action", "diff", "oldid", "redirect", "from", "offset", "limit", "q", "search", "go", "prefix",
-		"title", "target", "returnto", "older_than", "utm_source", "Action", "%61ction", "action%3Dhistory", ""}
+		"title", "target", "returnto", "older_than", "namespace", "utm_source", "Action", "%61ction", "action%3Dhistory", ""}
 	values := []string{"", "history", "raw", "edit", "view", "purge", "nonsense", "prev", "cur", "no", "0", "-1", "50", "10",
 		"99999", fmt.Sprint(w.rev1), fmt.Sprint(w.rev2), "007", "Poison_target", "Poison+target", "Poison%20target",
-		"Main%20Page", "hist%6Fry", "%zz", "%00", "a*b", "a%2Ab", "%E2%9C%93", "1e3"}
+		"Main%20Page", "hist%6Fry", "%zz", "%00", "a*b", "a%2Ab", "%E2%9C%93", "1e3", "1", "00", "+1", "%2B1", "all", "8", "abc"}
 	target := paths[r.IntN(len(paths))]
 	if r.IntN(8) == 0 {
 		return target

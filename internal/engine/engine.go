@@ -550,7 +550,12 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		if err != nil {
 			return SaveOutcome{}, err
 		}
+		// Purged with the page: the categories it joined or left and, when
+		// it is created, its talk page or subject.
 		cats := changedTitles(oldCats, links.Categories)
+		if base == 0 {
+			cats = withPair(cats, ed.Title)
+		}
 		var ids []int64 // a page created has no renders anywhere yet
 		if exists {
 			ids = []int64{cur.ID}
@@ -603,6 +608,17 @@ func (e *Engine) changeJobs(t wiki.Title, existenceChanged, reindex bool, also .
 	// The pages transcluding t show its text: every change reaches them.
 	jobs = append(jobs, TransclusionsJob(t))
 	return append(jobs, e.cdnJobs(append([]wiki.Title{t}, also...)...)...)
+}
+
+// withPair returns titles and the talk page or subject of t (Title.Pair),
+// for a change that creates or removes page t: the views of that other
+// page show whether t exists (their Page or Discussion tab, blue or red),
+// so they are purged with t's, as MediaWiki purges the "other page".
+func withPair(titles []wiki.Title, t wiki.Title) []wiki.Title {
+	if p, ok := t.Pair(); ok {
+		return append(titles, p)
+	}
+	return titles
 }
 
 // afterCommit runs after a change committed with its Outbox, before the
@@ -728,7 +744,11 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	redirect := "#REDIRECT [[" + to.String() + "]]\n"
 	// To now exists; From stops existing unless a redirect stays. Both
 	// titles' search entries follow (the moved page's, the redirect's).
-	jobs := append(e.changeJobs(to, true, false, from, purge.LogTitle), IndexJob(to))
+	also := withPair([]wiki.Title{from, purge.LogTitle}, to)
+	if !leaveRedirect {
+		also = withPair(also, from)
+	}
+	jobs := append(e.changeJobs(to, true, false, also...), IndexJob(to))
 	jobs = append(jobs, e.changeJobs(from, !leaveRedirect, false)...)
 	if leaveRedirect {
 		jobs = append(jobs, IndexJob(from))
@@ -737,7 +757,7 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	if cur, err := e.store.FindPage(ctx, from); err == nil {
 		ids = []int64{cur.ID}
 	}
-	jobs = append(jobs, e.purger.Outbox(ids, to, from, purge.LogTitle)...)
+	jobs = append(jobs, e.purger.Outbox(ids, append([]wiki.Title{to}, also...)...)...)
 	p, err := e.store.MovePage(ctx, wiki.MoveRequest{
 		From: from, To: to, Reason: summary, UserID: ed.UserID, UserName: ed.UserName,
 		LeaveRedirect: leaveRedirect, RedirectText: redirect, RedirectLinks: e.renderer.Links(redirect),
@@ -755,10 +775,10 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 		}
 	}
 	if err != nil {
-		e.maybeCommitted(ctx, err, ids, to, from, purge.LogTitle)
+		e.maybeCommitted(ctx, err, ids, append([]wiki.Title{to}, also...)...)
 		return wiki.Page{}, err
 	}
-	e.afterCommit(ctx, p.ID, to, from, purge.LogTitle)
+	e.afterCommit(ctx, p.ID, to, also...)
 	return p, nil
 }
 
@@ -771,13 +791,14 @@ func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Edi
 	// The store drops the search entry in the transaction; the jobs only
 	// recolour the links to t, bring the pages transcluding it up to date
 	// and purge external caches.
-	jobs := append([]wiki.JobSpec{BacklinksJob(t), TransclusionsJob(t)}, e.cdnJobs(t, purge.LogTitle)...)
-	jobs = append(jobs, e.purger.Outbox([]int64{p.ID}, t, purge.LogTitle)...)
+	titles := withPair([]wiki.Title{t, purge.LogTitle}, t)
+	jobs := append([]wiki.JobSpec{BacklinksJob(t), TransclusionsJob(t)}, e.cdnJobs(titles...)...)
+	jobs = append(jobs, e.purger.Outbox([]int64{p.ID}, titles...)...)
 	if err := e.store.DeletePage(ctx, t, ed.UserID, ed.UserName, wiki.OneLine(reason, 500), e.now(), jobs...); err != nil {
-		e.maybeCommitted(ctx, err, []int64{p.ID}, t, purge.LogTitle)
+		e.maybeCommitted(ctx, err, []int64{p.ID}, titles...)
 		return err
 	}
-	e.afterCommit(ctx, p.ID, t, purge.LogTitle)
+	e.afterCommit(ctx, p.ID, t, titles[1:]...)
 	return nil
 }
 
@@ -785,18 +806,19 @@ func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Edi
 func (e *Engine) Undelete(ctx context.Context, t wiki.Title, reason string, ed Editor) (wiki.Page, error) {
 	// The restored latest revision may not be the one the kept link rows
 	// came from (a page recreated, then its old history restored): relink.
-	jobs := e.changeJobs(t, true, true, purge.LogTitle)
+	also := withPair([]wiki.Title{purge.LogTitle}, t)
+	jobs := e.changeJobs(t, true, true, also...)
 	var ids []int64
 	if old, err := e.store.FindPage(ctx, t); err == nil {
 		ids = []int64{old.ID} // the page's renders, if another process kept any
 	}
-	jobs = append(jobs, e.purger.Outbox(ids, t, purge.LogTitle)...)
+	jobs = append(jobs, e.purger.Outbox(ids, append([]wiki.Title{t}, also...)...)...)
 	p, err := e.store.UndeletePage(ctx, t, ed.UserID, ed.UserName, wiki.OneLine(reason, 500), e.now(), jobs...)
 	if err != nil {
-		e.maybeCommitted(ctx, err, ids, t, purge.LogTitle)
+		e.maybeCommitted(ctx, err, ids, append([]wiki.Title{t}, also...)...)
 		return wiki.Page{}, err
 	}
-	e.afterCommit(ctx, p.ID, t, purge.LogTitle)
+	e.afterCommit(ctx, p.ID, t, also...)
 	return p, nil
 }
 
@@ -857,20 +879,21 @@ func (e *Engine) purgeExternal(ctx context.Context, titles ...wiki.Title) {
 // MaxSearchHits is the most hits one search returns.
 const MaxSearchHits = 100
 
-// Search runs a search (see wiki.Store.Search) for limit hits (1 to
+// Search runs a search (see wiki.Store.Search) for q.Limit hits (1 to
 // MaxSearchHits) and makes each hit's snippet from its page's text as
 // readers see it: the lines around the first match, as text. more reports
 // that hits follow the page.
-func (e *Engine) Search(ctx context.Context, query string, offset, limit int) (hits []wiki.SearchHit, more bool, err error) {
-	limit = min(max(limit, 1), MaxSearchHits)
-	hits, err = e.store.Search(ctx, query, offset, limit+1)
+func (e *Engine) Search(ctx context.Context, sq wiki.SearchQuery) (hits []wiki.SearchHit, more bool, err error) {
+	limit := min(max(sq.Limit, 1), MaxSearchHits)
+	sq.Limit = limit + 1
+	hits, err = e.store.Search(ctx, sq)
 	if err != nil {
 		return nil, false, err
 	}
 	if len(hits) > limit {
 		hits, more = hits[:limit], true
 	}
-	q := store.ParseQuery(query)
+	q := store.ParseQuery(sq.Text)
 	for i := range hits {
 		hits[i].Snippet = store.Snippet(e.renderer.PlainText(store.SnippetSource(hits[i].Source, q)), q)
 		hits[i].Source = ""

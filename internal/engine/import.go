@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/wikid/wikid/internal/store"
@@ -110,6 +111,9 @@ func (e *Engine) Import(ctx context.Context, pages iter.Seq2[ImportPage, error],
 				ids = append(ids, r.Page.ID)
 				titles = append(append(titles, b.reqs[i].Title), b.reqs[i].Links.Categories...)
 			}
+			if r.Created {
+				titles = withPair(titles, b.reqs[i].Title)
+			}
 		}
 		if len(ids) > 0 {
 			e.invalidate(ids...)
@@ -147,7 +151,9 @@ func (e *Engine) importRequests(ctx context.Context, pages []ImportPage, ed Edit
 				reqs[i] = wiki.SaveRequest{
 					Title: p.Title, Text: text, Summary: summary, UserID: ed.UserID, UserName: ed.UserName,
 					Links: links, SearchText: plain, SearchTerms: store.IndexText(plain), Time: now, Group: ed.Group,
-					Jobs: e.changeJobs(p.Title, true, false, links.Categories...),
+					// Whether the page is created is known after: its
+					// pair is purged at external caches either way.
+					Jobs: e.changeJobs(p.Title, true, false, withPair(slices.Clone(links.Categories), p.Title)...),
 				}
 			}
 		})

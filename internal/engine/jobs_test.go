@@ -81,7 +81,7 @@ func state(t *testing.T, db *sqlite.DB, e *engine.Engine) string {
 	for _, p := range bl {
 		fmt.Fprintf(&b, "backlink %s\n", p.Title)
 	}
-	hits, _, err := e.Search(ctx, "words", 0, 10)
+	hits, _, err := e.Search(ctx, wiki.SearchQuery{Text: "words", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestSearchPages(t *testing.T) {
 		offset, limit, hits int
 		more                bool
 	}{{0, 2, 2, true}, {2, 2, 1, false}, {0, 3, 3, false}, {0, -4, 1, true}, {0, 1 << 62, 3, false}} {
-		hits, more, err := e.Search(ctx, "common", c.offset, c.limit)
+		hits, more, err := e.Search(ctx, wiki.SearchQuery{Text: "common", Offset: c.offset, Limit: c.limit})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,6 +32,10 @@ const (
 	Enum
 	// Flag is present or not: any value is written "1".
 	Flag
+	// Namespace is a namespace by MediaWiki's number (namespace=1 is
+	// Talk), written in plain decimal; "all" is every namespace, the same
+	// as no value, and is dropped.
+	Namespace
 )
 
 // Param is one parameter a route reads.
@@ -151,6 +155,17 @@ func (p *Param) normalize(v string) (string, error) {
 		return t.Key(), nil
 	case Flag:
 		return "1", nil
+	case Namespace:
+		if strings.EqualFold(v, "all") {
+			return "", nil
+		}
+		id, err := strconv.Atoi(v)
+		n, ok := wiki.NamespaceByID(id)
+		if err != nil || !ok {
+			return "", wiki.Errorf(wiki.KindInvalid, "the parameter %s must be the number of a namespace (%s) or all, not %.40q; fix the link",
+				p.Name, namespaceNumbers, v)
+		}
+		return n.Param(), nil
 	case Enum:
 		if slices.Contains(p.Values, v) {
 			return v, nil
@@ -159,6 +174,16 @@ func (p *Param) normalize(v string) (string, error) {
 	}
 	return "", nil
 }
+
+// namespaceNumbers lists the namespaces' numbers for error messages:
+// "0 (Main), 1 Talk, …".
+var namespaceNumbers = func() string {
+	parts := make([]string, len(wiki.Namespaces))
+	for i, n := range wiki.Namespaces {
+		parts[i] = n.Param() + " " + n.Label()
+	}
+	return strings.Join(parts, ", ")
+}()
 
 func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 }
 
@@ -232,6 +257,21 @@ func (q *Request) Int(name string, def int64) int64 {
 		return def
 	}
 	return n
+}
+
+// Namespaces returns a Namespace parameter as a namespace filter: the
+// canonical name of the namespace it names, or nil (every namespace) when
+// it is absent.
+func (q *Request) Namespaces(name string) []string {
+	id, err := strconv.Atoi(q.Params.Get(name))
+	if err != nil {
+		return nil
+	}
+	n, ok := wiki.NamespaceByID(id)
+	if !ok {
+		return nil
+	}
+	return []string{n.Name}
 }
 
 // Title returns a TitleKey parameter, or "" when absent.

@@ -15,6 +15,7 @@ var testSpec = &Spec{Name: "test", Params: []Param{
 	{Name: "from", Kind: TitleKey},
 	{Name: "q", Alias: "search", Kind: Text, Max: 20},
 	{Name: "go", Kind: Flag},
+	{Name: "namespace", Kind: Namespace},
 }}
 
 func TestCanonicalForms(t *testing.T) {
@@ -57,6 +58,28 @@ func TestCanonicalForms(t *testing.T) {
 		{"diff", "", ""},
 		{"q=%zz", "", "malformed"},
 		{"q=%FF", "", "UTF-8"},
+		// Namespaces by MediaWiki's numbers; other spellings of a number
+		// have one canonical form, anything else is refused.
+		{"namespace=0", "namespace=0", ""},
+		{"namespace=1", "namespace=1", ""},
+		{"namespace=15", "namespace=15", ""},
+		{"namespace=00", "namespace=0", ""},
+		{"namespace=%2B1", "namespace=1", ""},
+		{"namespace=+1", "namespace=1", ""},
+		{"namespace=-0", "namespace=0", ""},
+		{"namespace=0001", "namespace=1", ""},
+		{"namespace=", "", ""},
+		{"namespace=all", "", ""},
+		{"namespace=ALL", "", ""},
+		{"namespace=abc", "", "must be the number of a namespace (0 (Main), 1 Talk, 2 User"},
+		{"namespace=8", "", "must be the number of a namespace"},
+		{"namespace=-1", "", "must be the number of a namespace"},
+		{"namespace=1e0", "", "must be the number of a namespace"},
+		{"namespace=0x1", "", "must be the number of a namespace"},
+		{"namespace=99999999999999999999", "", "must be the number of a namespace"},
+		{"namespace=Talk", "", "must be the number of a namespace"},
+		{"namespace=1&namespace=01", "namespace=1", ""},
+		{"namespace=1&namespace=2", "", "given twice"},
 	} {
 		q, err := ParseQuery(tc.query)
 		var got Params

@@ -109,9 +109,9 @@ func (st Timed) PageCategories(ctx context.Context, pageID int64) ([]wiki.Title,
 	return st.Store.PageCategories(ctx, pageID)
 }
 
-func (st Timed) Search(ctx context.Context, query string, offset, limit int) ([]wiki.SearchHit, error) {
+func (st Timed) Search(ctx context.Context, q wiki.SearchQuery) ([]wiki.SearchHit, error) {
 	defer since(ctx, time.Now())
-	return st.Store.Search(ctx, query, offset, limit)
+	return st.Store.Search(ctx, q)
 }
 
 func (st Timed) RandomPage(ctx context.Context) (wiki.Title, error) {

@@ -138,7 +138,8 @@ func (v *Views) funcs() template.FuncMap {
 		"summaryHTML": func(s string) template.HTML { return template.HTML(render.Summary(s)) },
 		// Links with names in them, written in the canonical form the
 		// server expects (html/template would escape in lower case).
-		"userURL":          func(name string) string { return wiki.Title("User:" + name).URL() },
+		"userURL":          func(name string) string { return wiki.Title(wiki.NSUser + ":" + name).URL() },
+		"userTalkURL":      func(name string) string { return wiki.Title(wiki.NSUserTalk + ":" + name).URL() },
 		"contribsURL":      ContribsURL,
 		"searchURL":        func(q string) string { return "/wiki/Special:Search?q=" + httpx.QueryEscape(q) },
 		"loginURL":         func(t wiki.Title) string { return "/wiki/Special:UserLogin?returnto=" + httpx.QueryEscape(t.Key()) },
@@ -146,7 +147,8 @@ func (v *Views) funcs() template.FuncMap {
 		"userSpecialURL": func(page, name string) string {
 			return "/wiki/Special:" + page + "/" + wiki.EscapeKey(strings.ReplaceAll(name, " ", "_"))
 		},
-		"tabs": tabsHTML,
+		"tabs":   tabsHTML,
+		"nstabs": namespaceTabsHTML,
 		// Log entry params hold titles and expiries as text.
 		"titleOf": func(s string) wiki.Title { return wiki.Title(s) },
 		"protectLogURL": func(t wiki.Title) string {

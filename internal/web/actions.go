@@ -32,7 +32,9 @@ type formData struct {
 
 func (s *Server) writeForm(w http.ResponseWriter, r *http.Request, t wiki.Title, tab string, status int, d formData) error {
 	p := s.formPage(r, d.Heading)
-	p.Tabs = s.titleTabs(r, t, tab, true)
+	if err := s.setTabs(p, r, t, tab, true); err != nil {
+		return err
+	}
 	p.Data = d
 	s.writePage(w, r, status, "form", p)
 	return nil

@@ -39,7 +39,7 @@ var (
 	specRESTHistory  = &httpx.Spec{Name: "rest:page:history", Params: []httpx.Param{{Name: "older_than", Kind: httpx.ID, What: "a revision number"}}}
 	specRESTEdit     = &httpx.Spec{Name: "rest:page:edit"}
 	specRESTCreate   = &httpx.Spec{Name: "rest:page:create"}
-	specRESTSearch   = &httpx.Spec{Name: "rest:search", Params: []httpx.Param{{Name: "q", Kind: httpx.Text, Max: 300}, {Name: "limit", Kind: httpx.Limit, Max: 100, Default: "10"}}}
+	specRESTSearch   = &httpx.Spec{Name: "rest:search", Params: []httpx.Param{{Name: "q", Kind: httpx.Text, Max: 300}, {Name: "limit", Kind: httpx.Limit, Max: 100, Default: "10"}, namespaceParam}}
 	specRESTTitles   = &httpx.Spec{Name: "rest:search-title", Params: []httpx.Param{{Name: "q", Kind: httpx.Text, Max: 255}, {Name: "limit", Kind: httpx.Limit, Max: 100, Default: "10"}}}
 	specRESTRevision = &httpx.Spec{Name: "rest:revision"}
 	specRESTCompare  = &httpx.Spec{Name: "rest:compare"}
@@ -496,7 +496,8 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 	if q == "" {
 		return wiki.Errorf(wiki.KindInvalid, "give a search query: ?q=words")
 	}
-	hits, _, err := s.eng.Search(r.Context(), q, 0, int(rq.Int("limit", 10)))
+	namespaces, _ := namespaceFilter(r)
+	hits, _, err := s.eng.Search(r.Context(), wiki.SearchQuery{Text: q, Limit: int(rq.Int("limit", 10)), Namespaces: namespaces})
 	if err != nil {
 		return err
 	}

@@ -348,7 +348,9 @@ func (s *Server) view(w http.ResponseWriter, r *http.Request, t wiki.Title) erro
 		expireWith(r, pr.Expiry)
 	}
 	p := s.page(r, string(d.Title))
-	p.Tabs = s.titleTabs(r, d.Title, "view", true)
+	if err := s.setTabs(p, r, d.Title, "view", true); err != nil {
+		return err
+	}
 	setSpliceNote(r, d.Title, true)
 	p.ReturnTo = returnToQuery(d.Title)
 	p.Data = d
@@ -431,7 +433,9 @@ func (s *Server) missing(w http.ResponseWriter, r *http.Request, t wiki.Title, d
 		}
 		if len(d.Members) > 0 {
 			p := s.page(r, string(t))
-			p.Tabs = s.titleTabs(r, t, "view", false)
+			if err := s.setTabs(p, r, t, "view", false); err != nil {
+				return err
+			}
 			setSpliceNote(r, t, false)
 			p.Data = d
 			s.writeBodyPage(w, r, p, "view", cachePublic, time.Time{})
@@ -439,7 +443,9 @@ func (s *Server) missing(w http.ResponseWriter, r *http.Request, t wiki.Title, d
 		}
 	}
 	p := s.page(r, string(t))
-	p.Tabs = s.titleTabs(r, t, "view", false)
+	if err := s.setTabs(p, r, t, "view", false); err != nil {
+		return err
+	}
 	p.ReturnTo = returnToQuery(t)
 	p.NoIndex = true
 	log, err := s.titleLog(r, t)
@@ -466,7 +472,9 @@ func (s *Server) viewOld(w http.ResponseWriter, r *http.Request, t wiki.Title) e
 	d := &viewData{Title: page.Title, Revision: rev, Body: template.HTML(rd.HTML), TOC: template.HTML(rd.TOC),
 		Categories: rd.Categories, OldRevision: rev.ID != page.LatestID}
 	p := s.page(r, string(t))
-	p.Tabs = s.titleTabs(r, t, "view", true)
+	if err := s.setTabs(p, r, t, "view", true); err != nil {
+		return err
+	}
 	p.NoIndex = true
 	p.Data = d
 	s.writeBodyPage(w, r, p, "view", cachePublic, rev.Time)
@@ -567,7 +575,9 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 	} else if b != nil {
 		p := s.page(r, "Blocked from editing")
 		p.NoIndex = true
-		p.Tabs = s.titleTabs(r, t, "edit", true)
+		if err := s.setTabs(p, r, t, "edit", true); err != nil {
+			return err
+		}
 		p.Data = errorData{Heading: "You are blocked from editing", Message: blockMessage(*b), Back: t.URL()}
 		s.writePage(w, r, http.StatusForbidden, "error", p)
 		return nil
@@ -619,7 +629,9 @@ func (s *Server) writeEdit(w http.ResponseWriter, r *http.Request, status int, d
 		verb = "Creating "
 	}
 	p := s.formPage(r, verb+string(d.Title))
-	p.Tabs = s.titleTabs(r, d.Title, "edit", !d.Creating)
+	if err := s.setTabs(p, r, d.Title, "edit", !d.Creating); err != nil {
+		return err
+	}
 	s.listTemplates(r, d)
 	if !d.Creating {
 		// What a save of a template sets going: shown before it is saved.
@@ -772,7 +784,9 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t wiki.Title) e
 	}
 	d.Revisions = revs
 	p := s.page(r, "History of "+string(t))
-	p.Tabs = s.titleTabs(r, t, "history", !page.Deleted)
+	if err := s.setTabs(p, r, t, "history", !page.Deleted); err != nil {
+		return err
+	}
 	p.NoIndex = true
 	p.Data = d
 	s.writeBodyPage(w, r, p, "history", cachePublic, page.Touched)
@@ -846,7 +860,9 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 	if d.CanRevert {
 		p.CSRF = s.csrfToken(r)
 	}
-	p.Tabs = s.titleTabs(r, t, "history", true)
+	if err := s.setTabs(p, r, t, "history", true); err != nil {
+		return err
+	}
 	p.NoIndex = true
 	p.Data = d
 	s.writeBodyPage(w, r, p, "diff", cachePublic, newRev.Time)

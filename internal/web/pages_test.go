@@ -115,7 +115,7 @@ func TestReadingAndEditing(t *testing.T) {
 		res := anon.Get("/wiki/Linker")
 		mustStatus(t, res, http.StatusOK)
 		mustContain(t, res, `href="/wiki/Link_target"`)
-		mustNotContain(t, res, `class="new"`)
+		mustNotContain(t, res, `href="/wiki/Link_target?action=edit`)
 	})
 
 	t.Run("an edit from the latest base makes a new revision listed in the history", func(t *testing.T) {

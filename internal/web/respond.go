@@ -20,6 +20,7 @@ type Page struct {
 	ReturnTo          string // "?returnto=Title" for the login links, or ""
 	SearchQuery       string
 	Tabs              []Tab
+	NSTabs            []Tab // the page's and its discussion's (namespaceTabs)
 	Flash             string
 	NoIndex           bool
 	Data              any
@@ -85,6 +86,60 @@ func (s *Server) formPage(r *http.Request, headTitle string) *Page {
 
 func (s *Server) titleTabs(r *http.Request, t wiki.Title, active string, exists bool) []Tab {
 	return s.tabsFor(viewerOf(r), t, active, exists)
+}
+
+// setTabs gives p the tabs of page t (exists says whether it does): its
+// actions, with active the one shown, and its namespace tabs.
+func (s *Server) setTabs(p *Page, r *http.Request, t wiki.Title, active string, exists bool) error {
+	p.Tabs = s.titleTabs(r, t, active, exists)
+	ns, err := s.namespaceTabs(r, t, exists)
+	p.NSTabs = ns
+	return err
+}
+
+// namespaceTabs returns the tabs of t's subject page and talk page, as
+// MediaWiki draws them: "Page" (or "User page", "Template"…) and
+// "Discussion", t's own marked active, one naming a page that does not
+// exist red and leading to its edit form. It reads whether the other page
+// exists, so a cached response showing them carries t's tag and the
+// engine purges t when the other page is created or deleted.
+func (s *Server) namespaceTabs(r *http.Request, t wiki.Title, exists bool) ([]Tab, error) {
+	pair, ok := t.Pair()
+	if !ok {
+		return nil, nil
+	}
+	found, err := s.store.ExistingTitles(r.Context(), []wiki.Title{pair})
+	if err != nil {
+		return nil, err
+	}
+	tab := func(u wiki.Title, exists bool) Tab {
+		label := "Discussion"
+		if !u.IsTalk() {
+			label = subjectTabLabels[u.Namespace()]
+		}
+		tb := Tab{Label: label, URL: u.URL(), Active: u == t, New: !exists}
+		if !exists {
+			tb.URL += "?action=edit&redlink=1"
+		}
+		return tb
+	}
+	subject, talk := tab(t, exists), tab(pair, found[pair])
+	if t.IsTalk() {
+		subject, talk = talk, subject
+	}
+	return []Tab{subject, talk}, nil
+}
+
+// subjectTabLabels name the tab of a subject page by its namespace, as
+// MediaWiki's do (nstab-main, nstab-user…).
+var subjectTabLabels = map[string]string{
+	wiki.NSMain:     "Page",
+	wiki.NSUser:     "User page",
+	wiki.NSProject:  "Project page",
+	wiki.NSFile:     "File",
+	wiki.NSTemplate: "Template",
+	wiki.NSHelp:     "Help page",
+	wiki.NSCategory: "Category",
 }
 
 func (s *Server) tabsFor(v Viewer, t wiki.Title, active string, exists bool) []Tab {

@@ -48,14 +48,15 @@ var specialRoutes = func() map[string]*specialRoute {
 		{name: "UserLogin", spec: specialSpec("UserLogin", returnToParam), post: true, open: true, handle: (*Server).loginPage},
 		{name: "CreateAccount", spec: specialSpec("CreateAccount", returnToParam), post: true, open: true, handle: (*Server).createAccountPage},
 		{name: "UserLogout", spec: specialSpec("UserLogout"), post: true, open: true, handle: (*Server).logoutPage},
-		{name: "RecentChanges", spec: specialSpec("RecentChanges", rcOffsetParam, limitParam(500, "50")), handle: (*Server).recentChanges},
-		{name: "AllPages", spec: specialSpec("AllPages", httpx.Param{Name: "prefix", Kind: httpx.TitleKey}, fromParam, limitParam(1000, "200")), handle: (*Server).allPages},
+		{name: "RecentChanges", spec: specialSpec("RecentChanges", rcOffsetParam, limitParam(500, "50"), namespaceParam), handle: (*Server).recentChanges},
+		{name: "AllPages", spec: specialSpec("AllPages", httpx.Param{Name: "prefix", Kind: httpx.TitleKey}, fromParam, limitParam(1000, "200"), namespaceParam),
+			handle: (*Server).allPages},
 		{name: "Categories", spec: specialSpec("Categories", fromParam, limitParam(1000, "200")), handle: (*Server).categories},
 		{name: "Search", spec: specialSpec("Search", httpx.Param{Name: "q", Alias: "search", Kind: httpx.Text, Max: 300},
-			httpx.Param{Name: "go", Kind: httpx.Flag}, httpx.Param{Name: "offset", Kind: httpx.Offset, Max: 10000}), handle: (*Server).search},
+			httpx.Param{Name: "go", Kind: httpx.Flag}, httpx.Param{Name: "offset", Kind: httpx.Offset, Max: 10000}, namespaceParam), handle: (*Server).search},
 		{name: "Random", spec: specialSpec("Random"), handle: (*Server).random},
 		{name: "WhatLinksHere", spec: specialSpec("WhatLinksHere", fromParam, limitParam(1000, "200")), handle: (*Server).whatLinksHere},
-		{name: "Contributions", spec: specialSpec("Contributions", rcOffsetParam, limitParam(500, "50")), handle: (*Server).contributions},
+		{name: "Contributions", spec: specialSpec("Contributions", rcOffsetParam, limitParam(500, "50"), namespaceParam), handle: (*Server).contributions},
 		{name: "SpecialPages", spec: specialSpec("SpecialPages"), handle: (*Server).specialPages},
 		{name: "Preferences", spec: specialSpec("Preferences"), post: true, handle: (*Server).preferencesPage},
 		{name: "UserRights", spec: specialSpec("UserRights"), post: true, handle: (*Server).userRightsPage},
@@ -441,6 +442,11 @@ type changesData struct {
 	Changes     []wiki.Change
 	Days        []changeDay
 	Next        string
+	// The namespace filter's form: its choices, its action, and the limit
+	// it keeps (canonical, "" for the default).
+	Namespaces []nsOption
+	FormAction string
+	Limit      string
 }
 
 type changeDay struct {
@@ -466,14 +472,17 @@ func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesDa
 	q.Limit = int(rq.Int("limit", 50))
 	limit := q.Limit
 	q.Limit++
+	var ns string
+	q.Namespaces, ns = namespaceFilter(r)
 	cs, err := s.store.RecentChanges(r.Context(), q)
 	if err != nil {
 		return err
 	}
 	if len(cs) > limit {
-		d.Next = rq.Spec.Link(base, "offset", strconv.FormatInt(cs[limit-1].ID, 10), "limit", strconv.Itoa(limit))
+		d.Next = rq.Spec.Link(base, "offset", strconv.FormatInt(cs[limit-1].ID, 10), "limit", strconv.Itoa(limit), "namespace", ns)
 		cs = cs[:limit]
 	}
+	d.Namespaces, d.FormAction, d.Limit = namespaceOptions(r), base, rq.Get("limit")
 	p := s.page(r, strings.TrimSpace(d.Heading+" "+d.HeadingName))
 	d.Changes, d.Days = cs, groupByDay(cs, p)
 	p.NoIndex = true
@@ -500,8 +509,10 @@ type titlesData struct {
 	HeadingName string // a title or prefix after Heading, quoted and isolated with <bdi>
 	EmptyName   string // a title after Empty, isolated with <bdi>
 	Intro       string
-	PrefixForm  bool
+	PrefixForm  bool // the prefix and namespace form of AllPages
 	Prefix      string
+	Namespaces  []nsOption
+	Limit       string // the limit the form keeps (canonical, "" for the default)
 	Pages       []wiki.Page
 	Empty       string
 	Next        string
@@ -535,20 +546,31 @@ func (s *Server) listTitles(w http.ResponseWriter, r *http.Request, d titlesData
 }
 
 func (s *Server) allPages(w http.ResponseWriter, r *http.Request, _ string) error {
+	rq := httpx.From(r)
 	var prefix string
-	if t := httpx.From(r).Title("prefix"); t != "" {
+	if t := rq.Title("prefix"); t != "" {
 		prefix = string(t)
 	}
-	d := titlesData{Heading: "All pages", PrefixForm: true, Prefix: prefix, Empty: "No pages found."}
-	if prefix != "" {
-		d.Heading, d.HeadingName = "Pages starting with", prefix
-	}
+	d := titlesData{Heading: "All pages", PrefixForm: true, Prefix: prefix, Empty: "No pages found.",
+		Namespaces: namespaceOptions(r), Limit: rq.Get("limit")}
 	var link []string
 	if prefix != "" {
 		link = []string{"prefix", prefix}
 	}
+	namespaces, ns := namespaceFilter(r)
+	if ns != "" {
+		link = append(link, "namespace", ns)
+		// As MediaWiki: a prefix without a namespace is in the one chosen
+		// (prefix=Foo&namespace=1 lists Talk:Foo…).
+		if t := wiki.Title(prefix); prefix != "" && namespaces[0] != "" && t.Namespace() == "" {
+			prefix = namespaces[0] + ":" + prefix
+		}
+	}
+	if prefix != "" {
+		d.Heading, d.HeadingName = "Pages starting with", prefix
+	}
 	return s.listTitles(w, r, d, func(q wiki.ListQuery) ([]wiki.Page, error) { return s.store.AllPages(r.Context(), q) },
-		wiki.ListQuery{Prefix: prefix}, "/wiki/Special:AllPages", link...)
+		wiki.ListQuery{Prefix: prefix, Namespaces: namespaces}, "/wiki/Special:AllPages", link...)
 }
 
 func (s *Server) categories(w http.ResponseWriter, r *http.Request, _ string) error {
@@ -607,6 +629,7 @@ func (s *Server) specialPages(w http.ResponseWriter, r *http.Request, _ string) 
 
 type searchData struct {
 	Query       string
+	Namespaces  []nsOption
 	Hits        []wiki.SearchHit
 	Exact       wiki.Title
 	CreateTitle wiki.Title
@@ -618,7 +641,8 @@ type searchData struct {
 func (s *Server) search(w http.ResponseWriter, r *http.Request, _ string) error {
 	rq := httpx.From(r)
 	q := rq.Get("q")
-	d := searchData{Query: q}
+	namespaces, ns := namespaceFilter(r)
+	d := searchData{Query: q, Namespaces: namespaceOptions(r)}
 	if q != "" {
 		ctx := r.Context()
 		if t, err := wiki.ParseTitle(q); err == nil && !t.IsSpecial() {
@@ -641,12 +665,12 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, _ string) error 
 		}
 		d.Offset = int(rq.Int("offset", 0))
 		const limit = 20
-		hits, more, err := s.eng.Search(ctx, q, d.Offset, limit)
+		hits, more, err := s.eng.Search(ctx, wiki.SearchQuery{Text: q, Offset: d.Offset, Limit: limit, Namespaces: namespaces})
 		if err != nil {
 			return err
 		}
 		if more {
-			d.Next = rq.Spec.Link("/wiki/Special:Search", "q", q, "offset", strconv.Itoa(d.Offset+limit))
+			d.Next = rq.Spec.Link("/wiki/Special:Search", "q", q, "offset", strconv.Itoa(d.Offset+limit), "namespace", ns)
 		}
 		d.Hits = hits
 	}

@@ -105,6 +105,9 @@ type ListQuery struct {
 	From   Title  // first title to include (cursor)
 	After  Title  // titles after this one only (cursor past the last one read)
 	Limit  int
+	// Namespaces: pages in these namespaces only (canonical names, "" the
+	// main one), by their pages.ns column; nil lists every namespace.
+	Namespaces []string
 }
 
 // ChangeQuery pages through changes, newest first.
@@ -112,6 +115,20 @@ type ChangeQuery struct {
 	Before   int64 // changes with ID < Before; 0 for the newest
 	UserName string
 	Limit    int
+	// Namespaces: changes of titles in these namespaces only (canonical
+	// names, "" the main one), by the title's prefix as the change
+	// recorded it; nil lists every namespace.
+	Namespaces []string
+}
+
+// SearchQuery is one page of a full-text search.
+type SearchQuery struct {
+	Text   string // the words, phrases and prefixes (store.ParseQuery)
+	Offset int
+	Limit  int
+	// Namespaces: pages in these namespaces only (canonical names, "" the
+	// main one); nil searches every namespace.
+	Namespaces []string
 }
 
 // HistoryQuery pages through a page's revisions, newest first.
@@ -183,7 +200,7 @@ type PageStore interface {
 	// matches first, then by relevance; hits carry Source, not Snippet.
 	// Its cost is bounded by a backend's candidate limit, not by the
 	// number of matches.
-	Search(ctx context.Context, query string, offset, limit int) ([]SearchHit, error)
+	Search(ctx context.Context, q SearchQuery) ([]SearchHit, error)
 	// SearchTitles returns live pages whose title starts with prefix,
 	// ignoring case and accents (title completion).
 	SearchTitles(ctx context.Context, prefix string, limit int) ([]Page, error)

@@ -11,18 +11,6 @@ import (
 // MaxTitleBytes is the longest title accepted, in bytes of UTF-8 (as MediaWiki).
 const MaxTitleBytes = 255
 
-// Namespaces known to the wiki. The main namespace has no prefix.
-const (
-	NSMain     = ""
-	NSUser     = "User"
-	NSHelp     = "Help"
-	NSCategory = "Category"
-	NSSpecial  = "Special"
-	NSProject  = "Wikid"
-)
-
-var namespaces = []string{NSUser, NSHelp, NSCategory, NSSpecial, NSProject}
-
 // Title is a normalized page title in display form: "Category:Foo bar".
 // Spaces, never underscores; namespace prefix canonical; first letter of
 // the name upper-cased; Unicode NFC. The zero Title is invalid.
@@ -80,6 +68,20 @@ func parseTitle(s string, chars bool) (Title, error) {
 	if ns != "" && name == "" {
 		return "", Errorf(KindInvalid, "the title %q names the %s namespace but no page in it", s, ns)
 	}
+	// As in MediaWiki: Talk:User:X would be the talk page of User:X, which
+	// is User talk:X.
+	if ns == NSTalk {
+		switch inner, _ := splitNamespace(name); inner {
+		case "":
+		case NSSpecial:
+			return "", Errorf(KindInvalid, "the title %q puts a special page in the Talk namespace; special pages have no talk pages", s)
+		case talkName(inner):
+			return "", Errorf(KindInvalid, "the title %q puts a %s page in the Talk namespace; a talk page has no talk page of its own", s, inner)
+		default:
+			return "", Errorf(KindInvalid, "the title %q puts a %s page in the Talk namespace; the talk page of a %s page is in %s (%s:…)",
+				s, inner, inner, talkName(inner), talkName(inner))
+		}
+	}
 	if name == "." || name == ".." || strings.HasPrefix(name, "./") || strings.HasPrefix(name, "../") ||
 		strings.Contains(name, "/./") || strings.Contains(name, "/../") || strings.HasSuffix(name, "/.") || strings.HasSuffix(name, "/..") {
 		return "", Errorf(KindInvalid, "the title %q contains a relative path (. or ..); titles may not", s)
@@ -131,18 +133,27 @@ func ParseLink(s string) (Title, string, error) {
 	return t, frag, err
 }
 
+// splitNamespace splits s at its namespace prefix, if the part before its
+// first colon names a namespace (any case, or an alias): the canonical name
+// and the rest. Otherwise s is in the main namespace.
 func splitNamespace(s string) (ns, name string) {
 	prefix, rest, ok := strings.Cut(s, ":")
 	if !ok {
 		return "", s
 	}
-	prefix = strings.TrimSpace(prefix)
-	for _, n := range namespaces {
-		if strings.EqualFold(prefix, n) {
-			return n, strings.TrimSpace(rest)
-		}
+	if n, ok := lookupNamespace(strings.TrimSpace(prefix)); ok {
+		return n, strings.TrimSpace(rest)
 	}
 	return "", s
+}
+
+// talkName is the name of the talk namespace of the namespace named ns
+// (Special has none: Special itself).
+func talkName(ns string) string {
+	if n, ok := NamespaceByName(ns); ok {
+		return n.Talk().Name
+	}
+	return ns
 }
 
 func upperFirst(s string) string {
@@ -169,6 +180,57 @@ func (t Title) Name() string { _, n := splitNamespace(string(t)); return n }
 
 // IsSpecial reports whether t names a special page (Special:…).
 func (t Title) IsSpecial() bool { return t.Namespace() == NSSpecial }
+
+// IsTalk reports whether t is a talk page (Talk:…, User talk:…).
+func (t Title) IsTalk() bool {
+	n, ok := NamespaceByName(t.Namespace())
+	return ok && n.IsTalk()
+}
+
+// Talk returns the talk page of subject page t: "Foo" → "Talk:Foo",
+// "User:Bob" → "User talk:Bob". ok is false for a talk page, a special
+// page, and a title whose talk page would be longer than MaxTitleBytes.
+func (t Title) Talk() (Title, bool) {
+	n, ok := NamespaceByName(t.Namespace())
+	if !ok || n.IsTalk() {
+		return "", false
+	}
+	talk, err := ParseTitle(n.Talk().Name + ":" + t.Name())
+	if err != nil {
+		return "", false
+	}
+	return talk, true
+}
+
+// Subject returns the page talk page t is about ("User talk:Bob" →
+// "User:Bob"); any other title is its own subject.
+func (t Title) Subject() Title {
+	n, ok := NamespaceByName(t.Namespace())
+	if !ok || !n.IsTalk() {
+		return t
+	}
+	s := t.Name()
+	if sub := n.Subject(); sub.Name != "" {
+		s = sub.Name + ":" + s
+	}
+	subject, err := ParseTitle(s)
+	if err != nil {
+		return t
+	}
+	return subject
+}
+
+// Pair returns the other page of t's subject and talk pair, whose tab t's
+// page views show: the talk page of a subject page, the subject of a talk
+// page. ok is false for special pages (and a subject whose talk page would
+// be too long).
+func (t Title) Pair() (Title, bool) {
+	if t.IsTalk() {
+		s := t.Subject()
+		return s, s != t
+	}
+	return t.Talk()
+}
 
 // Key returns the URL form: underscores for spaces ("Main_Page").
 func (t Title) Key() string { return strings.ReplaceAll(string(t), " ", "_") }

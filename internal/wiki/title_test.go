@@ -36,14 +36,41 @@ func TestParseTitle(t *testing.T) {
 		{"user:alice", "User:Alice"},
 		{"USER:Alice", "User:Alice"},
 		{"User : alice", "User:Alice"},
-		{"user_talk:x", "User talk:x"}, // not a namespace here: main namespace, first letter up
+		{"user_talk:x", "User talk:X"},
+		{"user_TALK:foo", "User talk:Foo"},
+		{"USER__TALK : foo", "User talk:Foo"},
 		{"help:syntax", "Help:Syntax"},
+		{"help talk:syntax", "Help talk:Syntax"},
 		{"category:foo_bar", "Category:Foo bar"},
+		{"Category_talk:foo", "Category talk:Foo"},
 		{"special:RecentChanges", "Special:RecentChanges"},
-		{"wikid:About", "Wikid:About"},
+		{"talk:foo", "Talk:Foo"},
+		{"TALK:Main Page", "Talk:Main Page"},
+		{"template:infobox", "Template:Infobox"},
+		{"Template talk:infobox", "Template talk:Infobox"},
+		{"file:photo.jpg", "File:Photo.jpg"},
+		{"File talk:photo.jpg", "File talk:Photo.jpg"},
+		{"project:about", "Project:About"},
+		{"Project_talk:about", "Project talk:About"},
+		// Aliases: Wikid's old project namespace, MediaWiki's Image.
+		{"wikid:About", "Project:About"},
+		{"Wikid talk:About", "Project talk:About"},
+		{"image:photo.jpg", "File:Photo.jpg"},
+		{"Image_talk:photo.jpg", "File talk:Photo.jpg"},
 		{"Unknown:foo", "Unknown:foo"},
 		{"Help:User:x", "Help:User:x"},
+		{"User talk:Talk:x", "User talk:Talk:x"},
 		{"Foo:Bar:baz", "Foo:Bar:baz"},
+		{"Talk:Foo:bar", "Talk:Foo:bar"},
+		{"Usertalk:x", "Usertalk:x"},
+		{"User talk:", ""},
+		{"Talk:", ""},
+		// The Talk namespace holds the talk pages of main namespace pages
+		// only, as in MediaWiki.
+		{"Talk:User:x", ""},
+		{"talk:wikid:x", ""},
+		{"Talk:Talk:x", ""},
+		{"Talk:Special:x", ""},
 		// Unicode: NFC, Korean, upper-casing of the first letter only.
 		{"대문", "대문"},
 		{"위키 백과", "위키 백과"},
@@ -125,6 +152,7 @@ func TestTitleParts(t *testing.T) {
 	}{
 		{"Main Page", "", "Main Page", "Main_Page", "/wiki/Main_Page", "Main Page", false, nil},
 		{"Help:Syntax", "Help", "Syntax", "Help:Syntax", "/wiki/Help:Syntax", "Syntax", false, nil},
+		{"User talk:Bob/Notes", "User talk", "Bob/Notes", "User_talk:Bob/Notes", "/wiki/User_talk:Bob/Notes", "Notes", false, []string{"User talk:Bob"}},
 		{"Special:RecentChanges", "Special", "RecentChanges", "Special:RecentChanges", "/wiki/Special:RecentChanges", "RecentChanges", true, nil},
 		{"A/B c/D", "", "A/B c/D", "A/B_c/D", "/wiki/A/B_c/D", "D", false, []string{"A", "A/B c"}},
 		{"대문", "", "대문", "대문", "/wiki/%EB%8C%80%EB%AC%B8", "대문", false, nil},
@@ -143,6 +171,115 @@ func TestTitleParts(t *testing.T) {
 			t.Errorf("%q: parents %q, want %q", tc.title, ps, tc.parents)
 		}
 	}
+}
+
+func TestTalkAndSubject(t *testing.T) {
+	for _, tc := range []struct {
+		title, talk, subject string // talk "" means none
+	}{
+		{"Main Page", "Talk:Main Page", "Main Page"},
+		{"Talk:Main Page", "", "Main Page"},
+		{"User:Bob", "User talk:Bob", "User:Bob"},
+		{"User talk:Bob", "", "User:Bob"},
+		{"Project:About", "Project talk:About", "Project:About"},
+		{"Project talk:About", "", "Project:About"},
+		{"File:Photo.jpg", "File talk:Photo.jpg", "File:Photo.jpg"},
+		{"File talk:Photo.jpg", "", "File:Photo.jpg"},
+		{"Template:Infobox", "Template talk:Infobox", "Template:Infobox"},
+		{"Template talk:Infobox", "", "Template:Infobox"},
+		{"Help:Syntax", "Help talk:Syntax", "Help:Syntax"},
+		{"Help talk:Syntax", "", "Help:Syntax"},
+		{"Category:Fruit", "Category talk:Fruit", "Category:Fruit"},
+		{"Category talk:Fruit", "", "Category:Fruit"},
+		{"Foo:Bar", "Talk:Foo:Bar", "Foo:Bar"},
+		{"Talk:Foo:Bar", "", "Foo:Bar"},
+		{"Help:User:x", "Help talk:User:x", "Help:User:x"},
+		{"User talk:Talk:x", "", "User:Talk:x"},
+		{"Special:RecentChanges", "", "Special:RecentChanges"},
+		// The talk page would be longer than a title may be.
+		{strings.Repeat("a", 255), "", "A" + strings.Repeat("a", 254)},
+		{"User:" + strings.Repeat("a", 245), "User talk:A" + strings.Repeat("a", 244), "User:A" + strings.Repeat("a", 244)},
+		{"User:" + strings.Repeat("a", 246), "", "User:A" + strings.Repeat("a", 245)},
+	} {
+		ti := MustTitle(tc.title)
+		talk, ok := ti.Talk()
+		if string(talk) != tc.talk || ok != (tc.talk != "") {
+			t.Errorf("%q.Talk() = %q, %v; want %q", ti, talk, ok, tc.talk)
+		}
+		if s := ti.Subject(); string(s) != tc.subject {
+			t.Errorf("%q.Subject() = %q, want %q", ti, s, tc.subject)
+		}
+		if ti.IsTalk() != (string(ti) != tc.subject) {
+			t.Errorf("%q.IsTalk() = %v", ti, ti.IsTalk())
+		}
+		pair, ok := ti.Pair()
+		switch {
+		case ti.IsTalk() && (pair != ti.Subject() || !ok):
+			t.Errorf("%q.Pair() = %q, %v; want its subject", ti, pair, ok)
+		case !ti.IsTalk() && (string(pair) != tc.talk || ok != (tc.talk != "")):
+			t.Errorf("%q.Pair() = %q, %v; want its talk page", ti, pair, ok)
+		}
+		if ok {
+			if back, ok2 := pair.Pair(); !ok2 || back != ti {
+				t.Errorf("%q.Pair().Pair() = %q, %v; want %q back", ti, back, ok2, ti)
+			}
+		}
+	}
+}
+
+func TestNamespaces(t *testing.T) {
+	seen := map[int]bool{}
+	for _, n := range Namespaces {
+		if seen[n.ID] {
+			t.Errorf("namespace ID %d twice", n.ID)
+		}
+		seen[n.ID] = true
+		if got, ok := NamespaceByID(n.ID); !ok || got != n {
+			t.Errorf("NamespaceByID(%d) = %+v, %v", n.ID, got, ok)
+		}
+		if got, ok := NamespaceByName(n.Name); !ok || got != n {
+			t.Errorf("NamespaceByName(%q) = %+v, %v", n.Name, got, ok)
+		}
+		// A subject namespace and its talk namespace name each other.
+		if n.IsTalk() != (n.ID%2 == 1) || n.Talk().Subject() != n.Subject() || n.Subject().Talk() != n.Talk() ||
+			n.Talk().IsTalk() != true || n.Subject().IsTalk() {
+			t.Errorf("%+v: talk %+v, subject %+v", n, n.Talk(), n.Subject())
+		}
+		if n.Name == "" {
+			continue
+		}
+		// A page in n is in n, however its namespace is spelled.
+		for _, spelling := range []string{n.Name, strings.ToLower(n.Name), strings.ToUpper(n.Name), strings.ReplaceAll(n.Name, " ", "_")} {
+			ti, err := ParseTitle(spelling + ":x")
+			if err != nil || ti.Namespace() != n.Name || ti.Name() != "X" {
+				t.Errorf("ParseTitle(%q) = %q (namespace %q), %v", spelling+":x", ti, ti.Namespace(), err)
+			}
+		}
+		if p := n.Prefixes(); len(p) == 0 || p[0] != n.Name+":" {
+			t.Errorf("%q: prefixes %q", n.Name, p)
+		}
+	}
+	if p := strings.Join(mustNamespace(t, 4).Prefixes(), " "); p != "Project: Wikid:" {
+		t.Errorf("Project's prefixes %q", p)
+	}
+	if p := strings.Join(mustNamespace(t, 7).Prefixes(), " "); p != "File talk: Image talk:" {
+		t.Errorf("File talk's prefixes %q", p)
+	}
+	if _, ok := NamespaceByID(8); ok {
+		t.Error("namespace 8 (MediaWiki) exists")
+	}
+	if _, ok := NamespaceByName(NSSpecial); ok {
+		t.Error("Special is listed among the namespaces pages can be in")
+	}
+}
+
+func mustNamespace(t *testing.T, id int) Namespace {
+	t.Helper()
+	n, ok := NamespaceByID(id)
+	if !ok {
+		t.Fatalf("no namespace %d", id)
+	}
+	return n
 }
 
 func TestParseLink(t *testing.T) {
@@ -192,6 +329,17 @@ func checkTitle(t *testing.T, in string, ti Title) {
 	if ns := ti.Namespace(); ns != "" && (!strings.HasPrefix(s, ns+":") || ti.Name() == "") {
 		t.Fatalf("%q: namespace %q, name %q", s, ns, ti.Name())
 	}
+	// Its talk page or subject is a title whose own pair is it again.
+	if pair, ok := ti.Pair(); ok {
+		if again, err := ParseTitle(string(pair)); err != nil || again != pair {
+			t.Fatalf("%q: pair %q does not parse to itself: %q, %v", s, pair, again, err)
+		}
+		if back, ok := pair.Pair(); !ok || back != ti || pair.IsTalk() == ti.IsTalk() {
+			t.Fatalf("%q: pair %q, whose pair is %q, %v", s, pair, back, ok)
+		}
+	} else if ti.IsTalk() || (!ti.IsSpecial() && len(s)+len("Talk:") <= MaxTitleBytes-len(" talk")) {
+		t.Fatalf("%q has no pair", s)
+	}
 	// Key and URL round trip.
 	if k, err := ParseTitle(ti.Key()); err != nil || k != ti {
 		t.Fatalf("ParseTitle(Key(%q)) = %q, %v", s, k, err)
@@ -230,6 +378,7 @@ func TestTitlesOfTheTable(t *testing.T) {
 // at most 255 bytes, and its key and URL lead back to it.
 func FuzzParseTitle(f *testing.F) {
 	for _, s := range []string{"Main Page", "main_page", "  a  b  ", "user:alice", "User : alice", "Help:User:x",
+		"user_TALK:foo", "talk:user:x", "Talk:Foo:bar", "wikid talk:x", "IMAGE:x", "File talk :x", "Talk:ſpecial:x",
 		"대문", "\u1112\u1161\u11ab", "e\u0301cole", "ſpecial:x", "A%41", "100%", "Foo/../Bar", "~~~", "A|b",
 		"\x00", "\xff", "\u00a0x\u3000", "Category:한국어_문서", strings.Repeat("한", 86), "\u0131\u0307", "i\u0307x", "A//B", "A/",
 		"A\u202eB", "\ufeffA", "می\u200cخواهم", "👩\u200d💻", "Ad\u200dmin", "\ue000", "\U000E0041"} {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/wikid/wikid/internal/store"
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 // OpenForCheck connects to the database dsn names for reading, beside the
@@ -78,6 +79,21 @@ func (db *DB) EachInconsistency(ctx context.Context, fn func(store.Inconsistency
 		if _, err := pgx.ForEachRow(rows, []any{&in.PageID, &in.Title, &in.RevID, &in.Problem}, func() error { return fn(in) }); err != nil {
 			return fmt.Errorf("postgres: structural check: %w", err)
 		}
+	}
+	return nil
+}
+
+// SetPageNamespace sets page id's ns column: the repair of `wikid
+// fix-titles` for a page whose title today's rules put in another
+// namespace than the one recorded when it was saved. The title is left
+// as it is.
+func (db *DB) SetPageNamespace(ctx context.Context, id int64, ns string) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE pages SET ns = $1 WHERE id = $2`, ns, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = wiki.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: set the namespace of page %d: %w", id, err)
 	}
 	return nil
 }

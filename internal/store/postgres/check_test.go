@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -59,6 +60,21 @@ func TestCheckReads(t *testing.T) {
 	all := strings.Join(problems, "\n")
 	if len(problems) != 2 || !strings.Contains(all, "latest revision 999999 does not exist") || !strings.Contains(all, "user id 4242") {
 		t.Fatalf("problems found:\n%s", all)
+	}
+	// wikid fix-titles' repair of a namespace column; a page that does not
+	// exist is not found.
+	if err := db.SetPageNamespace(ctx, 1, wiki.NSTalk); err != nil {
+		t.Fatal(err)
+	}
+	var ns []string
+	if err := ro.EachPageTitle(ctx, func(p store.CheckTitle) error { ns = append(ns, p.NS); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ns, []string{"Talk", ""}) {
+		t.Fatalf("namespace columns %q", ns)
+	}
+	if err := db.SetPageNamespace(ctx, 424242, ""); !errors.Is(err, wiki.ErrNotFound) {
+		t.Fatalf("a missing page: %v", err)
 	}
 	// A schema this build does not expect is refused, not migrated.
 	if _, err := db.Pool().Exec(ctx, `INSERT INTO schema_version (version, applied) VALUES (9999, 0)`); err != nil {

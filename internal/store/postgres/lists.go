@@ -44,14 +44,17 @@ func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Cha
 		before = noCursor
 	}
 	const cols = `id, kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor`
-	var rows pgx.Rows
-	var err error
-	if q.UserName != "" {
-		rows, err = db.pool.Query(ctx, `SELECT `+cols+` FROM changes WHERE user_name = $1 AND id < $2 ORDER BY id DESC LIMIT $3`,
-			q.UserName, before, limit(q.Limit))
-	} else {
-		rows, err = db.pool.Query(ctx, `SELECT `+cols+` FROM changes WHERE id < $1 ORDER BY id DESC LIMIT $2`, before, limit(q.Limit))
+	var args []any
+	param := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
 	}
+	query := `SELECT ` + cols + ` FROM changes WHERE id < ` + param(before)
+	if q.UserName != "" {
+		query += ` AND user_name = ` + param(q.UserName)
+	}
+	query += store.ChangeNamespaces("title", q.Namespaces, param) + ` ORDER BY id DESC LIMIT ` + param(limit(q.Limit))
+	rows, err := db.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: recent changes: %w", err)
 	}
@@ -105,17 +108,26 @@ func (db *DB) listPages(ctx context.Context, op, where string, q wiki.ListQuery,
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	query := `SELECT ` + pageCols + ` FROM pages p WHERE NOT p.deleted` + where
-	if lo := max(string(q.From), q.Prefix); lo != "" {
+	query := `SELECT ` + pageCols + ` FROM pages p WHERE NOT p.deleted` + where + store.PageNamespaces(q.Namespaces, param)
+	lo, hi := max(string(q.From), q.Prefix), ""
+	if q.Prefix != "" {
+		hi = prefixEnd(q.Prefix)
+	}
+	// One namespace's pages are one range of titles too.
+	if nlo, nhi, ok := store.NamespaceTitleRange(q.Namespaces); ok {
+		lo = max(lo, nlo)
+		if hi == "" || nhi < hi {
+			hi = nhi
+		}
+	}
+	if lo != "" {
 		query += ` AND p.title >= ` + param(lo)
 	}
 	if q.After != "" {
 		query += ` AND p.title > ` + param(string(q.After))
 	}
-	if q.Prefix != "" {
-		if hi := prefixEnd(q.Prefix); hi != "" {
-			query += ` AND p.title < ` + param(hi)
-		}
+	if hi != "" {
+		query += ` AND p.title < ` + param(hi)
 	}
 	query += ` ORDER BY p.title LIMIT ` + param(limit(q.Limit))
 	rows, err := db.pool.Query(ctx, query, args...)

@@ -151,7 +151,12 @@ func wordTerms(words []string) []store.QueryTerm {
 // when every word is common, newest first (common words do not tell pages
 // apart). Only the SearchCandidates newest matches are ranked. Hits carry
 // the latest revision's text in Source, for the caller's snippet.
-func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki.SearchHit, error) {
+//
+// With sq.Namespaces, every read that finds pages joins their pages rows
+// and keeps those in the namespaces (the rare words' counts stay the whole
+// wiki's: they weigh words, not pages).
+func (db *DB) Search(ctx context.Context, sq wiki.SearchQuery) ([]wiki.SearchHit, error) {
+	query, offset, lim := sq.Text, sq.Offset, sq.Limit
 	q := store.ParseQuery(query)
 	if len(q.Terms) == 0 {
 		return nil, nil
@@ -193,6 +198,17 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		return rows.Err()
 	}
 	budgetOK := st.budgetOK
+	// inNS completes a read of the index (search s) with args: the join
+	// and the condition that keep the pages of sq.Namespaces.
+	inNS := func(args *[]any) (join, cond string) {
+		if len(sq.Namespaces) == 0 {
+			return "", ""
+		}
+		return ` JOIN pages p ON p.id = s.page_id`, store.PageNamespaces(sq.Namespaces, func(v any) string {
+			*args = append(*args, v)
+			return "$" + strconv.Itoa(len(*args))
+		})
+	}
 	// Title matches, ranked over the short titles: as many as the page
 	// asked for needs, SearchCandidates at most. They come first, so when
 	// there are more, that page holds title matches only, and the ones
@@ -200,12 +216,14 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	// go oldest first, as FTS5 returns them: with more title matches than
 	// SearchCandidates, the body matches, read newest first, are then
 	// others than those.
-	err = budgetOK(collect(`SELECT page_id, -ts_rank(title, $1::tsquery, 2)::float8 FROM search
-		WHERE title @@ $1::tsquery ORDER BY 2, page_id LIMIT $2`,
+	args := []any{tsquery(q), min(offset+lim, SearchCandidates)}
+	join, cond := inNS(&args)
+	err = budgetOK(collect(`SELECT s.page_id, -ts_rank(s.title, $1::tsquery, 2)::float8 FROM search s`+join+`
+		WHERE s.title @@ $1::tsquery`+cond+` ORDER BY 2, s.page_id LIMIT $2`,
 		func(id int64, score float64) {
 			byID[id] = len(cands)
 			cands = append(cands, cand{id: id, score: score, titleMatch: true})
-		}, tsquery(q), min(offset+lim, SearchCandidates)))
+		}, args...))
 	// The query's rare words, if any: with one, every match is among
 	// at most searchRare pages, all of them ranked.
 	var rare []string
@@ -231,8 +249,9 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		}
 		var args []any
 		match := termsMatch(q.Terms, &args)
+		join, cond := inNS(&args)
 		args = append(args, n)
-		err = budgetOK(collect(`SELECT s.page_id, 0::float8 FROM search s WHERE `+match+`
+		err = budgetOK(collect(`SELECT s.page_id, 0::float8 FROM search s`+join+` WHERE `+match+cond+`
 			ORDER BY s.page_id DESC LIMIT $`+strconv.Itoa(len(args)),
 			func(id int64, _ float64) {
 				if _, ok := byID[id]; !ok {
@@ -244,7 +263,7 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	// Weigh body matches by the query's rare words.
 	if err == nil && len(rare) > 0 {
 		var ranked map[int64]float64
-		ranked, err = st.bm25(ctx, rare, df, pages)
+		ranked, err = st.bm25(ctx, rare, df, pages, inNS)
 		err = budgetOK(err)
 		// Newest first among equals, as the matches were read.
 		ids := make([]int64, 0, len(ranked))
@@ -270,7 +289,12 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	st.end()
 	if fold := store.Fold(query); err == nil && searchable(fold) {
 		var id int64
-		err = db.pool.QueryRow(ctx, `SELECT id FROM pages WHERE NOT deleted AND title_fold = $1 ORDER BY id LIMIT 1`, fold).Scan(&id)
+		args := []any{fold}
+		cond := store.PageNamespaces(sq.Namespaces, func(v any) string {
+			args = append(args, v)
+			return "$" + strconv.Itoa(len(args))
+		})
+		err = db.pool.QueryRow(ctx, `SELECT p.id FROM pages p WHERE NOT p.deleted AND p.title_fold = $1`+cond+` ORDER BY p.id LIMIT 1`, args...).Scan(&id)
 		if i, ok := byID[id]; ok && err == nil {
 			cands[i].exact, cands[i].titleMatch = true, true
 		} else if err == nil {
@@ -382,11 +406,12 @@ func (st *searchTx) rareWords(ctx context.Context, q store.Query) (rare []string
 // title count titleWeight times. A page's length is its number of
 // distinct words (a tsvector keeps no total), and the average length is
 // that of the pages scored.
-func (st *searchTx) bm25(ctx context.Context, rare []string, df []int, pages float64) (map[int64]float64, error) {
+func (st *searchTx) bm25(ctx context.Context, rare []string, df []int, pages float64, inNS func(*[]any) (join, cond string)) (map[int64]float64, error) {
 	args := []any{rare}
 	match := termsMatch(wordTerms(rare), &args)
+	join, cond := inNS(&args)
 	rows, err := st.query(ctx, `SELECT s.page_id, length(s.title) + length(s.body), f.words, f.hits
-		FROM search s, LATERAL (
+		FROM search s`+join+`, LATERAL (
 			SELECT array_agg(u.lexeme::text) AS words, array_agg(u.hits) AS hits FROM (
 				SELECT t.lexeme, sum(cardinality(t.positions) * t.weight)::float8 AS hits FROM (
 					SELECT x.lexeme, x.positions, `+strconv.FormatFloat(titleWeight, 'f', -1, 64)+` AS weight
@@ -396,7 +421,7 @@ func (st *searchTx) bm25(ctx context.Context, rare []string, df []int, pages flo
 				) t GROUP BY t.lexeme
 			) u
 		) f
-		WHERE `+match, args...)
+		WHERE `+match+cond, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func TestSearchesBeyondThePool(t *testing.T) {
 	errs := make(chan error, 64)
 	for i := range 64 {
 		wg.Go(func() {
-			hits, err := db.Search(ctx, fmt.Sprintf("zq%dx", i%40), 0, 20)
+			hits, err := db.Search(ctx, wiki.SearchQuery{Text: fmt.Sprintf("zq%dx", i%40), Limit: 20})
 			if err != nil {
 				errs <- err
 			} else if len(hits) == 0 {

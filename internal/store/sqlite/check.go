@@ -139,3 +139,17 @@ func (db *DB) eachInconsistency(ctx context.Context, q string, fn func(store.Inc
 	}
 	return nil
 }
+
+// SetPageNamespace sets page id's ns column: the repair of `wikid
+// fix-titles` for a page whose title today's rules put in another
+// namespace than the one recorded when it was saved. The title is left
+// as it is.
+func (db *DB) SetPageNamespace(ctx context.Context, id int64, ns string) error {
+	err := db.write(ctx, func(tx *wtx) error {
+		return affected(tx.ExecContext(ctx, `UPDATE pages SET ns = ? WHERE id = ?`, ns, id))
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: set the namespace of page %d: %w", id, err)
+	}
+	return nil
+}

@@ -50,14 +50,14 @@ func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Cha
 		before = 1<<63 - 1
 	}
 	const cols = `id, kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor`
-	var rows *sql.Rows
-	var err error
+	var args []any
+	param := func(v any) string { args = append(args, v); return "?" }
+	query := `SELECT ` + cols + ` FROM changes WHERE id < ` + param(before)
 	if q.UserName != "" {
-		rows, err = db.r.QueryContext(ctx, `SELECT `+cols+` FROM changes WHERE user_name = ? AND id < ? ORDER BY id DESC LIMIT ?`,
-			q.UserName, before, limit(q.Limit))
-	} else {
-		rows, err = db.r.QueryContext(ctx, `SELECT `+cols+` FROM changes WHERE id < ? ORDER BY id DESC LIMIT ?`, before, limit(q.Limit))
+		query += ` AND user_name = ` + param(q.UserName)
 	}
+	query += store.ChangeNamespaces("title", q.Namespaces, param) + ` ORDER BY id DESC LIMIT ` + param(limit(q.Limit))
+	rows, err := db.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: recent changes: %w", err)
 	}
@@ -81,11 +81,18 @@ func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Cha
 }
 
 // titleRange turns a ListQuery into bounds on p.title: title >= lo and,
-// when hi is not empty, title < hi.
+// when hi is not empty, title < hi. One namespace's pages are one range
+// of titles too (store.NamespaceTitleRange).
 func titleRange(q wiki.ListQuery) (lo, hi string) {
 	lo = max(string(q.From), q.Prefix)
 	if q.Prefix != "" {
 		hi = prefixEnd(q.Prefix)
+	}
+	if nlo, nhi, ok := store.NamespaceTitleRange(q.Namespaces); ok {
+		lo = max(lo, nlo)
+		if hi == "" || nhi < hi {
+			hi = nhi
+		}
 	}
 	return lo, hi
 }
@@ -117,8 +124,10 @@ func (db *DB) listPages(ctx context.Context, op, from, where string, q wiki.List
 		query += ` AND p.title < ?`
 		all = append(all, hi)
 	}
-	query += where + ` ORDER BY p.title LIMIT ?`
-	all = append(append(all, args...), limit(q.Limit))
+	all = append(all, args...)
+	query += where + store.PageNamespaces(q.Namespaces, func(v any) string { all = append(all, v); return "?" })
+	query += ` ORDER BY p.title LIMIT ?`
+	all = append(all, limit(q.Limit))
 	rows, err := db.r.QueryContext(ctx, query, all...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w", op, err)
@@ -254,13 +263,27 @@ var searchRare = 2000
 // common, newest first (common words do not tell pages apart). Only the
 // SearchCandidates newest matches are ranked. Hits carry the latest
 // revision's text in Source, for the caller's snippet.
-func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki.SearchHit, error) {
+//
+// With sq.Namespaces, every read that finds pages joins their pages rows
+// and keeps those in the namespaces (the rare words' counts stay the whole
+// wiki's: they weigh words, not pages).
+func (db *DB) Search(ctx context.Context, sq wiki.SearchQuery) ([]wiki.SearchHit, error) {
+	query, offset, lim := sq.Text, sq.Offset, sq.Limit
 	q := store.ParseQuery(query)
 	if len(q.Terms) == 0 {
 		return nil, nil
 	}
 	lim = min(limit(lim), 100)
 	offset = max(offset, 0)
+	// inNS completes a read of the index table fts: the join and the
+	// condition that keep the pages of sq.Namespaces, with their arguments.
+	inNS := func(fts string) (join, cond string, args []any) {
+		if len(sq.Namespaces) == 0 {
+			return "", "", nil
+		}
+		cond = store.PageNamespaces(sq.Namespaces, func(v any) string { args = append(args, v); return "?" })
+		return ` JOIN pages p ON p.id = ` + fts + `.rowid`, cond, args
+	}
 	if offset >= 2*SearchCandidates {
 		return nil, nil
 	}
@@ -303,11 +326,12 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	// the page asked for needs, SearchCandidates at most. They come first,
 	// so when there are more, that page holds title matches only, and the
 	// ones left out belong to later pages (each asks for its own).
-	err := budgetOK(collect(`SELECT rowid, bm25(search_title) FROM search_title WHERE search_title MATCH ? ORDER BY rank LIMIT ?`,
+	join, cond, nsArgs := inNS("search_title")
+	err := budgetOK(collect(`SELECT search_title.rowid, bm25(search_title) FROM search_title`+join+` WHERE search_title MATCH ?`+cond+` ORDER BY rank LIMIT ?`,
 		func(id int64, score float64) {
 			byID[id] = len(cands)
 			cands = append(cands, cand{id: id, score: score, titleMatch: true})
-		}, match, min(offset+lim, SearchCandidates)))
+		}, append(append([]any{match}, nsArgs...), min(offset+lim, SearchCandidates))...))
 	// The query's rare words, if any: with one, every match is among
 	// at most searchRare pages, all of them ranked.
 	var rare []string
@@ -329,25 +353,27 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 		if len(rare) > 0 {
 			n = searchRare
 		}
-		err = budgetOK(collect(`SELECT rowid, 0 FROM search WHERE search MATCH ? ORDER BY rowid DESC LIMIT ?`,
+		join, cond, nsArgs := inNS("search")
+		err = budgetOK(collect(`SELECT search.rowid, 0 FROM search`+join+` WHERE search MATCH ?`+cond+` ORDER BY search.rowid DESC LIMIT ?`,
 			func(id int64, _ float64) {
 				if _, ok := byID[id]; !ok {
 					byID[id] = len(cands)
 					cands = append(cands, cand{id: id, score: float64(-id)})
 				}
-			}, match, n))
+			}, append(append([]any{match}, nsArgs...), n)...))
 	}
 	// Weigh body matches by the query's rare words.
 	if err == nil && len(rare) > 0 {
 		ranked := map[int64]float64{}
-		err = budgetOK(collect(`SELECT rowid, bm25(search, 10.0, 1.0) FROM search WHERE search MATCH ?`,
+		join, cond, nsArgs := inNS("search")
+		err = budgetOK(collect(`SELECT search.rowid, bm25(search, 10.0, 1.0) FROM search`+join+` WHERE search MATCH ?`+cond,
 			func(id int64, score float64) {
 				ranked[id] = score
 				if _, ok := byID[id]; allRare && !ok {
 					byID[id] = len(cands)
 					cands = append(cands, cand{id: id, score: score})
 				}
-			}, `"`+strings.Join(rare, `" AND "`)+`"`))
+			}, append([]any{`"` + strings.Join(rare, `" AND "`) + `"`}, nsArgs...)...))
 		for i := range cands {
 			if score, ok := ranked[cands[i].id]; ok && !cands[i].titleMatch {
 				cands[i].score = score
@@ -356,7 +382,10 @@ func (db *DB) Search(ctx context.Context, query string, offset, lim int) ([]wiki
 	}
 	if err == nil {
 		var id int64
-		err = db.r.QueryRowContext(ctx, `SELECT id FROM pages WHERE deleted = 0 AND title_fold = ? ORDER BY id LIMIT 1`, store.Fold(query)).Scan(&id)
+		var nsArgs []any
+		cond := store.PageNamespaces(sq.Namespaces, func(v any) string { nsArgs = append(nsArgs, v); return "?" })
+		err = db.r.QueryRowContext(ctx, `SELECT p.id FROM pages p WHERE p.deleted = 0 AND p.title_fold = ?`+cond+` ORDER BY p.id LIMIT 1`,
+			append([]any{store.Fold(query)}, nsArgs...)...).Scan(&id)
 		if i, ok := byID[id]; ok && err == nil {
 			cands[i].exact, cands[i].titleMatch = true, true
 		} else if err == nil {

@@ -422,7 +422,7 @@ func TestSQLite(t *testing.T) {
 			if err != nil || r.Text != "위키는 누구나 편집할 수 있는 웹사이트입니다" {
 				t.Fatalf("revision after reopen = %+v, %v", r, err)
 			}
-			if hits, err := db.Search(ctx, "위키", 0, 10); err != nil || len(hits) != 1 {
+			if hits, err := db.Search(ctx, wiki.SearchQuery{Text: "위키", Limit: 10}); err != nil || len(hits) != 1 {
 				t.Fatalf("search after reopen = %+v, %v", hits, err)
 			}
 			if v, err := db.SchemaVersion(ctx); err != nil || v != v1 {
@@ -476,7 +476,7 @@ func walSize(t *testing.T, path string) int64 {
 // searchTitles returns the titles of one page of search hits.
 func searchTitles(t *testing.T, db *sqlite.DB, q string, offset, limit int) []string {
 	t.Helper()
-	hits, err := db.Search(context.Background(), q, offset, limit)
+	hits, err := db.Search(context.Background(), wiki.SearchQuery{Text: q, Offset: offset, Limit: limit})
 	if err != nil {
 		t.Fatal(err)
 	}

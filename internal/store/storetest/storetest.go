@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"deletions, restorations and moves are logged, filtered and paged", testLog},
 		{"protection is set, modified, expires, moves with its page and is logged", testProtection},
 		{"all pages lists by title with prefix and cursor", testAllPages},
+		{"all pages, recent changes and search filter by namespace", testNamespaceFilters},
 		{"backlinks and category members list live pages only", testLinks},
 		{"transclusions are listed and counted apart from links, and gate their jobs", testTransclusions},
 		{"search finds English text with title matches first", testSearchEnglish},
@@ -449,6 +450,133 @@ func testRecentChanges(t *testing.T, s wiki.Store) {
 	}
 }
 
+func testNamespaceFilters(t *testing.T, s wiki.Store) {
+	for _, n := range []string{"Apple", "Talk:Apple", "User:Bob", "User talk:Bob", "Project:About", "Template:Box",
+		"Help:Start", "Talkative", "Category:Fruit", "Zebra", "Talk:Zebra", "Gone talk"} {
+		create(t, s, n, "banana split for "+n)
+	}
+	create(t, s, "Talk:Gone", "banana split for a page deleted")
+	if err := s.DeletePage(ctx, "Talk:Gone", 0, "M", "", at(2)); err != nil {
+		t.Fatal(err)
+	}
+	// Titles as older versions stored them, when Wikid: was the project
+	// namespace and Image: was no namespace (the store keeps what it is
+	// given): recent changes read a title's namespace from its prefix.
+	for _, n := range []string{"Wikid:Old", "Image:old.png"} {
+		if _, err := s.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(n), Text: "banana split", UserName: "Alice", Time: at(3)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := func(ns ...string) []string { return ns }
+
+	t.Run("all pages", func(t *testing.T) {
+		for _, tc := range []struct {
+			q    wiki.ListQuery
+			want string
+		}{
+			// The old titles' ns column is what the title is today (Project,
+			// File), their titles not in its normal form: wikid fix-titles
+			// moves such pages.
+			{wiki.ListQuery{Namespaces: in("")}, "Apple,Gone talk,Talkative,Zebra"},
+			{wiki.ListQuery{Namespaces: in("Talk")}, "Talk:Apple,Talk:Zebra"},
+			{wiki.ListQuery{Namespaces: in("User", "User talk")}, "User talk:Bob,User:Bob"},
+			{wiki.ListQuery{Namespaces: in("Project")}, "Project:About"},
+			{wiki.ListQuery{Namespaces: in("File")}, ""},
+			{wiki.ListQuery{Namespaces: in("Talk"), Limit: 1}, "Talk:Apple"},
+			{wiki.ListQuery{Namespaces: in("Talk"), After: "Talk:Apple"}, "Talk:Zebra"},
+			{wiki.ListQuery{Namespaces: in("Talk"), From: "Talk:B"}, "Talk:Zebra"},
+			{wiki.ListQuery{Namespaces: in("Talk"), Prefix: "Talk:Z"}, "Talk:Zebra"},
+			{wiki.ListQuery{Namespaces: in("Talk"), Prefix: "T"}, "Talk:Apple,Talk:Zebra"},
+			{wiki.ListQuery{Namespaces: in(""), Prefix: "Talk"}, "Talkative"},
+			{wiki.ListQuery{Namespaces: in("Talk"), Prefix: "User"}, ""},
+			{wiki.ListQuery{Namespaces: in("Talk"), Prefix: "Zebra"}, ""},
+		} {
+			if got := titles(must[[]wiki.Page](t)(s.AllPages(ctx, tc.q))); got != tc.want {
+				t.Errorf("%+v: %s, want %s", tc.q, got, tc.want)
+			}
+		}
+	})
+
+	t.Run("recent changes", func(t *testing.T) {
+		changed := func(q wiki.ChangeQuery) string {
+			t.Helper()
+			var b []string
+			for _, c := range must[[]wiki.Change](t)(s.RecentChanges(ctx, q)) {
+				b = append(b, string(c.Title))
+			}
+			slices.Sort(b)
+			return strings.Join(slices.Compact(b), ",")
+		}
+		for _, tc := range []struct {
+			q    wiki.ChangeQuery
+			want string
+		}{
+			{wiki.ChangeQuery{Namespaces: in("")}, "Apple,Gone talk,Talkative,Zebra"},
+			{wiki.ChangeQuery{Namespaces: in("Talk")}, "Talk:Apple,Talk:Gone,Talk:Zebra"},
+			{wiki.ChangeQuery{Namespaces: in("Project")}, "Project:About,Wikid:Old"},
+			{wiki.ChangeQuery{Namespaces: in("File")}, "Image:old.png"},
+			{wiki.ChangeQuery{Namespaces: in("User talk", "Template")}, "Template:Box,User talk:Bob"},
+			{wiki.ChangeQuery{Namespaces: in("", "Help")}, "Apple,Gone talk,Help:Start,Talkative,Zebra"},
+			{wiki.ChangeQuery{Namespaces: in("Talk"), UserName: "Alice"}, "Talk:Apple,Talk:Gone,Talk:Zebra"},
+			{wiki.ChangeQuery{Namespaces: in("Talk"), UserName: "Bob"}, ""},
+			{wiki.ChangeQuery{Namespaces: in("Category talk")}, ""},
+		} {
+			if got := changed(tc.q); got != tc.want {
+				t.Errorf("%+v: %s, want %s", tc.q, got, tc.want)
+			}
+		}
+		// Paging stays within the namespace.
+		first := must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{Namespaces: in("Talk"), Limit: 1}))
+		if len(first) != 1 {
+			t.Fatalf("first Talk change: %+v", first)
+		}
+		rest := must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{Namespaces: in("Talk"), Before: first[0].ID}))
+		for _, c := range rest {
+			if !strings.HasPrefix(string(c.Title), "Talk:") || c.ID >= first[0].ID {
+				t.Errorf("after change %d: %+v", first[0].ID, c)
+			}
+		}
+	})
+
+	t.Run("search", func(t *testing.T) {
+		for _, tc := range []struct {
+			q    wiki.SearchQuery
+			want string
+		}{
+			// A rare word: every match is ranked (BM25).
+			{wiki.SearchQuery{Text: "banana", Namespaces: in("Talk")}, "Talk:Apple,Talk:Zebra"},
+			// A prefix: the newest matches are read.
+			{wiki.SearchQuery{Text: "bana*", Namespaces: in("Talk")}, "Talk:Apple,Talk:Zebra"},
+			{wiki.SearchQuery{Text: "banana split", Namespaces: in("User", "Template")}, "Template:Box,User:Bob"},
+			{wiki.SearchQuery{Text: "banana", Namespaces: in("File")}, ""},
+			// Title matches, and the page titled as the query, stay in the namespace.
+			{wiki.SearchQuery{Text: "apple", Namespaces: in("Talk")}, "Talk:Apple"},
+			{wiki.SearchQuery{Text: "apple", Namespaces: in("")}, "Apple"},
+			{wiki.SearchQuery{Text: "apple"}, "Apple,Talk:Apple"},
+			{wiki.SearchQuery{Text: "zebra", Namespaces: in("Help")}, ""},
+		} {
+			tc.q.Limit = 20
+			hits, err := s.Search(ctx, tc.q)
+			if err != nil {
+				t.Fatalf("%+v: %v", tc.q, err)
+			}
+			got := strings.Split(hitTitles(hits), ",")
+			slices.Sort(got)
+			if g := strings.Join(got, ","); g != tc.want {
+				t.Errorf("%+v: %s, want %s", tc.q, g, tc.want)
+			}
+		}
+		// The page titled as the query comes first.
+		if hits := must[[]wiki.SearchHit](t)(s.Search(ctx, wiki.SearchQuery{Text: "apple", Limit: 20})); len(hits) == 0 || hits[0].Title != "Apple" {
+			t.Errorf("apple: %s, want Apple first", hitTitles(hits))
+		}
+		page2 := must[[]wiki.SearchHit](t)(s.Search(ctx, wiki.SearchQuery{Text: "banana", Namespaces: in("Talk"), Offset: 1, Limit: 1}))
+		if len(page2) != 1 || !strings.HasPrefix(string(page2[0].Title), "Talk:") {
+			t.Errorf("second Talk hit: %s", hitTitles(page2))
+		}
+	})
+}
+
 func testAllPages(t *testing.T, s wiki.Store) {
 	for _, n := range []string{"Banana", "Apple", "Apricot", "Help:Start", "한국어", "Avocado", "Gone"} {
 		create(t, s, n, n)
@@ -524,7 +652,7 @@ func testLinks(t *testing.T, s wiki.Store) {
 
 func searchTitles(t *testing.T, s wiki.Store, q string) []wiki.SearchHit {
 	t.Helper()
-	hits, err := s.Search(ctx, q, 0, 20)
+	hits, err := s.Search(ctx, wiki.SearchQuery{Text: q, Limit: 20})
 	if err != nil {
 		t.Fatalf("search %q: %v", q, err)
 	}
@@ -603,7 +731,7 @@ func testSearchEnglish(t *testing.T, s wiki.Store) {
 	if hits := searchTitles(t, s, "nothing-like-this"); len(hits) != 0 {
 		t.Fatalf("no match = %+v", hits)
 	}
-	page2, err := s.Search(ctx, "tomato", 1, 1)
+	page2, err := s.Search(ctx, wiki.SearchQuery{Text: "tomato", Offset: 1, Limit: 1})
 	if err != nil || len(page2) != 1 || page2[0].Title != hits[1].Title {
 		t.Fatalf("offset 1 = %+v, %v", page2, err)
 	}
@@ -652,7 +780,7 @@ func testSearchSyntax(t *testing.T, s wiki.Store) {
 	create(t, s, "Syntax", `He said "hello" (twice) AND NEAR the * star; 100% of a_b \ c`)
 	for _, q := range []string{`"`, `""`, `"hello`, `hello"`, `*`, `hel*`, `(`, `)`, `(twice)`, `AND`, `NEAR`, `NEAR(a b)`,
 		`OR`, `NOT`, `-`, `^`, `:`, `title:x`, `{title}`, `'`, `%`, `_`, `\`, `a AND`, `"a" OR "b"`, `100%`, `a_b`, "\x00", "\uE000"} {
-		if _, err := s.Search(ctx, q, 0, 10); err != nil {
+		if _, err := s.Search(ctx, wiki.SearchQuery{Text: q, Limit: 10}); err != nil {
 			t.Errorf("search %q: %v", q, err)
 		}
 	}
