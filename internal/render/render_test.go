@@ -136,6 +136,10 @@ func TestRenderHTML(t *testing.T) {
 			[]string{`<div class="wikid-macro" data-macro="allpages" data-prefix="Foo"><a href="/wiki/Special:AllPages?prefix=Foo">Pages starting with Foo</a></div>`}, nil},
 		{"macro attributes are escaped", `{{AllPages|prefix=a"><script>x</script>}}`,
 			[]string{`data-prefix="a&#34;&gt;&lt;script&gt;x&lt;/script&gt;"`, `?prefix=a%22%3E%3Cscript%3Ex%3C%2Fscript%3E"`}, []string{"<script"}},
+		{"template boxes keep their classes, the wiki's own do not", "<div class=\"infobox\">a</div><div class=\"mbox\">b</div><div class=\"navbox\">c</div>" +
+			"<table class=\"wikitable\"><tr><td>d</td></tr></table><div class=\"notice\">e</div><div class=\"infobox x\">f</div><strong class=\"error\">g</strong>",
+			[]string{`<div class="infobox">a</div>`, `<div class="mbox">b</div>`, `<div class="navbox">c</div>`, `<table class="wikitable">`,
+				`<div>e</div>`, `<div>f</div>`, `<strong class="error">g</strong>`}, []string{`class="notice"`, `class="infobox x"`}},
 		{"unknown macros stay literal", "{{Unknown}} {{PageCount|x=1}}",
 			[]string{"{{Unknown}} {{PageCount|x=1}}"}, []string{"wikid-macro"}},
 	}

@@ -71,6 +71,11 @@ func newPolicy() *bluemonday.Policy {
 	p.AllowAttrs("id").Matching(regexp.MustCompile(`^\S{1,256}$`)).OnElements("h1", "h2", "h3", "h4", "h5", "h6")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^toc$`)).OnElements("nav")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^error$`)).OnElements("strong") // template expansion's error boxes
+	// The boxes templates are made of, styled by the wiki's style sheet:
+	// an infobox floats beside the text, a message box stands out, a
+	// navigation box closes the page.
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^(?:infobox|navbox|mbox)$`)).OnElements("div")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^wikitable$`)).OnElements("table")
 	p.AllowAttrs("aria-label").OnElements("nav")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^wikid-macro$`)).OnElements("div", "span")
 	p.AllowAttrs("data-macro").Matching(regexp.MustCompile(`^(?:recentchanges|pagecount|allpages)$`)).OnElements("div", "span")
