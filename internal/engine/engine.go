@@ -748,7 +748,9 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	if !leaveRedirect {
 		also = withPair(also, from)
 	}
-	jobs := append(e.changeJobs(to, true, false, also...), IndexJob(to))
+	// The moved page's rows are derived again: its text may expand
+	// differently under its new name ({{PAGENAME}} in a template's name).
+	jobs := e.changeJobs(to, true, true, also...)
 	jobs = append(jobs, e.changeJobs(from, !leaveRedirect, false)...)
 	if leaveRedirect {
 		jobs = append(jobs, IndexJob(from))
@@ -817,6 +819,11 @@ func (e *Engine) Undelete(ctx context.Context, t wiki.Title, reason string, ed E
 	if err != nil {
 		e.maybeCommitted(ctx, err, ids, append([]wiki.Title{t}, also...)...)
 		return wiki.Page{}, err
+	}
+	// A render stored before the deletion may show templates as they were
+	// then: the jobs of their edits since did not reach a deleted page.
+	if err := e.store.DeleteRenders(ctx, []int64{p.ID}); err != nil {
+		e.log.Warn("engine: drop the renders of an undeleted page", "page", p.ID, "err", err)
 	}
 	e.afterCommit(ctx, p.ID, t, also...)
 	return p, nil

@@ -85,9 +85,23 @@ func (e *Engine) Import(ctx context.Context, pages iter.Seq2[ImportPage, error],
 			flush()
 		}
 	}()
+	// The titles this import wrote or is writing. A page is parsed while
+	// the batch before it is written: a template it uses from that batch,
+	// or from its own, was missing (or older) when it was expanded. Such a
+	// page gets a links job, which derives its rows again once the
+	// template is in.
+	imported := map[wiki.Title]bool{}
 	for b := range parsed {
 		if b.err != nil {
 			return st, b.err
+		}
+		for _, r := range b.reqs {
+			imported[r.Title] = true
+		}
+		for i, r := range b.reqs {
+			if slices.ContainsFunc(r.Links.Templates, func(t wiki.Title) bool { return imported[t] }) {
+				b.reqs[i].Jobs = append(r.Jobs, LinksJob(r.Title))
+			}
 		}
 		res, err := e.store.ImportPages(ctx, b.reqs)
 		if err != nil {

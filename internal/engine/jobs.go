@@ -174,6 +174,16 @@ func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
 	if err != nil || !done {
 		return err
 	}
+	if len(links.Templates) > 0 {
+		// The search entry shows the templates' text too.
+		if err := e.store.MarkSearchStale(ctx, p.ID); err != nil {
+			return err
+		}
+		if err := e.store.EnqueueJobs(ctx, []wiki.JobSpec{IndexJob(p.Title)}); err != nil {
+			return err
+		}
+		e.jobsQueued()
+	}
 	// A template's edit can move the page in or out of categories: their
 	// listings change.
 	if cats := changedTitles(old, links.Categories); len(cats) > 0 {

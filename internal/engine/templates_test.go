@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -202,4 +203,115 @@ func titlesOf(ps []wiki.Page) string {
 		ts = append(ts, string(p.Title))
 	}
 	return strings.Join(ts, ",")
+}
+
+// A moved page's rows follow its new name ({{PAGENAME}} in a template's
+// name), so that the templates it uses now reach it.
+func TestMovedPageFollowsItsNewTemplates(t *testing.T) {
+	t.Parallel()
+	db, e, _ := templateWiki(t)
+	saveText(t, e, "Template:Doc Foo", "doc of foo")
+	saveText(t, e, "Template:Doc Bar", "doc of bar")
+	saveText(t, e, "Foo", "{{Doc {{PAGENAME}}}}")
+	drainAll(t, db, e)
+	if _, err := e.Move(ctx, "Foo", "Bar", "rename", false, engine.Editor{UserName: "U"}); err != nil {
+		t.Fatal(err)
+	}
+	drainAll(t, db, e)
+	if h := viewHTML(t, e, "Bar"); !strings.Contains(h, "doc of bar") {
+		t.Fatalf("the moved page renders %q", h)
+	}
+	editText(t, e, db, "Template:Doc Bar", "doc of bar, edited")
+	drainAll(t, db, e)
+	if h := viewHTML(t, e, "Bar"); !strings.Contains(h, "doc of bar, edited") {
+		t.Fatalf("after its new template's edit the moved page renders %q", h)
+	}
+}
+
+// A page deleted while a template it uses changed shows the template's
+// new text once restored.
+func TestUndeletedPageShowsCurrentTemplates(t *testing.T) {
+	t.Parallel()
+	db, e, _ := templateWiki(t)
+	saveText(t, e, "Template:X", "old text")
+	saveText(t, e, "P", "page {{X}}")
+	drainAll(t, db, e)
+	if h := viewHTML(t, e, "P"); !strings.Contains(h, "page old text") {
+		t.Fatalf("P renders %q", h)
+	}
+	ed := engine.Editor{UserName: "U", Group: wiki.GroupAdmin}
+	if err := e.Delete(ctx, "P", "", ed); err != nil {
+		t.Fatal(err)
+	}
+	editText(t, e, db, "Template:X", "new text")
+	drainAll(t, db, e)
+	if _, err := e.Undelete(ctx, "P", "", ed); err != nil {
+		t.Fatal(err)
+	}
+	drainAll(t, db, e)
+	if h := viewHTML(t, e, "P"); !strings.Contains(h, "page new text") {
+		t.Fatalf("the restored page renders %q", h)
+	}
+}
+
+// Search finds a page by its templates' text, as it is now.
+func TestSearchFollowsTemplates(t *testing.T) {
+	t.Parallel()
+	db, e, _ := templateWiki(t)
+	saveText(t, e, "Template:X", "alphaword")
+	saveText(t, e, "Host page", "Some text {{X}}")
+	drainAll(t, db, e)
+	found := func(word string) bool {
+		hits, _, err := e.Search(ctx, wiki.SearchQuery{Text: word, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(hits, func(h wiki.SearchHit) bool { return h.Title == "Host page" })
+	}
+	if !found("alphaword") {
+		t.Fatal("the page is not found by its template's text")
+	}
+	editText(t, e, db, "Template:X", "omegaword")
+	drainAll(t, db, e)
+	if !found("omegaword") || found("alphaword") {
+		t.Fatalf("after the template's edit: found by the new word %v, by the old %v; want true, false", found("omegaword"), found("alphaword"))
+	}
+}
+
+// An import whose pages use a template imported in an earlier batch (or
+// their own) ends with their rows made from the template.
+func TestImportAcrossBatchesWithTemplates(t *testing.T) {
+	t.Parallel()
+	db, e, _ := templateWiki(t)
+	pages := []engine.ImportPage{{Title: "Template:X", Text: "from X [[Linked]] [[Category:Xcat]]"}}
+	for i := range engine.ImportBatch {
+		pages = append(pages, engine.ImportPage{Title: wiki.Title(fmt.Sprintf("Filler %d", i)), Text: "filler"})
+	}
+	pages = append(pages, engine.ImportPage{Title: "P", Text: "{{X}}"})
+	seq := func(yield func(engine.ImportPage, error) bool) {
+		for _, p := range pages {
+			if !yield(p, nil) {
+				return
+			}
+		}
+	}
+	if _, err := e.Import(ctx, seq, engine.Editor{UserName: "U"}, "import", nil); err != nil {
+		t.Fatal(err)
+	}
+	drainAll(t, db, e)
+	p, err := db.FindPage(ctx, "P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats, err := db.PageCategories(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := db.Backlinks(ctx, "Linked", wiki.ListQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cats) != 1 || cats[0] != "Category:Xcat" || !strings.Contains(titlesOf(back), "P") {
+		t.Fatalf("P's categories %v, pages linking to Linked %s; want the template's", cats, titlesOf(back))
+	}
 }

@@ -112,6 +112,10 @@ type JobStore interface {
 	// deleted or gone. text (the words readers see, without markup) runs
 	// outside any write transaction: it may take a while.
 	UpdateSearchIndex(ctx context.Context, pageID int64, text func(source string) string) error
+	// MarkSearchStale makes the next UpdateSearchIndex of the page write
+	// its entry again even though it was made from the latest revision:
+	// the page's text shows templates that changed since.
+	MarkSearchStale(ctx context.Context, pageID int64) error
 	// TrimChanges drops recent-changes entries older than before.
 	TrimChanges(ctx context.Context, before time.Time) (int, error)
 }

@@ -488,6 +488,15 @@ func boolOrder(a bool) int {
 // and turned into text before the write transaction, so that no lock is
 // held while text runs; the write goes ahead only if that revision is
 // still the latest, under the page row's lock (otherwise it reads again).
+// MarkSearchStale makes the next UpdateSearchIndex of the page write its
+// entry again.
+func (db *DB) MarkSearchStale(ctx context.Context, pageID int64) error {
+	if _, err := db.pool.Exec(ctx, `UPDATE pages SET search_rev = 0 WHERE id = $1 AND search_rev <> 0`, pageID); err != nil {
+		return fmt.Errorf("postgres: mark the search entry of page %d stale: %w", pageID, err)
+	}
+	return nil
+}
+
 func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(source string) string) error {
 	for range 3 {
 		var src string

@@ -318,6 +318,19 @@ func (db *DB) RefreshLinks(ctx context.Context, pageID, revID int64, ls wiki.Lin
 	return done, nil
 }
 
+// MarkSearchStale makes the next UpdateSearchIndex of the page write its
+// entry again.
+func (db *DB) MarkSearchStale(ctx context.Context, pageID int64) error {
+	err := db.write(ctx, func(tx *wtx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = 0 WHERE id = ? AND search_rev <> 0`, pageID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: mark the search entry of page %d stale: %w", pageID, err)
+	}
+	return nil
+}
+
 // UpdateSearchIndex makes the page's search entry match its current state.
 // An entry made from the latest revision (pages.search_rev) is left alone,
 // so a repeated job costs one read. Otherwise the latest revision is read

@@ -2054,4 +2054,25 @@ func testTransclusions(t *testing.T, s wiki.Store) {
 	if n := must[int](t)(s.CountTransclusions(ctx, box)); n != 1 {
 		t.Fatalf("count after an edit dropped the template = %d, want 1", n)
 	}
+	// An entry made from the latest revision is made again only once
+	// marked stale (a template it shows changed).
+	c := must[wiki.Page](t)(s.FindPage(ctx, "Cherry"))
+	calls := 0
+	reindex := func() {
+		t.Helper()
+		if err := s.UpdateSearchIndex(ctx, c.ID, func(string) string { calls++; return "zebrafinch" }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reindex()
+	if calls != 0 {
+		t.Fatalf("an entry made from the latest revision was made again (%d calls)", calls)
+	}
+	if err := s.MarkSearchStale(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	reindex()
+	if hits := must[[]wiki.SearchHit](t)(s.Search(ctx, wiki.SearchQuery{Text: "zebrafinch", Limit: 5})); calls != 1 || len(hits) != 1 || hits[0].Title != "Cherry" {
+		t.Fatalf("after MarkSearchStale: %d calls, hits %v; want the entry made again", calls, hits)
+	}
 }
