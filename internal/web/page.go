@@ -558,7 +558,7 @@ type templateUse struct {
 type previewData struct {
 	Templates []wiki.Title
 	HTML      template.HTML
-	TOC  template.HTML
+	TOC       template.HTML
 }
 
 func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
