@@ -312,6 +312,10 @@ type viewData struct {
 	Breadcrumbs    []crumb
 	Members        []wiki.Page
 	MembersNext    string
+	// Subcategories are the members that are categories themselves
+	// (the first page of them); MoreSubcategories says there are more.
+	Subcategories     []wiki.Page
+	MoreSubcategories bool
 	// Protection is the page's active protection, drawn as a lock. It is
 	// part of the cached page: protecting purges the page, and the entry
 	// lives no longer than the protection (expireWith).
@@ -387,7 +391,19 @@ func (s *Server) fillPageExtras(r *http.Request, d *viewData) error {
 		q := httpx.From(r)
 		from := q.Title("from")
 		const limit = 200
-		members, err := s.store.CategoryMembers(ctx, d.Title, wiki.ListQuery{From: from, Limit: limit + 1})
+		// Subcategories first, as MediaWiki lists them: on the first page,
+		// then the other members, paged by title.
+		if from == "" {
+			subcats, err := s.store.CategoryMembers(ctx, d.Title, wiki.ListQuery{Limit: limit + 1, Namespaces: []string{wiki.NSCategory}})
+			if err != nil {
+				return err
+			}
+			if len(subcats) > limit {
+				subcats, d.MoreSubcategories = subcats[:limit], true
+			}
+			d.Subcategories = subcats
+		}
+		members, err := s.store.CategoryMembers(ctx, d.Title, wiki.ListQuery{From: from, Limit: limit + 1, Namespaces: notCategories})
 		if err != nil {
 			return err
 		}
@@ -423,6 +439,18 @@ func (s *Server) titleLog(r *http.Request, t wiki.Title) ([]wiki.LogEntry, error
 	return out, nil
 }
 
+// notCategories are the namespaces of a category's members that are not
+// subcategories.
+var notCategories = func() []string {
+	var ns []string
+	for _, n := range wiki.Namespaces {
+		if n.Name != wiki.NSCategory {
+			ns = append(ns, n.Name)
+		}
+	}
+	return ns
+}()
+
 // missing answers a view of a page that does not exist: 404 with a
 // "create it" link (a category page still lists its members).
 func (s *Server) missing(w http.ResponseWriter, r *http.Request, t wiki.Title, deleted bool) error {
@@ -431,7 +459,7 @@ func (s *Server) missing(w http.ResponseWriter, r *http.Request, t wiki.Title, d
 		if err := s.fillPageExtras(r, d); err != nil {
 			return err
 		}
-		if len(d.Members) > 0 {
+		if len(d.Members) > 0 || len(d.Subcategories) > 0 {
 			p := s.page(r, string(t))
 			if err := s.setTabs(p, r, t, "view", false); err != nil {
 				return err

@@ -222,6 +222,16 @@ func TestReadingAndEditing(t *testing.T) {
 		mustStatus(t, res, http.StatusOK)
 		mustContain(t, res, `href="/wiki/Apple"`, `href="/wiki/Banana"`)
 		mustContain(t, anon.Get("/wiki/Apple"), `href="/wiki/Category:Fruit"`)
+
+		// Subcategories come first, in a list of their own; the category
+		// page's listing follows a new member through the purge.
+		alice.Edit("Category:Citrus", "Sour fruit.\n\n[[Category:Fruit]]\n")
+		res = anon.Get("/wiki/Category:Fruit")
+		sub, pages := strings.Index(res.Body, "<h2>Subcategories</h2>"), strings.Index(res.Body, "Pages in category")
+		citrus := strings.Index(res.Body, `href="/wiki/Category:Citrus"`)
+		if sub < 0 || pages < 0 || citrus < sub || citrus > pages || strings.LastIndex(res.Body, `href="/wiki/Category:Citrus"`) != citrus {
+			t.Errorf("the subcategory is not listed first and once (subcategories at %d, pages at %d, Citrus at %d)", sub, pages, citrus)
+		}
 	})
 
 	t.Run("a subpage shows breadcrumbs to its existing parents", func(t *testing.T) {
