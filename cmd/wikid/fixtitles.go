@@ -14,7 +14,7 @@ import (
 	"github.com/wikid/wikid/internal/wiki"
 )
 
-const fixTitlesUsage = "usage: wikid fix-titles [--dry-run] [--redirect] [--reason TEXT]"
+const fixTitlesUsage = "usage: wikid fix-titles [--dry-run] [--reason TEXT]"
 
 // titleFixer is what fix-titles asks of either engine besides wiki.Store.
 type titleFixer interface {
@@ -34,14 +34,15 @@ type titleFix struct {
 // itself (a title saved before its namespace existed: "Talk:foo" is now
 // "Talk:Foo", "Wikid:About" is "Project:About") to the title it parses
 // to, each by the engine's move as the maintenance script (history, log,
-// recent changes, purges and jobs as for any move), without a redirect
-// unless asked for: URLs reach the new title, never the old one; the pages
+// recent changes, purges and jobs as for any move), without a redirect:
+// URLs reach the new title, never the old one, so a redirect there would
+// be a page no one can reach, which check reports again; the pages
 // linking to the old title get their link rows derived again. A page
 // whose title is in normal form but whose namespace column is not the
 // title's gets its column corrected. What cannot be done (the new title
 // is taken, the title is refused, the page is deleted) is reported and
 // skipped: exit status 1. dryRun says what would be done.
-func fixTitles(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, dryRun, redirect bool, reason string, stdout io.Writer) error {
+func fixTitles(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, dryRun bool, reason string, stdout io.Writer) error {
 	if len(args) != 0 {
 		return &exitError{2, errors.New(fixTitlesUsage)}
 	}
@@ -109,7 +110,7 @@ func fixTitles(ctx context.Context, cfg config.Config, log *slog.Logger, args []
 					p.PageID, quoteName(p.Title), other, quoteName(string(f.to)))
 				continue
 			}
-			if err := moveToParsed(ctx, a, p, f.to, reason, redirect, ed, dryRun); err != nil {
+			if err := moveToParsed(ctx, a, p, f.to, reason, ed, dryRun); err != nil {
 				var we *wiki.Error
 				if !errors.As(err, &we) || we.Kind == wiki.KindInternal {
 					return &exitError{2, err}
@@ -139,7 +140,7 @@ func fixTitles(ctx context.Context, cfg config.Config, log *slog.Logger, args []
 
 // moveToParsed moves page p to title to, as the maintenance script; with
 // dryRun it only checks that the move could be made.
-func moveToParsed(ctx context.Context, a *app.App, p store.CheckTitle, to wiki.Title, reason string, redirect bool, ed engine.Editor, dryRun bool) error {
+func moveToParsed(ctx context.Context, a *app.App, p store.CheckTitle, to wiki.Title, reason string, ed engine.Editor, dryRun bool) error {
 	switch cur, err := a.Store.FindPage(ctx, to); {
 	case err == nil && !cur.Deleted:
 		return wiki.Errorf(wiki.KindConflict, "a page %s (id %d) exists already; merge the two by hand, then delete this one or move it with: wikid page move --id %d NEW_TITLE",
@@ -151,7 +152,7 @@ func moveToParsed(ctx context.Context, a *app.App, p store.CheckTitle, to wiki.T
 		return nil
 	}
 	from := wiki.Title(p.Title)
-	_, err := a.Engine.Move(ctx, from, to, reason, redirect, ed)
+	_, err := a.Engine.Move(ctx, from, to, reason, false, ed)
 	if errors.Is(err, wiki.ErrExists) {
 		return wiki.Errorf(wiki.KindConflict, "a page %s was created meanwhile; merge the two by hand", quoteName(string(to)))
 	}

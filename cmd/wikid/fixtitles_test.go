@@ -175,16 +175,6 @@ func TestFixTitles(t *testing.T) {
 		}
 	})
 
-	t.Run("with --redirect, the old title becomes a redirect to the new one", func(t *testing.T) {
-		help := old("Wikid:Help", "Wikid", false)
-		out, _ := fixTitlesStatus(t, data, "--redirect")
-		wantOut(t, out, fmt.Sprintf(`move page %d from "Wikid:Help" to "Project:Help"`, help))
-		var redirect string
-		if err := raw.QueryRowContext(ctx, `SELECT redirect FROM pages WHERE title = 'Wikid:Help' AND deleted = 0`).Scan(&redirect); err != nil || redirect != "Project:Help" {
-			t.Errorf("the old title redirects to %q (err %v), want Project:Help", redirect, err)
-		}
-	})
-
 	t.Run("arguments are a usage error", func(t *testing.T) {
 		_, _, err := wikid(t, "", nil, "fix-titles", "extra", "--data", data)
 		var ee *exitError

@@ -82,7 +82,7 @@ Usage:
   wikid page move --id ID NEWTITLE [--reason TEXT]
         Rename the page with id ID (as listed by wikid check), as the
         maintenance script; works for a title no URL reaches any more.
-  wikid fix-titles [--dry-run] [--redirect] [--reason TEXT]
+  wikid fix-titles [--dry-run] [--reason TEXT]
         Move every page whose stored title today's title rules spell
         otherwise (saved before its namespace existed: "Talk:foo" is now
         "Talk:Foo", "Wikid:About" is "Project:About") to the title it now
@@ -190,7 +190,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	renders := fs.Bool("renders", false, "migrate --from --to: copy the stored renders too")
 	verifyOnly := fs.Bool("verify-only", false, "migrate --from --to: compare the stores, copy nothing")
 	dryRun := fs.Bool("dry-run", false, "fix-titles: say what would be done, change nothing")
-	leaveRedirect := fs.Bool("redirect", false, "fix-titles: leave a redirect at each old title")
 	// Flags may follow positional arguments: wikid user add NAME --admin.
 	var positional []string
 	for {
@@ -245,7 +244,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "check":
 		return check(ctx, cfg, positional, stdout)
 	case "fix-titles":
-		return fixTitles(ctx, cfg, log, positional, *dryRun, *leaveRedirect, *reason, stdout)
+		return fixTitles(ctx, cfg, log, positional, *dryRun, *reason, stdout)
 	case "import":
 		return importCommand(ctx, cfg, log, positional, *summary, *asUser, stdin, stdout, stderr)
 	case "stats":
