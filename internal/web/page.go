@@ -572,6 +572,9 @@ type editData struct {
 	// UsedBy is how many pages transclude the page: a save refreshes them
 	// through jobs, of which Queued are waiting now.
 	UsedBy, Queued int
+	// UsedByMore: more than UsedByMax (wiki.MaxCount) pages, not counted.
+	UsedByMore bool
+	UsedByMax  int
 	// Templates are the pages the text transcludes: the preview's, else
 	// the saved text's.
 	Templates []templateUse
@@ -664,7 +667,7 @@ func (s *Server) writeEdit(w http.ResponseWriter, r *http.Request, status int, d
 	if !d.Creating {
 		// What a save of a template sets going: shown before it is saved.
 		if n, err := s.eng.CountTransclusions(r.Context(), d.Title); err == nil && n > 0 {
-			d.UsedBy = n
+			d.UsedBy, d.UsedByMore, d.UsedByMax = n, n > wiki.MaxCount, wiki.MaxCount
 			if st, err := s.store.JobStats(r.Context()); err == nil {
 				d.Queued = st.Counts[wiki.JobQueued] + st.Counts[wiki.JobRunning]
 			}

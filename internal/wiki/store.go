@@ -110,6 +110,10 @@ type ListQuery struct {
 	Namespaces []string
 }
 
+// MaxCount bounds the counts shown on forms: a count stops past it, so
+// that a form of a page used everywhere costs a bounded read.
+const MaxCount = 100_000
+
 // ChangeQuery pages through changes, newest first.
 type ChangeQuery struct {
 	Before   int64 // changes with ID < Before; 0 for the newest
@@ -187,7 +191,8 @@ type PageStore interface {
 	// Backlinks returns live pages linking to t (by wiki link or redirect), by title.
 	Backlinks(ctx context.Context, t Title, q ListQuery) ([]Page, error)
 	// Transclusions returns live pages that transclude t (directly or
-	// through other templates), by title; CountTransclusions counts them.
+	// through other templates), by title; CountTransclusions counts them,
+	// up to MaxCount + 1 (more than MaxCount).
 	Transclusions(ctx context.Context, t Title, q ListQuery) ([]Page, error)
 	CountTransclusions(ctx context.Context, t Title) (int, error)
 	// CategoryMembers returns live pages in category cat ("Category:…"), by title.

@@ -164,11 +164,12 @@ func (db *DB) Transclusions(ctx context.Context, t wiki.Title, q wiki.ListQuery)
 		` AND p.id IN (SELECT from_page FROM links WHERE target_title = ? AND kind = 'template')`, q, string(t))
 }
 
-// CountTransclusions counts the live pages that transclude t.
+// CountTransclusions counts the live pages that transclude t, up to
+// wiki.MaxCount + 1.
 func (db *DB) CountTransclusions(ctx context.Context, t wiki.Title) (int, error) {
 	var n int
-	err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM links l JOIN pages p ON p.id = l.from_page
-		WHERE l.target_title = ? AND l.kind = 'template' AND p.deleted = 0`, string(t)).Scan(&n)
+	err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM links l JOIN pages p ON p.id = l.from_page
+		WHERE l.target_title = ? AND l.kind = 'template' AND p.deleted = 0 LIMIT ?)`, string(t), wiki.MaxCount+1).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: count transclusions of %q: %w", t, err)
 	}
