@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/jobs"
+	"github.com/wikid/wikid/internal/markup/template"
 	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -162,7 +163,15 @@ func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
-	links, err := e.links(ctx, p.Title, rev.Text)
+	// A page with templates gets its search entry from the same parse:
+	// the templates' text may have changed it too.
+	var links wiki.LinkSet
+	var plain string
+	if template.Has(rev.Text) {
+		links, plain, err = e.analyze(ctx, p.Title, rev.Text)
+	} else {
+		links, err = e.links(ctx, p.Title, rev.Text)
+	}
 	if err != nil {
 		return err // busy: the job runs again later
 	}
@@ -175,14 +184,18 @@ func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
 		return err
 	}
 	if len(links.Templates) > 0 {
-		// The search entry shows the templates' text too.
 		if err := e.store.MarkSearchStale(ctx, p.ID); err != nil {
 			return err
 		}
-		if err := e.store.EnqueueJobs(ctx, []wiki.JobSpec{IndexJob(p.Title)}); err != nil {
+		err := e.store.UpdateSearchIndex(ctx, p.ID, func(src string) string {
+			if src == rev.Text {
+				return plain
+			}
+			return e.plainText(ctx, p.Title, src) // a newer revision came meanwhile
+		})
+		if err != nil {
 			return err
 		}
-		e.jobsQueued()
 	}
 	// A template's edit can move the page in or out of categories: their
 	// listings change.
@@ -217,12 +230,7 @@ func (e *Engine) runSearch(ctx context.Context, j wiki.Job) error {
 		return err // busy: the job runs again later
 	}
 	defer release()
-	return e.store.UpdateSearchIndex(ctx, p.ID, func(src string) string {
-		if text, _, err := e.expand(ctx, p.Title, src); err == nil {
-			src = text
-		}
-		return e.renderer.PlainText(src)
-	})
+	return e.store.UpdateSearchIndex(ctx, p.ID, func(src string) string { return e.plainText(ctx, p.Title, src) })
 }
 
 // refreshBudget bounds the time a refresh job spends rendering a page's

@@ -29,6 +29,16 @@ func (e *Engine) expand(ctx context.Context, t wiki.Title, text string) (string,
 	return res.Text, res.Templates, nil
 }
 
+// plainText is the text of page t's source src as readers see it, for
+// its search entry: expanded, then without markup. A template that cannot
+// be loaded leaves its call as written.
+func (e *Engine) plainText(ctx context.Context, t wiki.Title, src string) string {
+	if text, _, err := e.expand(ctx, t, src); err == nil {
+		src = text
+	}
+	return e.renderer.PlainText(src)
+}
+
 // loadTemplate returns the latest text of the live page t.
 func (e *Engine) loadTemplate(ctx context.Context, t wiki.Title) (string, bool, error) {
 	if t.IsSpecial() {
