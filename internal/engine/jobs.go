@@ -48,6 +48,9 @@ const backlinkBatch = 500
 
 type titlePayload struct {
 	Title wiki.Title `json:"title"`
+	// After is where a backlinks or transclusions job goes on: the last
+	// page of the batch its previous part handled.
+	After wiki.Title `json:"after,omitempty"`
 }
 
 type titlesPayload struct {
@@ -253,7 +256,7 @@ func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
-	return e.staleDependents(ctx, pl.Title, e.store.Backlinks, false)
+	return e.staleDependents(ctx, j.Kind, pl, e.store.Backlinks, false)
 }
 
 // runTransclusions handles a change of a page that others transclude: in
@@ -266,54 +269,56 @@ func (e *Engine) runTransclusions(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
-	return e.staleDependents(ctx, pl.Title, e.store.Transclusions, true)
+	return e.staleDependents(ctx, j.Kind, pl, e.store.Transclusions, true)
 }
 
-// staleDependents marks stale the pages that list(t) returns, in batches
-// (see runBacklinks); with links, each also gets a links job.
-func (e *Engine) staleDependents(ctx context.Context, t wiki.Title, list func(context.Context, wiki.Title, wiki.ListQuery) ([]wiki.Page, error), links bool) error {
-	q := wiki.ListQuery{Limit: backlinkBatch}
-	for {
-		pages, err := list(ctx, t, q)
-		if err != nil {
-			return err
-		}
-		if len(pages) == 0 {
-			return nil
-		}
-		ids := make([]int64, len(pages))
-		titles := make([]wiki.Title, len(pages))
-		for i, p := range pages {
-			ids[i], titles[i] = p.ID, p.Title
-		}
-		if err := e.store.DeleteRenders(ctx, ids); err != nil {
-			return err
-		}
-		e.invalidate(ids...)
-		cached := e.purger.Stale(ctx, ids, titles...)
-		var jobs []wiki.JobSpec
-		if links {
-			for _, t := range titles {
-				jobs = append(jobs, LinksJob(t))
-			}
-		}
-		for _, t := range cached {
-			jobs = append(jobs, RefreshJob(t))
-		}
-		if rest := slices.DeleteFunc(titles, func(t wiki.Title) bool { return slices.Contains(cached, t) }); len(rest) > 0 {
-			jobs = append(jobs, e.cdnJobs(rest...)...)
-		}
-		if len(jobs) > 0 {
-			if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
-				return err
-			}
-			e.jobsQueued()
-		}
-		if len(pages) < q.Limit {
-			return nil
-		}
-		q.After = pages[len(pages)-1].Title
+// staleDependents marks stale one batch of the pages that list(pl.Title)
+// returns after pl.After (see runBacklinks); with links, each also gets a
+// links job. When there are more, it queues the job of kind for the next
+// batch behind the batch's own jobs: a batch is marked stale when the
+// jobs before it are done, so that its pages' refreshes come within the
+// time a stale response is served (edge.StaleGrace) however many pages
+// use the title. Such a part has no key: an edit meanwhile queues a job
+// from the first page, which must not merge into a part.
+func (e *Engine) staleDependents(ctx context.Context, kind string, pl titlePayload, list func(context.Context, wiki.Title, wiki.ListQuery) ([]wiki.Page, error), links bool) error {
+	q := wiki.ListQuery{Limit: backlinkBatch, After: pl.After}
+	pages, err := list(ctx, pl.Title, q)
+	if err != nil || len(pages) == 0 {
+		return err
 	}
+	ids := make([]int64, len(pages))
+	titles := make([]wiki.Title, len(pages))
+	for i, p := range pages {
+		ids[i], titles[i] = p.ID, p.Title
+	}
+	if err := e.store.DeleteRenders(ctx, ids); err != nil {
+		return err
+	}
+	e.invalidate(ids...)
+	cached := e.purger.Stale(ctx, ids, titles...)
+	var jobs []wiki.JobSpec
+	if links {
+		for _, t := range titles {
+			jobs = append(jobs, LinksJob(t))
+		}
+	}
+	for _, t := range cached {
+		jobs = append(jobs, RefreshJob(t))
+	}
+	if rest := slices.DeleteFunc(titles, func(t wiki.Title) bool { return slices.Contains(cached, t) }); len(rest) > 0 {
+		jobs = append(jobs, e.cdnJobs(rest...)...)
+	}
+	if len(pages) == q.Limit {
+		b, _ := json.Marshal(titlePayload{Title: pl.Title, After: pages[len(pages)-1].Title})
+		jobs = append(jobs, wiki.JobSpec{Kind: kind, Payload: b})
+	}
+	if len(jobs) > 0 {
+		if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
+			return err
+		}
+		e.jobsQueued()
+	}
+	return nil
 }
 
 // runRefresh renders the cached responses of a page again and swaps them

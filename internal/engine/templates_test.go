@@ -315,3 +315,55 @@ func TestImportAcrossBatchesWithTemplates(t *testing.T) {
 		t.Fatalf("P's categories %v, pages linking to Linked %s; want the template's", cats, titlesOf(back))
 	}
 }
+
+// A template used by more pages than a batch reaches them all, batch
+// after batch: each part of the job marks one batch stale and queues the
+// next part behind that batch's refreshes.
+func TestTemplateCascadeInBatches(t *testing.T) {
+	t.Parallel()
+	db, e, p := templateWiki(t)
+	const n = 1100
+	pages := []engine.ImportPage{{Title: "Template:Stamp", Text: "STAMP-v1"}}
+	for i := range n {
+		pages = append(pages, engine.ImportPage{Title: wiki.Title(fmt.Sprintf("User %04d", i)), Text: "{{Stamp}}"})
+	}
+	seq := func(yield func(engine.ImportPage, error) bool) {
+		for _, p := range pages {
+			if !yield(p, nil) {
+				return
+			}
+		}
+	}
+	if _, err := e.Import(ctx, seq, engine.Editor{UserName: "U"}, "import", nil); err != nil {
+		t.Fatal(err)
+	}
+	drainAll(t, db, e)
+	p.titles = nil
+	editText(t, e, db, "Template:Stamp", "STAMP-v2")
+	// The first part: one batch of refreshes, then the next part.
+	if n := runJobs(t, db, e, wiki.JobTransclusions, 1); n != 1 {
+		t.Fatalf("%d transclusions jobs ran, want 1", n)
+	}
+	queued, err := db.ListJobs(ctx, wiki.JobQueued, 5000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, j := range queued {
+		kinds[j.Kind]++
+	}
+	// ListJobs lists the newest first.
+	if kinds[wiki.JobRefresh] != 500 || kinds[wiki.JobTransclusions] != 1 || queued[0].Kind != wiki.JobTransclusions {
+		t.Fatalf("after the first part: %v queued, the last a %s; want one batch of refreshes, then the next part", kinds, queued[0].Kind)
+	}
+	drainAll(t, db, e)
+	for _, i := range []int{0, 499, 500, 999, 1000, n - 1} {
+		title := fmt.Sprintf("User %04d", i)
+		if h := viewHTML(t, e, title); !strings.Contains(h, "STAMP-v2") {
+			t.Fatalf("%s renders %q", title, h)
+		}
+		if !slices.Contains(p.titles, title) {
+			t.Errorf("%s was not refreshed", title)
+		}
+	}
+}
