@@ -71,3 +71,77 @@ func BenchmarkWorstCaseNodes(b *testing.B) {
 		}
 	}
 }
+
+// exprPages returns Template:E, about 2 MiB of {{#expr:…}} or
+// {{#ifexpr:…|}} calls (fn) of expressions of nearly 1,000 bytes, all
+// alike or all distinct, and a 2 MiB page calling E with distinct
+// arguments, so that no call of E is memoized.
+func exprPages(fn string, distinct bool) (pages, string) {
+	const size = 2 << 20
+	unit := strings.Repeat("1e1*", 245) + "1e1"
+	var t strings.Builder
+	for i := 0; t.Len() < size-len(unit)-40; i++ {
+		u := unit
+		if distinct {
+			u = fmt.Sprintf("%s+%d", unit, i)
+		}
+		if fn == "#expr" {
+			fmt.Fprintf(&t, "{{#expr:%s}}", u)
+		} else {
+			fmt.Fprintf(&t, "{{#ifexpr:%s|}}", u)
+		}
+	}
+	var src strings.Builder
+	for i := 0; src.Len() < size-20; i++ {
+		fmt.Fprintf(&src, "{{E|%d}}", i)
+	}
+	return pages{"Template:E": t.String()}, src.String()
+}
+
+// BenchmarkWorstCaseExpr expands a page of distinct calls of a template
+// full of long expressions: each use of an expression counts against the
+// nodes, and evaluating them against the expression limit.
+func BenchmarkWorstCaseExpr(b *testing.B) {
+	for _, fn := range []string{"#expr", "#ifexpr"} {
+		for _, distinct := range []bool{false, true} {
+			name := fn[1:] + "/alike"
+			if distinct {
+				name = fn[1:] + "/distinct"
+			}
+			b.Run(name, func(b *testing.B) {
+				p, text := exprPages(fn, distinct)
+				load := p.loader(nil)
+				b.ReportAllocs()
+				for b.Loop() {
+					res, err := Expand(context.Background(), text, testPage, load, nil, Limits{})
+					if err != nil || !strings.Contains(res.Text, "limit exceeded") {
+						b.Fatalf("Expand: %v, no limit reached", err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkWorstCaseParse parses 2 MiB pages of braces that open pieces
+// and parts and never close them (or close them once), the shapes that
+// make the preprocessor allocate most.
+func BenchmarkWorstCaseParse(b *testing.B) {
+	const size = 2 << 20
+	for name, text := range map[string]string{
+		"{{[[":   strings.Repeat("{{[[", size/4),
+		"{{a|":   strings.Repeat("{{a|", size/4),
+		"{{a|||": "{{a" + strings.Repeat("|", size-5) + "}}",
+		"{{a}}b": strings.Repeat("{{a}}b", size/6),
+	} {
+		b.Run(name, func(b *testing.B) {
+			load := pages{}.loader(nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Expand(context.Background(), text, testPage, load, nil, Limits{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

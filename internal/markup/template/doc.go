@@ -47,16 +47,24 @@
 // Limits.Depth nested templates or Limits.Nesting braces within braces of
 // one text, the call gets a box. The bytes templates and parser functions
 // produce are counted as they are written, against Limits.PostExpand;
-// the calls and parameters visited, against Limits.Nodes; the pages
+// the calls and parameters visited, against Limits.Nodes (an expression
+// counts a node more per 64 bytes); the calls, arguments and open links
+// the preprocessor builds, counted apart, against Limits.Nodes in one
+// text and one and a half times that in all the texts of the expansion;
+// the bytes of the expressions evaluated, against Limits.Expr; the pages
 // loaded, against Limits.Templates; and, as a net under shapes that
 // produce little but churn a lot, the bytes copied, compared and loaded,
-// against 16 times PostExpand plus the page's length. Past any of these
-// the expansion stops: one box says which limit, templates produce
-// nothing more and the rest of the page is copied as written. So the
+// and those read again at each visit (names, white space trimmed,
+// expressions), against 16 times PostExpand plus the page's length. Past
+// any of these the expansion stops: one box says which limit, templates
+// produce nothing more and the rest of the page is copied as written
+// (past the preprocessor's limit, exactly as in the source). So the
 // output is at most the page (nowiki content escaped) plus PostExpand
-// plus one box, however the templates multiply.
+// plus one box, however the templates multiply, and the time and memory
+// an expansion takes are a small multiple of its texts and limits.
 //
-// Within one expansion each page is loaded and parsed once, and the output
-// of a template called with the same arguments is reused, so a page with
-// thousands of calls of one template costs little more than its text.
+// Within one expansion each page is loaded and parsed once, each distinct
+// expression is evaluated once, and the output of a template called with
+// the same arguments is reused, so a page with thousands of calls of one
+// template costs little more than its text.
 package template

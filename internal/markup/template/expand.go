@@ -20,16 +20,21 @@ const (
 	haltNodes
 	haltTemplates
 	haltWork
+	haltGenerated
+	haltExpr
 )
 
 // checkEvery is how many nodes pass between two looks at the context.
 const checkEvery = 1000
 
 // workPerByte bounds the bytes the expander may copy, compare or parse in
-// all (memo keys, comparisons, loaded texts, copies made to trim): this
-// many times PostExpand, plus this many times the page's length. It is
-// the net under shapes that produce little but churn a lot, such as a
-// large literal argument passed to thousands of distinct calls.
+// all (memo keys, comparisons, loaded texts, copies made to trim), and
+// read again each time it visits a call (names, white space it trims,
+// expressions, what keep reads): this many times PostExpand, plus this
+// many times the page's length. It is the net under shapes that produce
+// little but churn a lot, such as a large literal argument passed to
+// thousands of distinct calls, or a long name in a template called as
+// often.
 const workPerByte = 16
 
 type expander struct {
@@ -41,6 +46,8 @@ type expander struct {
 	workLimit int
 
 	nodes, nextCheck int
+	generated        int // pieces and parts the parses created, against Nodes
+	exprBytes        int // bytes of expressions evaluated, against Expr
 	post             int // bytes charged against PostExpand
 	work             int // bytes charged against workLimit
 	errors           int
@@ -56,6 +63,7 @@ type expander struct {
 	chainBits bitset       // ids of chain
 	memo      map[string]*entry
 	keyBuf    []byte
+	exprs     map[string]exprResult // by expression: each is evaluated once
 }
 
 type resolved struct {
@@ -68,8 +76,9 @@ type source struct {
 	exists bool
 	text   string     // without one trailing newline
 	target wiki.Title // the redirect target when the text is a redirect
-	tree   []node     // parsed for transclusion on first use
+	tree   tree       // parsed for transclusion on first use
 	parsed bool
+	link   string // to the page, when it is missing
 }
 
 // entry is the remembered output of one template called with one set of
@@ -89,6 +98,7 @@ type entry struct {
 // frame is one text being expanded: the page itself (depth 0) or a
 // template with its arguments.
 type frame struct {
+	t       *tree // the text's tree, which holds the parts of its calls
 	depth   int
 	args    *args // nil for the page itself
 	nesting int   // calls and parameters open in this text
@@ -123,12 +133,12 @@ func newExpander(ctx context.Context, src string, p Page, load Loader, keep func
 }
 
 func (e *expander) run(src string) (string, error) {
-	tree := parse(src, false)
+	t := e.parse(src, false)
 	o := &out{page: true, trimAt: -1, b: make([]byte, 0, len(src)+len(src)/4)}
 	if e.page.Title != "" {
 		e.push(e.page.Title)
 	}
-	e.expandNodes(tree, &frame{}, o)
+	e.expandTree(&frame{t: &t}, o)
 	if e.err != nil {
 		return "", e.err
 	}
@@ -136,6 +146,23 @@ func (e *expander) run(src string) (string, error) {
 		e.box(o)
 	}
 	return string(o.b), nil
+}
+
+// parse parses src within the budget of pieces and parts: Limits.Nodes for
+// one text, one and a half times that for all the texts of the expansion
+// (whose trees are kept until it ends). A page cannot use up the budget
+// of its templates.
+func (e *expander) parse(src string, include bool) tree {
+	tree, used := parse(src, include, min(e.lim.Nodes, e.lim.Nodes+e.lim.Nodes/2-e.generated))
+	e.generated += used
+	return tree
+}
+
+// expandTree writes the expansion of the text of frame f to o.
+func (e *expander) expandTree(f *frame, o *out) {
+	for _, ns := range f.t.root {
+		e.expandNodes(ns, f, o)
+	}
 }
 
 // expandNodes writes the expansion of ns in frame f to o. Once a limit has
@@ -171,6 +198,10 @@ func (e *expander) expandNodes(ns []node, f *frame, o *out) {
 				e.box(o)
 				e.put(o, n.text, true)
 			}
+		case limitNode:
+			// The page was not parsed past this point: what follows is
+			// its text as written, after the error box.
+			e.stop(haltGenerated)
 		}
 	}
 }
@@ -180,7 +211,11 @@ func (e *expander) expandNodes(ns []node, f *frame, o *out) {
 // and the expansion stops.
 func (e *expander) put(o *out, s string, free bool) {
 	if len(o.b) == o.trimAt {
-		s = trimLeft(s)
+		t := trimLeft(s)
+		if !free && !e.spend(len(s)-len(t)) { // the white space is read
+			return
+		}
+		s = t
 	}
 	if s == "" {
 		return
@@ -195,6 +230,11 @@ func (e *expander) put(o *out, s string, free bool) {
 			return
 		}
 	}
+	if o.page && len(o.b)+len(s) > cap(o.b) {
+		// The page's output can be large: doubling copies it less than
+		// append's growth by a quarter.
+		o.b = slices.Grow(o.b, max(len(s), cap(o.b)))
+	}
 	o.b = append(o.b, s...)
 }
 
@@ -206,7 +246,11 @@ func (e *expander) str(ns []node, f *frame, trim bool) string {
 		return ""
 	case len(ns) == 1 && ns[0].kind == textNode:
 		if trim {
-			return trimSpace(ns[0].text)
+			// Trimming reads the white space: work, checked by the
+			// caller with stopped.
+			t := trimSpace(ns[0].text)
+			e.spend(len(ns[0].text) - len(t))
+			return t
 		}
 		return ns[0].text
 	}
@@ -282,6 +326,10 @@ func (e *expander) box(o *out) {
 		msg = fmt.Sprintf("Preprocessor node count limit exceeded (%d nodes)", e.lim.Nodes)
 	case haltTemplates:
 		msg = fmt.Sprintf("Template count limit exceeded (%d pages)", e.lim.Templates)
+	case haltGenerated:
+		msg = fmt.Sprintf("Preprocessor generated node count limit exceeded (%d nodes)", e.lim.Nodes)
+	case haltExpr:
+		msg = fmt.Sprintf("Expression size limit exceeded (%d bytes)", e.lim.Expr)
 	default:
 		msg = "Expansion work limit exceeded"
 	}
@@ -304,7 +352,7 @@ func (e *expander) errorBox(o *out, msg string) {
 // call expands {{…}}: a kept macro, a magic word, a parser function or a
 // template, in that order.
 func (e *expander) call(n *node, f *frame, o *out) {
-	if !e.tick(len(n.parts)) {
+	if !e.tick(int(n.parts.n)) {
 		return
 	}
 	if f.nesting >= e.lim.Nesting {
@@ -318,15 +366,25 @@ func (e *expander) call(n *node, f *frame, o *out) {
 
 func (e *expander) callIn(n *node, f *frame, o *out) {
 	free := f.depth == 0 && o.page
-	if e.keep != nil && n.plain && e.keep(n.inner()) {
-		e.put(o, n.text, free)
+	if e.keep != nil && n.plain {
+		// keep may read the whole call: work, like everything read again
+		// each time a call is visited.
+		if !e.spend(len(n.text)) {
+			return
+		}
+		if e.keep(n.inner()) {
+			e.put(o, n.text, free)
+			return
+		}
+	}
+	ps := f.t.partsOf(n)
+	title := f.t.nodes(&ps[0])
+	name := e.str(title, f, true)
+	// The name is read to find a magic word, a function or a page.
+	if e.stopped() || !e.spend(len(name)) {
 		return
 	}
-	name := e.str(n.parts[0].nodes, f, true)
-	if e.stopped() {
-		return
-	}
-	parts := n.parts[1:]
+	parts := ps[1:]
 	if len(parts) == 0 {
 		if v, ok := e.magic(name); ok {
 			e.put(o, v, false)
@@ -338,7 +396,7 @@ func (e *expander) callIn(n *node, f *frame, o *out) {
 		return
 	}
 	t, ok := e.resolve(name)
-	if !ok || rewritten(n.parts[0].nodes) {
+	if !ok || rewritten(title) {
 		if n.plain {
 			e.put(o, n.text, free)
 		} else {
@@ -353,6 +411,9 @@ func (e *expander) callIn(n *node, f *frame, o *out) {
 	if e.keep != nil && !n.plain {
 		// The macros may take an argument built by templates:
 		// {{allpages|prefix={{PAGENAME}}/}}.
+		if !e.spend(len(name) + a.size()) {
+			return
+		}
 		if inner := implode(name, a.display()); e.keep(inner) {
 			e.put(o, "{{"+inner+"}}", false)
 			return
@@ -376,7 +437,7 @@ func rewritten(ns []node) bool {
 func (e *expander) parts(ps []part, f *frame) []string {
 	out := make([]string, len(ps))
 	for i := range ps {
-		out[i] = e.str(ps[i].nodes, f, false)
+		out[i] = e.str(f.t.nodes(&ps[i]), f, false)
 	}
 	return out
 }
@@ -395,15 +456,20 @@ func implode(name string, parts []string) string {
 // are trimmed (name and value), positional ones are not; a later argument
 // of the same name wins.
 func (e *expander) arguments(ps []part, f *frame) *args {
+	if len(ps) == 0 {
+		return &noArgs
+	}
 	a := &args{list: make([]kv, 0, len(ps))}
 	pos := 0
 	for i := range ps {
 		p := &ps[i]
 		if p.eq >= 0 {
-			a.set(e.str(p.name(), f, true), e.str(p.value(), f, true), true)
+			name := e.str(f.t.name(p), f, true)
+			e.spend(len(name)) // looked up and compared
+			a.set(name, e.str(f.t.value(p), f, true), true)
 		} else {
 			pos++
-			a.set(strconv.Itoa(pos), e.str(p.nodes, f, false), false)
+			a.set(strconv.Itoa(pos), e.str(f.t.nodes(p), f, false), false)
 		}
 	}
 	return a
@@ -471,7 +537,10 @@ func (e *expander) transclude(t wiki.Title, a *args, f *frame, o *out) {
 	f.titles.set(tid)
 	f.titles.set(cid)
 	if !cs.exists {
-		e.put(o, link(ct), false)
+		if cs.link == "" {
+			cs.link = link(ct)
+		}
+		e.put(o, cs.link, false)
 		return
 	}
 	if e.chainBits.has(cid) {
@@ -505,16 +574,21 @@ func (e *expander) transclude(t wiki.Title, a *args, f *frame, o *out) {
 	}
 	key := string(kb) // e.keyBuf is reused by the calls below
 	if !cs.parsed {
-		cs.tree, cs.parsed = parse(cs.text, true), true
+		cs.tree, cs.parsed = e.parse(cs.text, true), true
 	}
-	nf := &frame{depth: f.depth + 1, args: a}
+	if cs.tree.cut {
+		// Its text is not parsed to the end: it is not expanded at all.
+		e.stop(haltGenerated)
+		return
+	}
+	nf := &frame{t: &cs.tree, depth: f.depth + 1, args: a}
 	nf.titles.set(tid)
 	nf.titles.set(cid)
 	e.push(ct)
 	start, saved := len(o.b), o.trimAt
 	o.trimAt = -1 // a template's output is remembered untrimmed
 	post, errs := e.post, e.errors
-	e.expandNodes(cs.tree, nf, o)
+	e.expandTree(nf, o)
 	o.trimAt = saved
 	e.pop()
 	f.height = max(f.height, nf.height+1)
@@ -651,6 +725,9 @@ func (e *expander) source(t wiki.Title) *source {
 var redirectLine = regexp.MustCompile(`(?i)^[ \t]*#REDIRECT[ \t]*:?[ \t]*\[\[([^\[\]\n|]{1,512})(?:\|[^\[\]\n]*)?\]\]`)
 
 func redirectTarget(text string) wiki.Title {
+	if !strings.HasPrefix(strings.TrimLeft(text, " \t"), "#") {
+		return "" // most pages: no need to run the expression
+	}
 	m := redirectLine.FindStringSubmatch(text)
 	if m == nil {
 		return ""
@@ -666,7 +743,7 @@ func redirectTarget(text string) wiki.Title {
 // param expands {{{name|default}}}: the argument of that name, else the
 // default, else the parameter as written.
 func (e *expander) param(n *node, f *frame, o *out) {
-	if !e.tick(len(n.parts)) {
+	if !e.tick(int(n.parts.n)) {
 		return
 	}
 	if f.nesting >= e.lim.Nesting {
@@ -679,8 +756,9 @@ func (e *expander) param(n *node, f *frame, o *out) {
 }
 
 func (e *expander) paramIn(n *node, f *frame, o *out) {
-	name := e.str(n.parts[0].nodes, f, true)
-	if e.stopped() {
+	ps := f.t.partsOf(n)
+	name := e.str(f.t.nodes(&ps[0]), f, true)
+	if e.stopped() || !e.spend(len(name)) { // looked up
 		return
 	}
 	if f.args != nil {
@@ -689,8 +767,8 @@ func (e *expander) paramIn(n *node, f *frame, o *out) {
 			return
 		}
 	}
-	if len(n.parts) > 1 {
-		e.expandNodes(n.parts[1].nodes, f, o)
+	if len(ps) > 1 {
+		e.expandNodes(f.t.nodes(&ps[1]), f, o)
 		return
 	}
 	if n.plain && f.depth == 0 && o.page {
@@ -710,6 +788,9 @@ type args struct {
 	list  []kv
 	index map[string]int // for long lists
 }
+
+// noArgs are the arguments of a call without any; never changed.
+var noArgs args
 
 func (a *args) find(name string) int {
 	if a.index != nil {
@@ -748,6 +829,16 @@ func (a *args) set(name, value string, named bool) {
 			a.index[p.name] = i
 		}
 	}
+}
+
+// size is the length of the arguments as display writes them, with
+// their separators.
+func (a *args) size() int {
+	n := 0
+	for _, p := range a.list {
+		n += len(p.name) + len(p.value) + 2
+	}
+	return n
 }
 
 // display is the arguments as they would be written, for keep.

@@ -89,17 +89,63 @@ var exprNames = [...]string{
 	opGreaterEq: ">=", opAnd: "and", opOr: "or",
 }
 
-// Unary functions and "not" are prefix operators.
-var exprPrefix = map[string]exprOp{
-	"not": opNot, "abs": opAbs, "floor": opFloor, "ceil": opCeil, "trunc": opTrunc,
-	"sqrt": opSqrt, "exp": opExp, "ln": opLn, "sin": opSin, "cos": opCos, "tan": opTan,
-	"asin": opAsin, "acos": opAcos, "atan": opAtan,
+// exprPrefix returns the prefix operator a word (in lower case) names:
+// unary functions and "not".
+func exprPrefix(word string) exprOp {
+	switch word {
+	case "not":
+		return opNot
+	case "abs":
+		return opAbs
+	case "floor":
+		return opFloor
+	case "ceil":
+		return opCeil
+	case "trunc":
+		return opTrunc
+	case "sqrt":
+		return opSqrt
+	case "exp":
+		return opExp
+	case "ln":
+		return opLn
+	case "sin":
+		return opSin
+	case "cos":
+		return opCos
+	case "tan":
+		return opTan
+	case "asin":
+		return opAsin
+	case "acos":
+		return opAcos
+	case "atan":
+		return opAtan
+	}
+	return opNone
 }
 
 var exprPunct = [256]exprOp{'*': opTimes, '/': opDivide, '^': opPow, '=': opEq, '<': opLess, '>': opGreater}
 
-var exprInfix = map[string]exprOp{
-	"mod": opMod, "fmod": opFmod, "div": opDivide, "and": opAnd, "or": opOr, "round": opRound, "e": opExponent,
+// exprInfix returns the binary operator a word (in lower case) names.
+func exprInfix(word string) exprOp {
+	switch word {
+	case "mod":
+		return opMod
+	case "fmod":
+		return opFmod
+	case "div":
+		return opDivide
+	case "and":
+		return opAnd
+	case "or":
+		return opOr
+	case "round":
+		return opRound
+	case "e":
+		return opExponent
+	}
+	return opNone
 }
 
 func exprError(format string, a ...any) error {
@@ -162,14 +208,14 @@ func evalExpr(s string) (string, error) {
 				operands = append(operands, v)
 				expectOperand = false
 				continue
-			case exprPrefix[word] != opNone:
+			case exprPrefix(word) != opNone:
 				if !expectOperand {
 					return "", exprError("Unexpected %s operator.", word)
 				}
-				operators = append(operators, exprPrefix[word])
+				operators = append(operators, exprPrefix(word))
 				continue
-			case exprInfix[word] != opNone:
-				op = exprInfix[word]
+			case exprInfix(word) != opNone:
+				op = exprInfix(word)
 			default:
 				return "", exprError("Unrecognized word %q.", word)
 			}
@@ -253,6 +299,14 @@ func evalExpr(s string) (string, error) {
 // leadingFloat is PHP's floatval of a run of digits and dots: the longest
 // prefix that is a number ("1.2.3" is 1.2, "." is 0).
 func leadingFloat(s string) float64 {
+	if len(s) <= 15 && strings.IndexByte(s, '.') < 0 {
+		// An integer of up to 15 digits is exact as a float.
+		var v int64
+		for i := 0; i < len(s); i++ {
+			v = 10*v + int64(s[i]-'0')
+		}
+		return float64(v)
+	}
 	if i := strings.IndexByte(s, '.'); i >= 0 {
 		if j := strings.IndexByte(s[i+1:], '.'); j >= 0 {
 			s = s[:i+1+j]

@@ -63,7 +63,7 @@ func parserFunction(name string) (parserFunc, string, bool) {
 // branch writes argument i, trimmed, if there is one.
 func (e *expander) branch(args []part, i int, f *frame, o *out) {
 	if i < len(args) {
-		e.trimmed(args[i].nodes, f, o)
+		e.trimmed(f.t.nodes(&args[i]), f, o)
 	}
 }
 
@@ -81,7 +81,7 @@ func fnIf(e *expander, first string, args []part, f *frame, o *out) {
 func fnIfeq(e *expander, first string, args []part, f *frame, o *out) {
 	b := ""
 	if len(args) > 0 {
-		b = e.str(args[0].nodes, f, true)
+		b = e.str(f.t.nodes(&args[0]), f, true)
 	}
 	if e.stopped() {
 		return
@@ -107,24 +107,24 @@ func fnSwitch(e *expander, primary string, args []part, f *frame, o *out) {
 		if p.eq >= 0 {
 			lastBare = false
 			if found {
-				e.trimmed(p.value(), f, o)
+				e.trimmed(f.t.value(p), f, o)
 				return
 			}
-			test := e.str(p.name(), f, true)
+			test := e.str(f.t.name(p), f, true)
 			if e.stopped() {
 				return
 			}
 			if e.equal(test, primary) {
-				e.trimmed(p.value(), f, o)
+				e.trimmed(f.t.value(p), f, o)
 				return
 			}
 			if defaultFound || strings.EqualFold(test, "#default") {
-				def, hasDef, defaultFound = p.value(), true, false
+				def, hasDef, defaultFound = f.t.value(p), true, false
 			}
 			continue
 		}
 		lastBare = true
-		lastItem = e.str(p.nodes, f, true)
+		lastItem = e.str(f.t.nodes(p), f, true)
 		if e.stopped() {
 			return
 		}
@@ -144,26 +144,79 @@ func fnSwitch(e *expander, primary string, args []part, f *frame, o *out) {
 
 // {{#expr: expression}}: the value, or an error box.
 func fnExpr(e *expander, first string, args []part, f *frame, o *out) {
-	v, err := evalExpr(first)
-	if err != nil {
-		e.errorBox(o, html.EscapeString(err.Error()))
+	r, ok := e.eval(first)
+	if !ok {
 		return
 	}
-	e.put(o, v, false)
+	if r.err != nil {
+		e.errorBox(o, html.EscapeString(r.err.Error()))
+		return
+	}
+	e.put(o, r.v, false)
 }
 
 // {{#ifexpr: expression | then | else}}: then when the value is not zero.
 func fnIfexpr(e *expander, first string, args []part, f *frame, o *out) {
-	v, err := evalExpr(first)
-	if err != nil {
-		e.errorBox(o, html.EscapeString(err.Error()))
+	r, ok := e.eval(first)
+	if !ok {
 		return
 	}
-	if x, ok := number(v); ok && x != 0 {
+	if r.err != nil {
+		e.errorBox(o, html.EscapeString(r.err.Error()))
+		return
+	}
+	if x, ok := number(r.v); ok && x != 0 {
 		e.branch(args, 0, f, o)
 	} else {
 		e.branch(args, 1, f, o)
 	}
+}
+
+// exprResult is what evalExpr returns for an expression.
+type exprResult struct {
+	v   string
+	err error
+}
+
+const (
+	// exprNodeBytes is how many bytes of an expression count as one node
+	// visited (besides the call), each time it is used: reading, hashing
+	// and comparing it is work even when its value is remembered.
+	exprNodeBytes = 64
+	// exprCost is what an evaluation counts against Limits.Expr besides
+	// its bytes (the memo entry, formatting the result): many tiny
+	// expressions are bounded too.
+	exprCost = 16
+)
+
+// eval returns the value of expression s for #expr and #ifexpr. Within an
+// expansion each distinct expression is evaluated once; the bytes
+// evaluated count against Limits.Expr, and every use counts as work and
+// nodes, so that no text, however repeated or varied, evaluates more than
+// Limits.Expr bytes of expressions. ok is false when a limit stopped the
+// expansion.
+func (e *expander) eval(s string) (r exprResult, ok bool) {
+	n := min(len(s), maxExpr+1) // a longer one is rejected unread
+	if !e.tick(n/exprNodeBytes) || !e.spend(n) {
+		return r, false
+	}
+	if len(s) > maxExpr {
+		_, err := evalExpr(s)
+		return exprResult{err: err}, true
+	}
+	if r, ok := e.exprs[s]; ok {
+		return r, true
+	}
+	if e.exprBytes += n + exprCost; e.exprBytes > e.lim.Expr {
+		e.stop(haltExpr)
+		return r, false
+	}
+	r.v, r.err = evalExpr(s)
+	if e.exprs == nil {
+		e.exprs = make(map[string]exprResult)
+	}
+	e.exprs[s] = r
+	return r, true
 }
 
 // equal compares as PHP's == does for two strings: as numbers when both

@@ -39,6 +39,25 @@ func FuzzExpand(f *testing.F) {
 			return res
 		}
 		a, b := run(), run()
+		// The work is bounded: each count within its limit (a charge
+		// may pass it once, and stops the expansion), and what is
+		// allocated a small multiple of the page and PostExpand.
+		var e *expander
+		n := allocated(func() {
+			e = newExpander(context.Background(), src, testPage, fuzzPages.loader(nil), keepMacros, lim.withDefaults())
+			if _, err := e.run(src); err != nil {
+				t.Fatalf("Expand(%q): %v", src, err)
+			}
+		})
+		l := e.lim
+		if e.generated > l.Nodes+l.Nodes/2 || e.exprBytes > l.Expr+maxExpr+exprCost || e.work > 2*e.workLimit ||
+			e.halt == running && (e.nodes > l.Nodes || e.exprBytes > l.Expr || e.work > e.workLimit) {
+			t.Fatalf("Expand(%q): %d nodes, %d generated, %d bytes of expressions, %d of work (limit %d), halt %d",
+				src, e.nodes, e.generated, e.exprBytes, e.work, e.workLimit, e.halt)
+		}
+		if bound := 32*uint64(len(src)+lim.PostExpand) + 64<<10; n > bound {
+			t.Fatalf("Expand(%q): %d bytes allocated, over %d", src, n, bound)
+		}
 		if a.Text != b.Text || a.Errors != b.Errors || len(a.Templates) != len(b.Templates) {
 			t.Fatalf("Expand(%q) is not deterministic:\n%q\n%q", src, a.Text, b.Text)
 		}

@@ -21,9 +21,12 @@ type Page struct {
 type Limits struct {
 	Depth      int // templates within templates, default 40
 	PostExpand int // bytes produced by templates, parameters and parser functions, default 2 MiB
-	Nodes      int // calls, parameters and their arguments visited, default 300,000
+	Nodes      int // calls, parameters and their arguments visited (and, apart, built by the preprocessor), default 300,000
 	Templates  int // distinct pages loaded, default 500
 	Nesting    int // braces within braces in one text (arguments of arguments…), default 100
+	// Expr is the bytes of #expr and #ifexpr expressions evaluated, each
+	// distinct expression once (and 16 bytes more for each), default 1 MiB.
+	Expr int
 }
 
 // Default limits.
@@ -33,6 +36,7 @@ const (
 	DefaultNodes      = 300_000
 	DefaultTemplates  = 500
 	DefaultNesting    = 100
+	DefaultExpr       = 1 << 20
 )
 
 func (l Limits) withDefaults() Limits {
@@ -46,6 +50,7 @@ func (l Limits) withDefaults() Limits {
 	set(&l.Nodes, DefaultNodes)
 	set(&l.Templates, DefaultTemplates)
 	set(&l.Nesting, DefaultNesting)
+	set(&l.Expr, DefaultExpr)
 	return l
 }
 

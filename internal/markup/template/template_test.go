@@ -479,6 +479,75 @@ func TestLimits(t *testing.T) {
 			t.Errorf("no nesting box: %q", res.Text)
 		}
 	})
+	t.Run("expressions", func(t *testing.T) {
+		var src strings.Builder
+		var calls []string
+		for i := range 10 {
+			calls = append(calls, fmt.Sprintf("{{#expr:%s+%d}}", longExpr[:len(longExpr)-8], i))
+			src.WriteString(calls[i])
+		}
+		lim := Limits{Expr: 5000}
+		text, e := expand(t, pages{}, src.String(), lim)
+		box := `<strong class="error">Expression size limit exceeded (5000 bytes): templates past this point are not expanded</strong>`
+		// Four expressions of 985 bytes fit: 4*(985+16) <= 5000.
+		want := "492493494495" + box + strings.Join(calls[4:], "")
+		if text != want || e.errors != 1 {
+			t.Errorf("got %q… (%d errors)", text[:min(len(text), 300)], e.errors)
+		}
+		if e.exprBytes-(985+exprCost) > lim.Expr {
+			t.Errorf("%d bytes of expressions evaluated, limit %d", e.exprBytes, lim.Expr)
+		}
+	})
+	t.Run("an expression is evaluated once", func(t *testing.T) {
+		p := pages{"Template:X": "{{#ifexpr:" + longExpr + "|{{{1}}}}}{{#expr:" + longExpr + "}}"}
+		var src strings.Builder
+		for i := range 1000 {
+			fmt.Fprintf(&src, "{{X|%d}}", i)
+		}
+		text, e := expand(t, p, src.String(), Limits{})
+		if len(e.exprs) != 1 || e.exprBytes != len(longExpr)+exprCost || !strings.HasPrefix(text, "0496") {
+			t.Errorf("%d expressions, %d bytes evaluated: %q…", len(e.exprs), e.exprBytes, text[:20])
+		}
+	})
+	t.Run("generated nodes", func(t *testing.T) {
+		// Unclosed calls: each is a piece and a part.
+		src := "x" + strings.Repeat("{{a|", 300)
+		text, e := expand(t, pages{}, src, Limits{Nodes: 100})
+		box := `<strong class="error">Preprocessor generated node count limit exceeded (100 nodes): templates past this point are not expanded</strong>`
+		// The error box is before the outermost piece open.
+		if want := "x" + box + src[1:]; text != want || e.errors != 1 {
+			t.Errorf("got %q (%d errors)", text, e.errors)
+		}
+		if e.generated != 100 {
+			t.Errorf("%d pieces and parts, want 100", e.generated)
+		}
+	})
+	t.Run("the page past the generated nodes is as written", func(t *testing.T) {
+		src := "{{a}}[[x|<nowiki>{{</nowiki>{{#if:1|{{a}}{{a}}{{a}}"
+		text, _ := expand(t, pages{}, src, Limits{Nodes: 5})
+		box := `<strong class="error">Preprocessor generated node count limit exceeded (5 nodes): templates past this point are not expanded</strong>`
+		if want := "[[Template:A]][[x|&#123;&#123;" + box + "{{#if:1|{{a}}{{a}}{{a}}"; text != want {
+			t.Errorf("got %q, want %q", text, want)
+		}
+	})
+	t.Run("generated nodes in templates", func(t *testing.T) {
+		// The page may use as many as Nodes; its templates together
+		// half as many more.
+		p := pages{"Template:Big": strings.Repeat("{{Hello}}", 100)}
+		text, e := expand(t, p, "{{Big}}"+strings.Repeat("{{Hello}}", 80), Limits{Nodes: 100})
+		if !strings.Contains(text, "Preprocessor generated node count limit exceeded (100 nodes)") {
+			t.Errorf("no generated node limit box: %q", text)
+		}
+		if e.generated > 150 {
+			t.Errorf("%d pieces and parts, over 150", e.generated)
+		}
+	})
+	t.Run("closed links are not counted", func(t *testing.T) {
+		res := mustExpand(t, wikiPages, strings.Repeat("[[a|b]] ", 1000)+"{{Hello}}", Limits{Nodes: 100})
+		if res.Errors != 0 || !strings.HasSuffix(res.Text, "Hello, world!") {
+			t.Errorf("got …%q (%d errors)", res.Text[len(res.Text)-50:], res.Errors)
+		}
+	})
 }
 
 func TestTemplatesList(t *testing.T) {
