@@ -14,7 +14,9 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -42,6 +44,7 @@ var templatesFlags struct {
 	renders int
 	conns   int
 	timeout time.Duration
+	config  string
 }
 
 func init() {
@@ -51,6 +54,7 @@ func init() {
 	flag.IntVar(&templatesFlags.calls, "templates-calls", 5000, "transclusions of Template:Small on the page whose render is timed")
 	flag.IntVar(&templatesFlags.renders, "templates-renders", 5, "renders of that page, each after a purge")
 	flag.IntVar(&templatesFlags.conns, "templates-conns", 8, "concurrent clients of the warm-up and of the check that every page serves the new version")
+	flag.StringVar(&templatesFlags.config, "templates-config", "", "JSON config the measured wikid starts with (e.g. {\"job_max_duty\":0.3})")
 	flag.DurationVar(&templatesFlags.timeout, "templates-timeout", 30*time.Minute, "bound on each wait: the import's jobs, the edit's jobs, every page serving the new version (-smoke: 1m)")
 }
 
@@ -371,7 +375,13 @@ func runTemplates(ctx context.Context, o options) error {
 	step("templates: %s", out)
 
 	t0 = time.Now()
-	w, base, err := startWikid("wikid-templates", bin, data, tmp, nil)
+	var cfg map[string]any
+	if templatesFlags.config != "" {
+		if err := json.Unmarshal([]byte(templatesFlags.config), &cfg); err != nil {
+			return fmt.Errorf("-templates-config: %w", err)
+		}
+	}
+	w, base, err := startWikid("wikid-templates", bin, data, tmp, cfg)
 	if err != nil {
 		return err
 	}
@@ -629,8 +639,8 @@ func (r *templatesResult) markdown(o options, wikidV string) string {
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(&b, "- date: %s; %d CPUs (%s), load average at start %s; %s, %s\n", time.Now().Format(time.RFC3339), runtime.NumCPU(), cpuModel(),
 		firstWords(string(load), 3), firstWords(wikidV, 3), runtime.Version())
-	fmt.Fprintf(&b, "- method: %d generated pages (the scale corpus), each ending with `{{Stamp|i}}`; `%s` is `%s`, edited to `%s` through the REST API while (b) and (c) each view the pages at %.0f req/s (open loop, each in its own shuffled order); `/metrics` polled every 250 ms until no job is queued or running, then every page viewed anonymously (%d at a time) until each shows `%s`. One wikid with default settings.\n",
-		r.pages, stampTitle, stampText(1), stampText(2), r.rate, templatesFlags.conns, stampMark(2))
+	fmt.Fprintf(&b, "- method: %d generated pages (the scale corpus), each ending with `{{Stamp|i}}`; `%s` is `%s`, edited to `%s` through the REST API while (b) and (c) each view the pages at %.0f req/s (open loop, each in its own shuffled order); `/metrics` polled every 250 ms until no job is queued or running, then every page viewed anonymously (%d at a time) until each shows `%s`. One wikid with %s.\n",
+		r.pages, stampTitle, stampText(1), stampText(2), r.rate, templatesFlags.conns, stampMark(2), cmp.Or(templatesFlags.config, "default settings"))
 	if !r.expansion {
 		b.WriteString("- **template expansion not available**: no page showed the template's text, and no transclusion was recorded. Only the plumbing ran; no verdict is given.\n")
 	}
