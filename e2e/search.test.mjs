@@ -87,7 +87,7 @@ describe('the header search box in a browser', { timeout: 120_000 }, () => {
   });
 
   step('shows the open list readably on a desktop, a phone and in dark mode', async () => {
-    const box = page.getByRole('combobox');
+    const box = page.getByRole('combobox', { name: 'Search', exact: true });
     await box.press('ArrowDown'); // a highlighted entry in the pictures
     await box.press('ArrowDown');
     await page.screenshot({ path: path.join(shotDir, 'search-suggestions-desktop.png') });
@@ -103,7 +103,7 @@ describe('the header search box in a browser', { timeout: 120_000 }, () => {
   });
 
   step('Down and Up move the highlight; Enter opens the highlighted page', async () => {
-    const box = page.getByRole('combobox');
+    const box = page.getByRole('combobox', { name: 'Search', exact: true });
     await box.press('ArrowDown');
     await assertActive('Ecl&amp;ir');
     await box.press('ArrowDown');
@@ -117,7 +117,7 @@ describe('the header search box in a browser', { timeout: 120_000 }, () => {
   });
 
   step('Escape closes the list and keeps the text', async () => {
-    const box = page.getByRole('combobox');
+    const box = page.getByRole('combobox', { name: 'Search', exact: true });
     await box.fill('');
     await box.pressSequentially('eco', { delay: 40 });
     await assertOptions(['Ecology', 'Search for pages containing eco']);
@@ -133,7 +133,7 @@ describe('the header search box in a browser', { timeout: 120_000 }, () => {
   });
 
   step('a click on a suggestion opens its page', async () => {
-    const box = page.getByRole('combobox');
+    const box = page.getByRole('combobox', { name: 'Search', exact: true });
     await box.fill('');
     await box.pressSequentially('ecli', { delay: 40 });
     await assertOptions(['Eclipse', 'Search for pages containing ecli']);
@@ -142,7 +142,7 @@ describe('the header search box in a browser', { timeout: 120_000 }, () => {
   });
 
   step('the last entry searches for pages containing the text', async () => {
-    const box = page.getByRole('combobox');
+    const box = page.getByRole('combobox', { name: 'Search', exact: true });
     await box.fill('');
     await box.pressSequentially('about ecl', { delay: 20 });
     await assertOptions(['Search for pages containing about ecl']);
@@ -154,12 +154,12 @@ describe('the header search box in a browser', { timeout: 120_000 }, () => {
   });
 
   step('Enter without a highlight goes to a page whose title matches (Go)', async () => {
-    const box = page.getByRole('combobox');
+    const box = page.getByRole('combobox', { name: 'Search', exact: true });
     await box.fill('ÉCLIPSE');
     await box.press('Enter');
     await page.waitForURL((u) => u.pathname === '/wiki/Eclipse');
-    await page.getByRole('combobox').fill('eclair au');
-    await page.getByRole('combobox').press('Enter');
+    await page.getByRole('combobox', { name: 'Search', exact: true }).fill('eclair au');
+    await page.getByRole('combobox', { name: 'Search', exact: true }).press('Enter');
     await page.waitForURL((u) => u.pathname === '/wiki/Special:Search' && u.searchParams.get('q') === 'eclair au');
   });
 
@@ -198,7 +198,7 @@ async function assertOptions(want) {
 // assertActive checks that the highlighted option, the one
 // aria-activedescendant names, is the one whose text is want.
 async function assertActive(want) {
-  const id = await page.getByRole('combobox').getAttribute('aria-activedescendant');
+  const id = await page.getByRole('combobox', { name: 'Search', exact: true }).getAttribute('aria-activedescendant');
   assert.ok(id, 'no aria-activedescendant');
   const el = page.locator(`[id="${id}"]`);
   assert.equal((await el.textContent()).trim(), want);
