@@ -133,18 +133,25 @@ type scaleSearchRow struct {
 	example         string
 }
 
+// modeOut is where a mode writes its table: out if -out was given, else
+// bench/out/name, relative paths under the module root.
+func modeOut(out, root, name string) string {
+	if !flagSet("out") {
+		out = filepath.Join("bench", "out", name)
+	}
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(root, out)
+	}
+	return out
+}
+
 // runScale is the -scale mode: the scale part's table alone.
 func runScale(ctx context.Context, o options) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
 	}
-	if !flagSet("out") {
-		o.out = "bench/out/scale.md"
-	}
-	if !filepath.IsAbs(o.out) {
-		o.out = filepath.Join(root, o.out)
-	}
+	o.out = modeOut(o.out, root, "scale.md")
 	text, err := scaleRun(ctx, o)
 	if err != nil {
 		return err

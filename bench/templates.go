@@ -298,12 +298,7 @@ func runTemplates(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	if !flagSet("out") {
-		o.out = "bench/out/templates.md"
-	}
-	if !filepath.IsAbs(o.out) {
-		o.out = filepath.Join(root, o.out)
-	}
+	o.out = modeOut(o.out, root, "templates.md")
 	n, idle, timeout := templatesFlags.pages, templatesFlags.idle, templatesFlags.timeout
 	if o.smoke {
 		if !flagSet("templates-pages") {

@@ -351,7 +351,11 @@ func (e *expander) errorBox(o *out, msg string) {
 
 // call expands {{…}}: a kept macro, a magic word, a parser function or a
 // template, in that order.
-func (e *expander) call(n *node, f *frame, o *out) {
+func (e *expander) call(n *node, f *frame, o *out) { e.nested(n, f, o, e.callIn) }
+
+// nested visits n with visit, one level deeper in f: it charges n's parts
+// as nodes and stops at the nesting limit with an error box.
+func (e *expander) nested(n *node, f *frame, o *out, visit func(*node, *frame, *out)) {
 	if !e.tick(int(n.parts.n)) {
 		return
 	}
@@ -360,7 +364,7 @@ func (e *expander) call(n *node, f *frame, o *out) {
 		return
 	}
 	f.nesting++
-	e.callIn(n, f, o)
+	visit(n, f, o)
 	f.nesting--
 }
 
@@ -742,18 +746,7 @@ func redirectTarget(text string) wiki.Title {
 
 // param expands {{{name|default}}}: the argument of that name, else the
 // default, else the parameter as written.
-func (e *expander) param(n *node, f *frame, o *out) {
-	if !e.tick(int(n.parts.n)) {
-		return
-	}
-	if f.nesting >= e.lim.Nesting {
-		e.errorBox(o, fmt.Sprintf("Expansion depth limit exceeded (%d)", e.lim.Nesting))
-		return
-	}
-	f.nesting++
-	e.paramIn(n, f, o)
-	f.nesting--
-}
+func (e *expander) param(n *node, f *frame, o *out) { e.nested(n, f, o, e.paramIn) }
 
 func (e *expander) paramIn(n *node, f *frame, o *out) {
 	ps := f.t.partsOf(n)
