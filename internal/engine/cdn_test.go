@@ -68,7 +68,7 @@ func (p *localPurges) Stale(_ context.Context, _ []int64, titles ...wiki.Title) 
 }
 
 // Refresh counts as a purge: the local entries of titles are replaced.
-func (p *localPurges) Refresh(_ context.Context, titles ...wiki.Title) { p.add(titles) }
+func (p *localPurges) Refresh(_ context.Context, _ []int64, titles ...wiki.Title) { p.add(titles) }
 
 // A change's own purge: nothing goes into its transaction here; the local
 // part counts as a purge.

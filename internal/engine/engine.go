@@ -39,8 +39,9 @@ type Purger interface {
 	Stale(ctx context.Context, pageIDs []int64, titles ...wiki.Title) []wiki.Title
 	// Refresh replaces the cached responses that show titles with ones
 	// rendered now, serving the old ones until then (edge.Cache.Refresh).
-	// When ctx ends, what is not refreshed yet is purged.
-	Refresh(ctx context.Context, titles ...wiki.Title)
+	// When ctx ends, what is not refreshed yet is purged. The other
+	// processes drop theirs, and their renders of pageIDs.
+	Refresh(ctx context.Context, pageIDs []int64, titles ...wiki.Title)
 	// Outbox is what a change carries into its transaction (with its jobs)
 	// so that the other processes hear of it with its commit, in place of
 	// Purge's telling them after; PurgeHere then does Purge's part in this
@@ -54,7 +55,7 @@ type noPurge struct{}
 
 func (noPurge) Purge(context.Context, []int64, ...wiki.Title)              {}
 func (noPurge) Stale(context.Context, []int64, ...wiki.Title) []wiki.Title { return nil }
-func (noPurge) Refresh(context.Context, ...wiki.Title)                     {}
+func (noPurge) Refresh(context.Context, []int64, ...wiki.Title)            {}
 func (noPurge) Outbox([]int64, ...wiki.Title) []wiki.JobSpec               { return nil }
 func (noPurge) PurgeHere(context.Context, ...wiki.Title)                   {}
 
@@ -306,9 +307,20 @@ func (e *Engine) renderRevision(ctx context.Context, rev wiki.Revision, cur uint
 // renderText renders text, the source of page t, in a slot of the render
 // gate.
 func (e *Engine) renderText(ctx context.Context, t wiki.Title, text string) (*Rendered, error) {
+	r, _, err := e.renderParsed(ctx, t, text)
+	return r, err
+}
+
+// parsed is what a render's parse found beside the HTML.
+type parsed struct {
+	links wiki.LinkSet // with the templates
+}
+
+// renderParsed is renderText returning also what the parse found.
+func (e *Engine) renderParsed(ctx context.Context, t wiki.Title, text string) (*Rendered, parsed, error) {
 	release, err := e.gate.acquire(ctx)
 	if err != nil {
-		return nil, err
+		return nil, parsed{}, err
 	}
 	defer release()
 	e.Renders.Add(1)
@@ -323,13 +335,15 @@ func (e *Engine) renderText(ctx context.Context, t wiki.Title, text string) (*Re
 	t0 := time.Now()
 	text, templates, err := e.expand(ctx, t, text)
 	if err != nil {
-		return nil, fmt.Errorf("engine: expand templates: %w", err)
+		return nil, parsed{}, fmt.Errorf("engine: expand templates: %w", err)
 	}
 	res, err := e.renderer.Render(ctx, text, exists)
 	timing.From(ctx).AddRender(time.Since(t0) - inStore)
 	if err != nil {
-		return nil, fmt.Errorf("engine: render: %w", err)
+		return nil, parsed{}, fmt.Errorf("engine: render: %w", err)
 	}
+	found := parsed{links: res.Links}
+	found.links.Templates = templates
 	return &Rendered{
 		HTML:       res.HTML,
 		TOC:        render.TOCHTML(res.TOC),
@@ -339,7 +353,7 @@ func (e *Engine) renderText(ctx context.Context, t wiki.Title, text string) (*Re
 		Templates:  templates,
 		TimedOut:   res.TimedOut,
 		Partial:    res.Partial,
-	}, nil
+	}, found, nil
 }
 
 // analyze parses text, the source of page t, for its link set and plain

@@ -11,6 +11,7 @@ import (
 	"github.com/wikid/wikid/internal/jobs"
 	"github.com/wikid/wikid/internal/markup/template"
 	"github.com/wikid/wikid/internal/purge"
+	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -104,6 +105,10 @@ func TransclusionsJob(t wiki.Title) wiki.JobSpec { return titleJob(wiki.JobTrans
 // RefreshJob renders page t's cached responses again (after a backlinks job).
 func RefreshJob(t wiki.Title) wiki.JobSpec { return titleJob(wiki.JobRefresh, t) }
 
+// ReparseJob brings page t up to date with the pages it transcludes
+// (after a transclusions job).
+func ReparseJob(t wiki.Title) wiki.JobSpec { return titleJob(wiki.JobReparse, t) }
+
 // HousekeepingJob is the periodic recent-changes and queue trim.
 func HousekeepingJob() wiki.JobSpec { return wiki.JobSpec{Kind: wiki.JobRC, Key: wiki.JobRC} }
 
@@ -121,6 +126,8 @@ func (e *Engine) JobHandlers() map[string]jobs.Handler {
 		wiki.JobBacklinks:     e.runBacklinks,
 		wiki.JobTransclusions: e.runTransclusions,
 		wiki.JobRefresh:       e.runRefresh,
+		wiki.JobReparse:       e.runReparse,
+		wiki.JobReindex:       e.runReindex,
 		wiki.JobCDNPurge:      e.runCDNPurge,
 		wiki.JobRC:            e.runHousekeeping,
 	}
@@ -256,31 +263,60 @@ func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
-	return e.staleDependents(ctx, j.Kind, pl, e.store.Backlinks, false)
+	return e.staleDependents(ctx, j.Kind, pl, e.store.Backlinks)
 }
 
 // runTransclusions handles a change of a page that others transclude: in
-// batches, as runBacklinks, the pages transcluding it get their renders
-// dropped and their cached responses refreshed (readers keep the old ones
-// until the new are ready), and a links job each, since the expanded
-// text's links, categories and templates may have changed.
+// batches, as runBacklinks, each page transcluding it gets a reparse job
+// (runReparse), and the batch a reindex job for their search entries
+// (runReindex). Until its job has run, every cached copy of a page, the
+// stored render too, stays as it was and is served: readers never wait
+// for the new version.
 func (e *Engine) runTransclusions(ctx context.Context, j wiki.Job) error {
 	pl, err := decode[titlePayload](j)
 	if err != nil {
 		return err
 	}
-	return e.staleDependents(ctx, j.Kind, pl, e.store.Transclusions, true)
+	return e.dependents(ctx, j.Kind, pl, e.store.Transclusions, func(ids []int64, titles []wiki.Title) ([]wiki.JobSpec, error) {
+		jobs := make([]wiki.JobSpec, len(titles), len(titles)+1)
+		for i, t := range titles {
+			jobs[i] = ReparseJob(t)
+		}
+		b, _ := json.Marshal(titlesPayload{Titles: titles})
+		return append(jobs, wiki.JobSpec{Kind: wiki.JobReindex, Payload: b}), nil
+	})
 }
 
 // staleDependents marks stale one batch of the pages that list(pl.Title)
-// returns after pl.After (see runBacklinks); with links, each also gets a
-// links job. When there are more, it queues the job of kind for the next
-// batch behind the batch's own jobs: a batch is marked stale when the
-// jobs before it are done, so that its pages' refreshes come within the
-// time a stale response is served (edge.StaleGrace) however many pages
-// use the title. Such a part has no key: an edit meanwhile queues a job
-// from the first page, which must not merge into a part.
-func (e *Engine) staleDependents(ctx context.Context, kind string, pl titlePayload, list func(context.Context, wiki.Title, wiki.ListQuery) ([]wiki.Page, error), links bool) error {
+// returns after pl.After (see runBacklinks, and dependents for the
+// batches).
+func (e *Engine) staleDependents(ctx context.Context, kind string, pl titlePayload, list func(context.Context, wiki.Title, wiki.ListQuery) ([]wiki.Page, error)) error {
+	return e.dependents(ctx, kind, pl, list, func(ids []int64, titles []wiki.Title) ([]wiki.JobSpec, error) {
+		if err := e.store.DeleteRenders(ctx, ids); err != nil {
+			return nil, err
+		}
+		e.invalidate(ids...)
+		cached := e.purger.Stale(ctx, ids, titles...)
+		var jobs []wiki.JobSpec
+		for _, t := range cached {
+			jobs = append(jobs, RefreshJob(t))
+		}
+		if rest := slices.DeleteFunc(titles, func(t wiki.Title) bool { return slices.Contains(cached, t) }); len(rest) > 0 {
+			jobs = append(jobs, e.cdnJobs(rest...)...)
+		}
+		return jobs, nil
+	})
+}
+
+// dependents handles one batch of the pages that list(pl.Title) returns
+// after pl.After: batch returns the batch's jobs. When there are more, it
+// queues the job of kind for the next batch behind the batch's own jobs:
+// a batch is handled when the jobs before it are done, so that a stale
+// page's refresh comes within the time a stale response is served
+// (edge.StaleGrace) however many pages use the title, and the queue holds
+// one batch's jobs at a time. Such a part has no key: an edit meanwhile
+// queues a job from the first page, which must not merge into a part.
+func (e *Engine) dependents(ctx context.Context, kind string, pl titlePayload, list func(context.Context, wiki.Title, wiki.ListQuery) ([]wiki.Page, error), batch func(ids []int64, titles []wiki.Title) ([]wiki.JobSpec, error)) error {
 	q := wiki.ListQuery{Limit: backlinkBatch, After: pl.After}
 	pages, err := list(ctx, pl.Title, q)
 	if err != nil || len(pages) == 0 {
@@ -291,22 +327,9 @@ func (e *Engine) staleDependents(ctx context.Context, kind string, pl titlePaylo
 	for i, p := range pages {
 		ids[i], titles[i] = p.ID, p.Title
 	}
-	if err := e.store.DeleteRenders(ctx, ids); err != nil {
+	jobs, err := batch(ids, titles)
+	if err != nil {
 		return err
-	}
-	e.invalidate(ids...)
-	cached := e.purger.Stale(ctx, ids, titles...)
-	var jobs []wiki.JobSpec
-	if links {
-		for _, t := range titles {
-			jobs = append(jobs, LinksJob(t))
-		}
-	}
-	for _, t := range cached {
-		jobs = append(jobs, RefreshJob(t))
-	}
-	if rest := slices.DeleteFunc(titles, func(t wiki.Title) bool { return slices.Contains(cached, t) }); len(rest) > 0 {
-		jobs = append(jobs, e.cdnJobs(rest...)...)
 	}
 	if len(pages) == q.Limit {
 		b, _ := json.Marshal(titlePayload{Title: pl.Title, After: pages[len(pages)-1].Title})
@@ -331,13 +354,146 @@ func (e *Engine) runRefresh(ctx context.Context, j wiki.Job) error {
 		return err
 	}
 	rctx, cancel := context.WithTimeout(ctx, refreshBudget)
-	e.purger.Refresh(rctx, pl.Title)
+	e.purger.Refresh(rctx, nil, pl.Title)
 	cancel()
 	if jobs := e.cdnJobs(pl.Title); len(jobs) > 0 {
 		if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
 			return err
 		}
 		e.jobsQueued()
+	}
+	return nil
+}
+
+// runReparse brings a page up to date with the pages it transcludes, one
+// of which changed: one parse of its latest revision gives its new render
+// and link rows (its search entry is its batch's reindex job's). The rows
+// are written first; then the new
+// render replaces the stored one before the page's epoch moves on (a view
+// that sees the new epoch reads the new render), and the cached responses
+// are rendered again from it and swapped in (Purger.Refresh). Until then
+// readers get the old version from every cache, as from a stale response.
+// A render that an invalidation overtook (a linked page created meanwhile)
+// is not kept: the page's renders are dropped and its next view renders it.
+func (e *Engine) runReparse(ctx context.Context, j wiki.Job) error {
+	pl, err := decode[titlePayload](j)
+	if err != nil {
+		return err
+	}
+	p, ok, err := e.livePage(ctx, pl.Title)
+	if err != nil || !ok {
+		return err
+	}
+	rev, err := e.store.FindRevision(ctx, p.LatestID)
+	if errors.Is(err, wiki.ErrNotFound) {
+		return nil // deleted meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	ep := e.epoch(p.ID)
+	cur := ep.Load()
+	r, found, err := e.renderParsed(ctx, p.Title, rev.Text)
+	if err != nil {
+		return err // busy: the job runs again later
+	}
+	r.RevID = rev.ID
+	old, err := e.store.PageCategories(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	done, err := e.store.RefreshLinks(ctx, p.ID, rev.ID, found.links)
+	if err != nil || !done {
+		return err // !done: a newer revision was saved, with all of this
+	}
+
+	// The stored renders go (older revisions' too: they show the old
+	// version of the template), and the new one takes their place.
+	if err := e.store.DeleteRenders(ctx, []int64{p.ID}); err != nil {
+		return err
+	}
+	keep := !e.noCache && !r.TimedOut && !r.Partial
+	if keep {
+		data, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("engine: reparse %q: %w", p.Title, err)
+		}
+		if err := e.store.SaveRender(ctx, rev.ID, render.Version, data); err != nil {
+			return err
+		}
+	}
+	if keep && ep.CompareAndSwap(cur, cur+1) {
+		e.mem.Set(rev.ID, memRender{epoch: cur + 1, pageID: p.ID, r: r})
+	} else {
+		if keep {
+			// Overtaken: the render may show old link colours.
+			if err := e.store.DeleteRenders(ctx, []int64{p.ID}); err != nil {
+				return err
+			}
+		}
+		e.invalidate(p.ID)
+	}
+	rctx, cancel := context.WithTimeout(ctx, refreshBudget)
+	e.purger.Refresh(rctx, []int64{p.ID}, p.Title)
+	cancel()
+
+	jobs := e.cdnJobs(p.Title)
+	// The page may have joined or left categories: their listings change.
+	if cats := changedTitles(old, found.links.Categories); len(cats) > 0 {
+		e.purger.Purge(ctx, nil, cats...)
+		jobs = append(jobs, e.cdnJobs(cats...)...)
+	}
+	if len(jobs) > 0 {
+		if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
+			return err
+		}
+		e.jobsQueued()
+	}
+	return nil
+}
+
+// reindexBatch is how many search entries a reindex job writes per
+// transaction: SQLite's full-text index costs about as much to commit one
+// entry as a hundred, and the writer is held for a few tens of ms.
+const reindexBatch = 100
+
+// runReindex writes the search entries of pages whose templates changed,
+// reindexBatch to a transaction (wiki.Store.ReindexPages). Each page's
+// text is made in a slot of the render gate, one page at a time. A page
+// gone or moved meanwhile is left out: its change indexed it.
+func (e *Engine) runReindex(ctx context.Context, j wiki.Job) error {
+	pl, err := decode[titlesPayload](j)
+	if err != nil {
+		return err
+	}
+	for chunk := range slices.Chunk(pl.Titles, reindexBatch) {
+		entries := make([]wiki.SearchEntry, 0, len(chunk))
+		for _, t := range chunk {
+			p, ok, err := e.livePage(ctx, t)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			rev, err := e.store.FindRevision(ctx, p.LatestID)
+			if errors.Is(err, wiki.ErrNotFound) {
+				continue // deleted meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			release, err := e.gate.acquire(ctx)
+			if err != nil {
+				return err // busy: the job runs again later
+			}
+			text := e.plainText(ctx, p.Title, rev.Text)
+			release()
+			entries = append(entries, wiki.SearchEntry{PageID: p.ID, RevID: rev.ID, Text: text})
+		}
+		if err := e.store.ReindexPages(ctx, entries); err != nil {
+			return err
+		}
 	}
 	return nil
 }

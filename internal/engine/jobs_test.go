@@ -38,7 +38,9 @@ func (p *purges) Stale(_ context.Context, _ []int64, titles ...wiki.Title) []wik
 }
 
 // Refresh is recorded as a purge: both make the titles' responses new.
-func (p *purges) Refresh(ctx context.Context, titles ...wiki.Title) { p.Purge(ctx, nil, titles...) }
+func (p *purges) Refresh(ctx context.Context, _ []int64, titles ...wiki.Title) {
+	p.Purge(ctx, nil, titles...)
+}
 
 // A change's own purge is recorded by its local part.
 func (p *purges) Outbox([]int64, ...wiki.Title) []wiki.JobSpec        { return nil }

@@ -317,8 +317,8 @@ func TestImportAcrossBatchesWithTemplates(t *testing.T) {
 }
 
 // A template used by more pages than a batch reaches them all, batch
-// after batch: each part of the job marks one batch stale and queues the
-// next part behind that batch's refreshes.
+// after batch: each part of the job queues one batch's reparse jobs and
+// its reindex job, then the next part behind them.
 func TestTemplateCascadeInBatches(t *testing.T) {
 	t.Parallel()
 	db, e, p := templateWiki(t)
@@ -340,7 +340,7 @@ func TestTemplateCascadeInBatches(t *testing.T) {
 	drainAll(t, db, e)
 	p.titles = nil
 	editText(t, e, db, "Template:Stamp", "STAMP-v2")
-	// The first part: one batch of refreshes, then the next part.
+	// The first part: one batch of reparses, then the next part.
 	if n := runJobs(t, db, e, wiki.JobTransclusions, 1); n != 1 {
 		t.Fatalf("%d transclusions jobs ran, want 1", n)
 	}
@@ -353,8 +353,8 @@ func TestTemplateCascadeInBatches(t *testing.T) {
 		kinds[j.Kind]++
 	}
 	// ListJobs lists the newest first.
-	if kinds[wiki.JobRefresh] != 500 || kinds[wiki.JobTransclusions] != 1 || queued[0].Kind != wiki.JobTransclusions {
-		t.Fatalf("after the first part: %v queued, the last a %s; want one batch of refreshes, then the next part", kinds, queued[0].Kind)
+	if kinds[wiki.JobReparse] != 500 || kinds[wiki.JobReindex] != 1 || kinds[wiki.JobTransclusions] != 1 || len(kinds) != 3 || queued[0].Kind != wiki.JobTransclusions {
+		t.Fatalf("after the first part: %v queued, the last a %s; want one batch of reparses and its reindex, then the next part", kinds, queued[0].Kind)
 	}
 	drainAll(t, db, e)
 	for _, i := range []int{0, 499, 500, 999, 1000, n - 1} {
@@ -365,5 +365,76 @@ func TestTemplateCascadeInBatches(t *testing.T) {
 		if !slices.Contains(p.titles, title) {
 			t.Errorf("%s was not refreshed", title)
 		}
+	}
+}
+
+// Between a template's edit and a page's reparse job, a view of the page
+// is served from its stored render (the old version), never rendered;
+// the job renders the page once, and that render is what views get after
+// it, with the rows of the same parse; the batch's reindex job writes its
+// search entry.
+func TestReparseSwapsTheRenderIn(t *testing.T) {
+	t.Parallel()
+	db, e, p := templateWiki(t)
+	saveText(t, e, "Template:Stamp", "STAMP-v1")
+	saveText(t, e, "Page", "Stamped: {{Stamp}}")
+	drainAll(t, db, e)
+	if h := viewHTML(t, e, "Page"); !strings.Contains(h, "STAMP-v1") {
+		t.Fatalf("Page renders %q", h)
+	}
+	editText(t, e, db, "Template:Stamp", "STAMP-v2 [[Linked]] [[Category:Stamped]]")
+	if n := runJobs(t, db, e, wiki.JobTransclusions, 1); n != 1 {
+		t.Fatalf("%d transclusions jobs ran, want 1", n)
+	}
+	renders := e.Renders.Load()
+	if h := viewHTML(t, e, "Page"); !strings.Contains(h, "STAMP-v1") {
+		t.Fatalf("before its reparse, Page renders %q; want the stored render", h)
+	}
+	if n := e.Renders.Load() - renders; n != 0 {
+		t.Fatalf("a view before the reparse rendered %d times; want the stored render", n)
+	}
+	p.titles = nil
+	// The page's reparse job, and its batch's reindex job.
+	if n := runJobs(t, db, e, "", 1); n != 2 {
+		t.Fatalf("%d jobs ran, want 2", n)
+	}
+	if n := e.Renders.Load() - renders; n != 1 {
+		t.Fatalf("the reparse rendered %d times, want 1", n)
+	}
+	if !slices.Contains(p.titles, "Page") {
+		t.Errorf("the reparse did not refresh Page's cached responses (refreshed %v)", p.titles)
+	}
+	if h := viewHTML(t, e, "Page"); !strings.Contains(h, "STAMP-v2") {
+		t.Fatalf("after its reparse, Page renders %q", h)
+	}
+	if n := e.Renders.Load() - renders; n != 1 {
+		t.Fatalf("a view after the reparse rendered again (%d renders); want the job's", n)
+	}
+	// The job's render was stored: a process starting now serves it too.
+	fresh := engine.New(engine.Options{Store: db, Renderer: render.New(), Purger: &purges{}, CDN: engine.NoExternalPurge{}, SiteName: "Acme"})
+	if h := viewHTML(t, fresh, "Page"); !strings.Contains(h, "STAMP-v2") || fresh.Renders.Load() != 0 {
+		t.Fatalf("another engine renders %q after %d renders; want the stored new render", h, fresh.Renders.Load())
+	}
+	page, err := db.FindPage(ctx, "Page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats, err := db.PageCategories(ctx, page.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := db.Backlinks(ctx, "Linked", wiki.ListQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cats) != 1 || cats[0] != "Category:Stamped" || !strings.Contains(titlesOf(back), "Page") {
+		t.Fatalf("Page's categories %v, pages linking to Linked %s; want the template's", cats, titlesOf(back))
+	}
+	if !slices.Contains(p.titles, "Category:Stamped") {
+		t.Errorf("the category Page joined was not purged (purged %v)", p.titles)
+	}
+	hits, _, err := e.Search(ctx, wiki.SearchQuery{Text: "STAMP-v2", Limit: 10})
+	if err != nil || !slices.ContainsFunc(hits, func(h wiki.SearchHit) bool { return h.Title == "Page" }) {
+		t.Fatalf("search for the new text: %v, %v; want Page among the hits", hits, err)
 	}
 }

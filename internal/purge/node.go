@@ -163,13 +163,14 @@ func (n *Node) Stale(ctx context.Context, pageIDs []int64, titles ...wiki.Title)
 
 // Refresh replaces this process's cached responses showing titles with
 // ones rendered now, serving the old ones until then; when ctx ends, what
-// is not refreshed yet is purged. The other processes drop theirs: a
-// refresh job runs in one process, and the responses another process
-// marked stale would otherwise stay.
-func (n *Node) Refresh(ctx context.Context, titles ...wiki.Title) {
+// is not refreshed yet is purged. The other processes drop theirs, and
+// their renders of pageIDs (as for Stale): a refresh job runs in one
+// process, and the responses another process marked stale would otherwise
+// stay.
+func (n *Node) Refresh(ctx context.Context, pageIDs []int64, titles ...wiki.Title) {
 	keys, seq := n.o.Edge.BeginRefresh(TitleTags(titles...)...)
 	n.o.Refresh(ctx, seq, keys...)
-	n.publish(ctx, wiki.PurgeEvent{Stale: true, Titles: titles})
+	n.publish(ctx, wiki.PurgeEvent{Stale: true, Titles: titles, PageIDs: pageIDs})
 }
 
 // AccountsChanged tells the other processes that the accounts of userIDs

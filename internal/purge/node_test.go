@@ -180,7 +180,7 @@ func TestNodesShareInvalidations(t *testing.T) {
 	}
 
 	// A refresh run by one process's job drops the other's stale copies.
-	b.node.Refresh(ctx, "Linking 1")
+	b.node.Refresh(ctx, nil, "Linking 1")
 	got = nil
 	waitFor(t, func() bool {
 		p, _, _ := a.edge.take()

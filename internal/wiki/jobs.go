@@ -24,13 +24,27 @@ const (
 	JobLinks     = "links"     // recompute a page's link and category rows from its latest revision
 	JobBacklinks = "backlinks" // a title's existence changed: the pages linking to it are stale (refresh follows)
 	JobRefresh   = "refresh"   // render a page's cached responses again and swap them in (after backlinks)
-	// A page changed: the pages transcluding it are stale (their link rows
-	// are derived again, their responses refreshed).
+	// A page changed: the pages transcluding it are stale (each gets a
+	// reparse job, and each batch of them a reindex job).
 	JobTransclusions = "transclusions"
-	JobSearch        = "search"   // make a page's search index entry match its current state
-	JobCDNPurge      = "cdnpurge" // purge titles at external caches (Varnish, CDN)
-	JobRC            = "rc"       // housekeeping: trim old recent changes and finished jobs
+	// Parse a page again after a page it transcludes changed: its render
+	// and link rows from one parse, then every cached copy swapped for the
+	// new render.
+	JobReparse = "reparse"
+	// Write the search entries of a batch of pages whose templates changed,
+	// many to a transaction.
+	JobReindex  = "reindex"
+	JobSearch   = "search"   // make a page's search index entry match its current state
+	JobCDNPurge = "cdnpurge" // purge titles at external caches (Varnish, CDN)
+	JobRC       = "rc"       // housekeeping: trim old recent changes and finished jobs
 )
+
+// SearchEntry is a page's search entry for ReindexPages: Text (the words
+// readers see, without markup) made from revision RevID of page PageID.
+type SearchEntry struct {
+	PageID, RevID int64
+	Text          string
+}
 
 // DependentsJob reports whether a job of kind is about the pages that
 // link to or transclude its title: one for a title nothing links to has
@@ -112,6 +126,12 @@ type JobStore interface {
 	// deleted or gone. text (the words readers see, without markup) runs
 	// outside any write transaction: it may take a while.
 	UpdateSearchIndex(ctx context.Context, pageID int64, text func(source string) string) error
+	// ReindexPages writes, in one transaction, the search entries of the
+	// pages in entries from their texts, made from their latest revision
+	// (SearchEntry.RevID): the entries of pages whose templates changed,
+	// whose revision did not. An entry whose page is gone, deleted or has a
+	// newer revision is skipped: that change indexed the page.
+	ReindexPages(ctx context.Context, entries []SearchEntry) error
 	// MarkSearchStale makes the next UpdateSearchIndex of the page write
 	// its entry again even though it was made from the latest revision:
 	// the page's text shows templates that changed since.

@@ -497,6 +497,44 @@ func (db *DB) MarkSearchStale(ctx context.Context, pageID int64) error {
 	return nil
 }
 
+// ReindexPages writes the entries of the pages still at their entry's
+// revision in one transaction, the page rows locked in id order (as every
+// other multi-page write locks them). The terms are made before it.
+func (db *DB) ReindexPages(ctx context.Context, entries []wiki.SearchEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	entries = slices.Clone(entries)
+	slices.SortFunc(entries, func(a, b wiki.SearchEntry) int { return cmp.Compare(a.PageID, b.PageID) })
+	terms := make([]string, len(entries))
+	for i, e := range entries {
+		terms[i] = store.IndexText(e.Text)
+	}
+	err := db.write(ctx, func(tx pgx.Tx) error {
+		batch := make([]searchEntry, 0, len(entries))
+		for i, e := range entries {
+			var title string
+			var latest int64
+			var deleted bool
+			err := tx.QueryRow(ctx, `SELECT title, latest_rev, deleted FROM pages WHERE id = $1 FOR UPDATE`, e.PageID).Scan(&title, &latest, &deleted)
+			if errors.Is(err, pgx.ErrNoRows) || (err == nil && (deleted || latest != e.RevID)) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			batch = append(batch, searchEntry{pageID: e.PageID, revID: e.RevID, title: wiki.Title(title), terms: terms[i]})
+		}
+		return writeSearch(ctx, tx, batch)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: reindex %d pages: %w", len(entries), err)
+	}
+	return nil
+}
+
+// UpdateSearchIndex makes the page's search entry match its current state
+// (see the SQLite store's).
 func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(source string) string) error {
 	for range 3 {
 		var src string

@@ -331,6 +331,41 @@ func (db *DB) MarkSearchStale(ctx context.Context, pageID int64) error {
 	return nil
 }
 
+// ReindexPages writes the entries of the pages still at their entry's
+// revision in one transaction: FTS5 writes its pending entries to disk and
+// merges segments at each commit, which costs about as much for one entry
+// as for a hundred. The terms are made before the transaction.
+func (db *DB) ReindexPages(ctx context.Context, entries []wiki.SearchEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	terms := make([]string, len(entries))
+	for i, e := range entries {
+		terms[i] = store.IndexText(e.Text)
+	}
+	err := db.write(ctx, func(tx *wtx) error {
+		batch := make([]searchEntry, 0, len(entries))
+		for i, e := range entries {
+			var title string
+			var latest int64
+			var deleted bool
+			err := tx.QueryRowContext(ctx, `SELECT title, latest_rev, deleted FROM pages WHERE id = ?`, e.PageID).Scan(&title, &latest, &deleted)
+			if errors.Is(err, sql.ErrNoRows) || (err == nil && (deleted || latest != e.RevID)) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			batch = append(batch, searchEntry{pageID: e.PageID, revID: e.RevID, title: wiki.Title(title), terms: terms[i], replace: true})
+		}
+		return writeSearch(ctx, tx, batch)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: reindex %d pages: %w", len(entries), err)
+	}
+	return nil
+}
+
 // UpdateSearchIndex makes the page's search entry match its current state.
 // An entry made from the latest revision (pages.search_rev) is left alone,
 // so a repeated job costs one read. Otherwise the latest revision is read

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"database/sql"
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -204,8 +206,15 @@ type searchEntry struct {
 // pending entries to disk at every savepoint a later statement opens, so
 // that entries written before other statements each become a segment of
 // their own (then merged), which costs more than everything else an edit
-// writes.
+// writes. For the same reason entries go in rowid order, and the old
+// entries are all deleted before the first new one is inserted: FTS5
+// writes out what is pending whenever a write's rowid is not above the
+// last one's (fts5IndexBeginWrite).
 func writeSearch(ctx context.Context, tx *wtx, entries []searchEntry) error {
+	if !slices.IsSortedFunc(entries, bySearchRow) {
+		entries = slices.Clone(entries)
+		slices.SortFunc(entries, bySearchRow)
+	}
 	for _, e := range entries {
 		if _, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = ?, title_fold = ? WHERE id = ?`,
 			e.revID, store.Fold(string(e.title)), e.pageID); err != nil {
@@ -218,6 +227,8 @@ func writeSearch(ctx context.Context, tx *wtx, entries []searchEntry) error {
 				return err
 			}
 		}
+	}
+	for _, e := range entries {
 		title := store.IndexText(string(e.title))
 		if _, err := tx.ExecContext(ctx, `INSERT INTO search (rowid, title, body) VALUES (?, ?, ?)`, e.pageID, title, e.terms); err != nil {
 			return err
@@ -228,6 +239,8 @@ func writeSearch(ctx context.Context, tx *wtx, entries []searchEntry) error {
 	}
 	return nil
 }
+
+func bySearchRow(a, b searchEntry) int { return cmp.Compare(a.pageID, b.pageID) }
 
 // deleteSearch deletes the page's rows of the search indexes.
 func deleteSearch(ctx context.Context, tx *wtx, pageID int64) error {

@@ -2075,4 +2075,27 @@ func testTransclusions(t *testing.T, s wiki.Store) {
 	if hits := must[[]wiki.SearchHit](t)(s.Search(ctx, wiki.SearchQuery{Text: "zebrafinch", Limit: 5})); calls != 1 || len(hits) != 1 || hits[0].Title != "Cherry" {
 		t.Fatalf("after MarkSearchStale: %d calls, hits %v; want the entry made again", calls, hits)
 	}
+	// ReindexPages writes the entries of pages at their entry's revision
+	// and skips the others: a newer revision, a deleted page, no page.
+	c = must[wiki.Page](t)(s.FindPage(ctx, "Cherry"))
+	a = must[wiki.Page](t)(s.FindPage(ctx, "Apple"))
+	stale := a.LatestID
+	save(t, s, "Apple", a.LatestID, "plain again", wiki.LinkSet{})
+	err := s.ReindexPages(ctx, []wiki.SearchEntry{
+		{PageID: c.ID, RevID: c.LatestID, Text: "quetzal"},
+		{PageID: a.ID, RevID: stale, Text: "quetzal"},
+		{PageID: 1 << 40, RevID: 1, Text: "quetzal"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits := must[[]wiki.SearchHit](t)(s.Search(ctx, wiki.SearchQuery{Text: "quetzal", Limit: 5})); len(hits) != 1 || hits[0].Title != "Cherry" {
+		t.Fatalf("after ReindexPages: hits %v; want Cherry alone", hits)
+	}
+	if hits := must[[]wiki.SearchHit](t)(s.Search(ctx, wiki.SearchQuery{Text: "zebrafinch", Limit: 5})); len(hits) != 0 {
+		t.Fatalf("after ReindexPages: the old entry is still found: %v", hits)
+	}
+	if err := s.ReindexPages(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
 }
