@@ -307,20 +307,16 @@ func (e *Engine) renderRevision(ctx context.Context, rev wiki.Revision, cur uint
 // renderText renders text, the source of page t, in a slot of the render
 // gate.
 func (e *Engine) renderText(ctx context.Context, t wiki.Title, text string) (*Rendered, error) {
-	r, _, err := e.renderParsed(ctx, t, text)
+	r, _, err := e.renderLinks(ctx, t, text)
 	return r, err
 }
 
-// parsed is what a render's parse found beside the HTML.
-type parsed struct {
-	links wiki.LinkSet // with the templates
-}
-
-// renderParsed is renderText returning also what the parse found.
-func (e *Engine) renderParsed(ctx context.Context, t wiki.Title, text string) (*Rendered, parsed, error) {
+// renderLinks is renderText returning also the link set its parse found,
+// with the templates.
+func (e *Engine) renderLinks(ctx context.Context, t wiki.Title, text string) (*Rendered, wiki.LinkSet, error) {
 	release, err := e.gate.acquire(ctx)
 	if err != nil {
-		return nil, parsed{}, err
+		return nil, wiki.LinkSet{}, err
 	}
 	defer release()
 	e.Renders.Add(1)
@@ -335,15 +331,15 @@ func (e *Engine) renderParsed(ctx context.Context, t wiki.Title, text string) (*
 	t0 := time.Now()
 	text, templates, err := e.expand(ctx, t, text)
 	if err != nil {
-		return nil, parsed{}, fmt.Errorf("engine: expand templates: %w", err)
+		return nil, wiki.LinkSet{}, fmt.Errorf("engine: expand templates: %w", err)
 	}
 	res, err := e.renderer.Render(ctx, text, exists)
 	timing.From(ctx).AddRender(time.Since(t0) - inStore)
 	if err != nil {
-		return nil, parsed{}, fmt.Errorf("engine: render: %w", err)
+		return nil, wiki.LinkSet{}, fmt.Errorf("engine: render: %w", err)
 	}
-	found := parsed{links: res.Links}
-	found.links.Templates = templates
+	links := res.Links
+	links.Templates = templates
 	return &Rendered{
 		HTML:       res.HTML,
 		TOC:        render.TOCHTML(res.TOC),
@@ -353,7 +349,7 @@ func (e *Engine) renderParsed(ctx context.Context, t wiki.Title, text string) (*
 		Templates:  templates,
 		TimedOut:   res.TimedOut,
 		Partial:    res.Partial,
-	}, found, nil
+	}, links, nil
 }
 
 // analyze parses text, the source of page t, for its link set and plain

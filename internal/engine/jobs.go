@@ -393,7 +393,7 @@ func (e *Engine) runReparse(ctx context.Context, j wiki.Job) error {
 	}
 	ep := e.epoch(p.ID)
 	cur := ep.Load()
-	r, found, err := e.renderParsed(ctx, p.Title, rev.Text)
+	r, links, err := e.renderLinks(ctx, p.Title, rev.Text)
 	if err != nil {
 		return err // busy: the job runs again later
 	}
@@ -402,7 +402,7 @@ func (e *Engine) runReparse(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
-	done, err := e.store.RefreshLinks(ctx, p.ID, rev.ID, found.links)
+	done, err := e.store.RefreshLinks(ctx, p.ID, rev.ID, links)
 	if err != nil || !done {
 		return err // !done: a newer revision was saved, with all of this
 	}
@@ -439,7 +439,7 @@ func (e *Engine) runReparse(ctx context.Context, j wiki.Job) error {
 
 	jobs := e.cdnJobs(p.Title)
 	// The page may have joined or left categories: their listings change.
-	if cats := changedTitles(old, found.links.Categories); len(cats) > 0 {
+	if cats := changedTitles(old, links.Categories); len(cats) > 0 {
 		e.purger.Purge(ctx, nil, cats...)
 		jobs = append(jobs, e.cdnJobs(cats...)...)
 	}
