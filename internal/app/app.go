@@ -95,7 +95,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	if err != nil {
 		return nil, err
 	}
-	views, err := view.Parse()
+	views, err := view.Parse(cfg.TitleRules())
 	if err != nil {
 		db.Close()
 		return nil, err
