@@ -163,10 +163,6 @@ func MustTitle(s string) Title {
 	return t
 }
 
-// ParseLink splits a link target "Page#Section" into its title and fragment,
-// by the default title rules (see TitleRules.ParseLink).
-func ParseLink(s string) (Title, string, error) { return TitleRules{}.ParseLink(s) }
-
 // ParseLink splits a link target "Page#Section" into its title, parsed by
 // r, and fragment. A bare "#Section" returns an empty title: a link within
 // the current page.

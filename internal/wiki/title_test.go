@@ -283,17 +283,18 @@ func mustNamespace(t *testing.T, id int) Namespace {
 }
 
 func TestParseLink(t *testing.T) {
+	var rules TitleRules
 	for _, tc := range []struct{ in, title, frag string }{
 		{"Main Page#History", "Main Page", "History"},
 		{"#Section", "", "Section"},
 		{"help:syntax# Links ", "Help:Syntax", "Links"},
 	} {
-		ti, frag, err := ParseLink(tc.in)
+		ti, frag, err := rules.ParseLink(tc.in)
 		if err != nil || string(ti) != tc.title || frag != tc.frag {
 			t.Errorf("ParseLink(%q) = %q, %q, %v", tc.in, ti, frag, err)
 		}
 	}
-	if _, _, err := ParseLink("#"); err == nil {
+	if _, _, err := rules.ParseLink("#"); err == nil {
 		t.Error("ParseLink(\"#\") is not an error")
 	}
 }
