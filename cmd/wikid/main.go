@@ -85,7 +85,8 @@ Usage:
   wikid fix-titles [--dry-run] [--reason TEXT]
         Move every page whose stored title today's title rules spell
         otherwise (saved before its namespace existed: "Talk:foo" is now
-        "Talk:Foo", "Wikid:About" is "Project:About") to the title it now
+        "Talk:Foo", "Wikid:About" is "Project:About"; or while
+        capital_links was off: "apple" is now "Apple") to the title it now
         has, as the maintenance script, logged as any move; correct the
         namespace recorded with pages whose title is right. No redirect is
         left unless --redirect (URLs reach the new title, never the old
