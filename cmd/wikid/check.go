@@ -82,7 +82,7 @@ func check(ctx context.Context, cfg config.Config, args []string, stdout io.Writ
 	}
 	defer db.Close()
 	r := &checkReport{w: stdout}
-	if err := checkData(ctx, db, r); err != nil {
+	if err := checkData(ctx, db, cfg.TitleRules(), r); err != nil {
 		return &exitError{2, err}
 	}
 	switch r.n {
@@ -105,7 +105,9 @@ type checkSource interface {
 	Close() error
 }
 
-func checkData(ctx context.Context, db checkSource, r *checkReport) error {
+// checkData reports what db holds that today's rules refuse: titles by
+// rules, the wiki's (capital_links).
+func checkData(ctx context.Context, db checkSource, rules wiki.TitleRules, r *checkReport) error {
 	r.section("Page titles the title rules refuse or now spell differently:")
 	var nsMismatch []store.CheckTitle
 	err := db.EachPageTitle(ctx, func(p store.CheckTitle) error {
@@ -118,15 +120,16 @@ func checkData(ctx context.Context, db checkSource, r *checkReport) error {
 		if !p.Deleted {
 			repair = fmt.Sprintf("; rename with: wikid page move --id %d NEW_TITLE", p.PageID)
 		}
-		t, err := wiki.ParseTitle(p.Title)
+		t, err := rules.Parse(p.Title)
 		switch {
 		case err != nil:
 			r.finding("page %d%s %q: %s%s", p.PageID, state, p.Title, wiki.Message(err), repair)
 			t = wiki.Title(p.Title)
 		case string(t) != p.Title:
 			// A title saved before its namespace existed ("talk:foo" was
-			// "Talk:foo", now "Talk:Foo"), or before a rule changed: its
-			// move also sets its namespace column.
+			// "Talk:foo", now "Talk:Foo"), before a rule changed, or while
+			// capital_links was off ("apple" is now "Apple"): its move
+			// also sets its namespace column.
 			if !p.Deleted {
 				repair = "; move it there with: wikid fix-titles"
 			}
@@ -172,7 +175,7 @@ func checkData(ctx context.Context, db checkSource, r *checkReport) error {
 	r.section("Stored data that disagrees with itself:")
 	for _, p := range nsMismatch {
 		repair := ""
-		if t, err := wiki.ParseTitle(p.Title); err == nil && string(t) == p.Title {
+		if t, err := rules.Parse(p.Title); err == nil && string(t) == p.Title {
 			repair = "; wikid fix-titles corrects it"
 		}
 		r.finding("page %d %q: its namespace column says %s, its title %s%s", p.PageID, p.Title, nsName(p.NS), nsName(wiki.Title(p.Title).Namespace()), repair)

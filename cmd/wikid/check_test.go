@@ -235,3 +235,71 @@ func TestLookAlikes(t *testing.T) {
 		t.Errorf("stale skeletons %+v, want Bob's", l.staleSkeletons)
 	}
 }
+
+// A wiki with capital_links false keeps "apple" and "Apple" apart: check
+// and fix-titles, given the same setting, find nothing to do; by the
+// default rules, "apple" is a title not in normal form.
+func TestCheckCapitalLinks(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	lines := `{"title": "apple", "text": "a fruit"}` + "\n" + `{"title": "Apple", "text": "a company"}` + "\n" +
+		`{"title": "banana", "text": "[[apple]]"}` + "\n" + `{"title": "user:bob", "text": "Bob's page"}` + "\n"
+	if _, _, err := wikid(t, lines, nil, "import", "-", "--capital-links=false", "--data", data); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.OpenReadOnly(context.Background(), filepath.Join(data, "wikid.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int64{}
+	err = db.EachPageTitle(context.Background(), func(p store.CheckTitle) error { ids[p.Title] = p.PageID; return nil })
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, title := range []string{"apple", "Apple", "banana", "User:Bob"} {
+		if ids[title] == 0 {
+			t.Fatalf("the import with capital_links false made no page %q: %v", title, ids)
+		}
+	}
+
+	t.Run("with capital_links false, lower-case titles are in normal form", func(t *testing.T) {
+		for _, c := range []struct {
+			env  map[string]string
+			args []string
+		}{
+			{nil, []string{"--capital-links=false"}},
+			{map[string]string{"WIKID_CAPITAL_LINKS": "false"}, nil},
+		} {
+			out, _, err := wikid(t, "", c.env, append([]string{"check", "--data", data}, c.args...)...)
+			if err != nil || out != "no problems found\n" {
+				t.Errorf("check (env %v, flags %q): %v, output:\n%s", c.env, c.args, err, out)
+			}
+			out, _, err = wikid(t, "", c.env, append([]string{"fix-titles", "--dry-run", "--data", data}, c.args...)...)
+			if err != nil || !strings.Contains(out, "0 pages to move, 0 namespaces to correct, 0 to skip") {
+				t.Errorf("fix-titles --dry-run (env %v, flags %q): %v, output:\n%s", c.env, c.args, err, out)
+			}
+		}
+	})
+
+	t.Run("with capital_links true, they are reported with the title they now have", func(t *testing.T) {
+		out, code := checkStatus(t, data)
+		want := []string{
+			"Page titles the title rules refuse or now spell differently:",
+			fmt.Sprintf(`  page %d "apple": not in normal form; the title is now "Apple", which cannot reach this page; move it there with: wikid fix-titles`, ids["apple"]),
+			fmt.Sprintf(`  page %d "banana": not in normal form; the title is now "Banana", which cannot reach this page; move it there with: wikid fix-titles`, ids["banana"]),
+			"",
+			"2 problems found",
+		}
+		if code != 1 || strings.TrimSuffix(out, "\n") != strings.Join(want, "\n") {
+			t.Errorf("exit %d, output:\n%s\nwant:\n%s", code, out, strings.Join(want, "\n"))
+		}
+		out, _, err := wikid(t, "", nil, "fix-titles", "--dry-run", "--data", data)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 1 ||
+			!strings.Contains(out, fmt.Sprintf(`would move page %d from "banana" to "Banana"`, ids["banana"])) ||
+			!strings.Contains(out, fmt.Sprintf(`skipped page %d "apple": a page "Apple" (id %d) exists already`, ids["apple"], ids["Apple"])) {
+			t.Errorf("fix-titles --dry-run: %v, output:\n%s", err, out)
+		}
+	})
+}

@@ -59,8 +59,9 @@ func fixTitles(ctx context.Context, cfg config.Config, log *slog.Logger, args []
 	// The pages to fix are read first, then fixed: a move changes the
 	// table being read.
 	var fixes []titleFix
+	rules := cfg.TitleRules() // with capital_links on, "apple" is now "Apple"
 	err = db.EachPageTitle(ctx, func(p store.CheckTitle) error {
-		t, err := wiki.ParseTitle(p.Title)
+		t, err := rules.Parse(p.Title)
 		switch {
 		case err != nil:
 			fixes = append(fixes, titleFix{page: p, err: err})

@@ -33,20 +33,21 @@ func importCommand(ctx context.Context, cfg config.Config, log *slog.Logger, arg
 	}
 	src := args[0]
 	var pages iter.Seq2[engine.ImportPage, error]
+	rules := cfg.TitleRules()
 	switch info, err := os.Stat(src); {
 	case src == "-":
-		pages = jsonLines(stdin, "standard input")
+		pages = jsonLines(stdin, "standard input", rules)
 	case err != nil:
 		return fmt.Errorf("import: %w", err)
 	case info.IsDir():
-		pages = markdownDir(src)
+		pages = markdownDir(src, rules)
 	default:
 		f, err := os.Open(src)
 		if err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
 		defer f.Close()
-		pages = jsonLines(f, src)
+		pages = jsonLines(f, src, rules)
 	}
 	if summary == "" {
 		summary = "Imported"
@@ -82,8 +83,9 @@ func importCommand(ctx context.Context, cfg config.Config, log *slog.Logger, arg
 	return nil
 }
 
-// jsonLines reads one page per line: {"title": "…", "text": "…"}.
-func jsonLines(r io.Reader, name string) iter.Seq2[engine.ImportPage, error] {
+// jsonLines reads one page per line: {"title": "…", "text": "…"}, the
+// title parsed by rules, the wiki's.
+func jsonLines(r io.Reader, name string, rules wiki.TitleRules) iter.Seq2[engine.ImportPage, error] {
 	return func(yield func(engine.ImportPage, error) bool) {
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
@@ -108,7 +110,7 @@ func jsonLines(r io.Reader, name string) iter.Seq2[engine.ImportPage, error] {
 				yield(engine.ImportPage{}, fmt.Errorf("%s line %d: no \"text\"", name, n))
 				return
 			}
-			t, err := wiki.ParseTitle(p.Title)
+			t, err := rules.Parse(p.Title)
 			if err != nil {
 				yield(engine.ImportPage{}, fmt.Errorf("%s line %d: title %q: %s", name, n, p.Title, wiki.Message(err)))
 				return
@@ -124,8 +126,8 @@ func jsonLines(r io.Reader, name string) iter.Seq2[engine.ImportPage, error] {
 }
 
 // markdownDir reads every .md file under dir, in path order (symbolic
-// links are not followed).
-func markdownDir(dir string) iter.Seq2[engine.ImportPage, error] {
+// links are not followed), titles parsed by rules, the wiki's.
+func markdownDir(dir string, rules wiki.TitleRules) iter.Seq2[engine.ImportPage, error] {
 	return func(yield func(engine.ImportPage, error) bool) {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -139,7 +141,7 @@ func markdownDir(dir string) iter.Seq2[engine.ImportPage, error] {
 				return err
 			}
 			name := strings.ReplaceAll(strings.TrimSuffix(filepath.ToSlash(rel), ".md"), "_", " ")
-			t, err := wiki.ParseTitle(name)
+			t, err := rules.Parse(name)
 			if err != nil {
 				return fmt.Errorf("%s: title %q: %s", path, name, wiki.Message(err))
 			}

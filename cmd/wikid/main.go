@@ -85,7 +85,8 @@ Usage:
   wikid fix-titles [--dry-run] [--reason TEXT]
         Move every page whose stored title today's title rules spell
         otherwise (saved before its namespace existed: "Talk:foo" is now
-        "Talk:Foo", "Wikid:About" is "Project:About") to the title it now
+        "Talk:Foo", "Wikid:About" is "Project:About"; or while
+        capital_links was off: "apple" is now "Apple") to the title it now
         has, as the maintenance script, logged as any move; correct the
         namespace recorded with pages whose title is right. No redirect is
         left unless --redirect (URLs reach the new title, never the old
@@ -130,6 +131,11 @@ Common flags (every command):
                    (env WIKID_DATABASE)
   --config FILE    JSON configuration file (env WIKID_CONFIG); see README
   --addr HOST:PORT listen address for serve (env WIKID_ADDR, default 127.0.0.1:8080)
+  --capital-links=false
+                   keep the first letter of titles as written: "apple" and
+                   "Apple" are two pages (env WIKID_CAPITAL_LINKS, config
+                   capital_links, default true); every command must run with
+                   the wiki's setting
   --log-level L    debug, info, warn or error (default info)
 `
 
@@ -173,6 +179,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	database := fs.String("database", "", "a PostgreSQL URL (default: the SQLite file in the data directory)")
 	cfgFile := fs.String("config", getenv("WIKID_CONFIG"), "configuration file")
 	logLevel := fs.String("log-level", "info", "log level")
+	capitalLinks := fs.Bool("capital-links", true, "upper-case the first letter of titles (false: keep it as written)")
 	admin := fs.Bool("admin", false, "make the user an administrator")
 	state := fs.String("state", "", "jobs list: only jobs in this state")
 	limit := fs.Int("limit", 50, "jobs list: how many")
@@ -222,6 +229,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if *database != "" {
 		cfg.Database = *database
 	}
+	fs.Visit(func(f *flag.Flag) { // only when given: the default is the file's or the environment's
+		if f.Name == "capital-links" {
+			cfg.CapitalLinks = *capitalLinks
+		}
+	})
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)

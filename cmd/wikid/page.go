@@ -19,7 +19,7 @@ func pageCommand(ctx context.Context, cfg config.Config, log *slog.Logger, sub s
 	if sub != "move" || len(args) != 1 || id <= 0 {
 		return errors.New(pageUsage)
 	}
-	to, err := wiki.ParseTitle(args[0])
+	to, err := cfg.TitleRules().Parse(args[0])
 	if err != nil {
 		return fmt.Errorf("new title: %s", wiki.Message(err))
 	}
@@ -48,7 +48,7 @@ func pageMove(ctx context.Context, cfg config.Config, log *slog.Logger, id int64
 		return fmt.Errorf("page %d %q is deleted; only live pages can be moved", id, string(p.Title))
 	}
 	// A redirect is left only at a title that URLs still reach.
-	now, err := wiki.ParseTitle(string(p.Title))
+	now, err := cfg.TitleRules().Parse(string(p.Title))
 	redirect := err == nil && now == p.Title
 	ed := engine.Editor{UserName: wiki.MaintenanceActor.Name, Group: wiki.GroupAdmin}
 	if _, err := a.Engine.Move(ctx, p.Title, to, reason, redirect, ed); err != nil {

@@ -95,7 +95,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	if err != nil {
 		return nil, err
 	}
-	views, err := view.Parse()
+	views, err := view.Parse(cfg.TitleRules())
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -131,7 +131,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		return metrics.ConnCounts{Open: st.Open, Max: st.Max, Refused: st.Refused, IdleEvicted: st.IdleEvicted, SlowHeadEvicted: st.SlowHeadEvicted}
 	})
 	a.Engine = engine.New(engine.Options{
-		Store: store.Timed{Store: db}, Renderer: render.New(render.WithTimeout(time.Duration(cfg.RenderTimeout))), Logger: log,
+		Store: store.Timed{Store: db}, Logger: log,
+		// The title rules (capital_links) go with the renderer: the engine
+		// expands templates and keys stored renders by them.
+		Renderer:     render.New(render.WithTimeout(time.Duration(cfg.RenderTimeout)), render.WithTitleRules(cfg.TitleRules())),
 		MaxPageBytes: cfg.MaxPageBytes, NoRenderCache: cfg.NoRenderCache, SiteName: cfg.SiteName,
 		RenderLimits: engine.RenderLimits{Concurrency: cfg.RenderConcurrency, Queue: cfg.RenderQueue, Wait: time.Duration(cfg.RenderWait)},
 		Purger:       a.Purge, CDN: a.cdnPurger(),

@@ -53,7 +53,7 @@ func newDiffWorld(t testing.TB) *diffWorld {
 	a, base := apptest.Serve(t)
 	w := &diffWorld{a: a, addr: strings.TrimPrefix(base, "http://")}
 	w.rev1, w.rev2 = saveTwice(t, a, "Poison target")
-	views, err := view.Parse()
+	views, err := view.Parse(a.Config.TitleRules())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func Seed(ctx context.Context, e *engine.Engine, cfg config.Config) error {
 		if len(p.text) > cfg.MaxPageBytes {
 			continue // a wiki whose limit is below the page's size goes without it
 		}
-		t, err := wiki.ParseTitle(p.title)
+		t, err := cfg.TitleRules().Parse(p.title)
 		if err != nil {
 			return err
 		}

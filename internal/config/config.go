@@ -27,6 +27,10 @@ type Config struct {
 	Database string `json:"database"`  // "": the embedded SQLite file in data; or a postgres:// URL, for nodes sharing one database
 	SiteName string `json:"site_name"` // shown in the header and <title>
 	MainPage string `json:"main_page"` // where / redirects
+	// CapitalLinks upper-cases the first letter of every title's name, so
+	// that [[apple]] is the page Apple (MediaWiki's $wgCapitalLinks);
+	// false keeps it as written, except in User, User talk and Special.
+	CapitalLinks bool `json:"capital_links"`
 
 	AllowRegistration bool       `json:"allow_registration"`
 	ReadGroup         wiki.Group `json:"read_group"` // who may read: anonymous, user, admin
@@ -95,6 +99,7 @@ func Default() Config {
 		DataDir:           "./data",
 		SiteName:          "Wikid",
 		MainPage:          "Main Page",
+		CapitalLinks:      true,
 		AllowRegistration: true,
 		ReadGroup:         wiki.GroupAnonymous,
 		EditGroup:         wiki.GroupUser,
@@ -155,6 +160,13 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 		}
 		c.AllowRegistration = b
 	}
+	if v := getenv("WIKID_CAPITAL_LINKS"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("config: WIKID_CAPITAL_LINKS=%q: want true (the first letter of titles is upper-cased) or false (kept as written)", v)
+		}
+		c.CapitalLinks = b
+	}
 	if v := getenv("WIKID_MAX_PAGE_BYTES"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -210,7 +222,7 @@ func (c *Config) Validate() error {
 	if c.Database != "" && !c.Postgres() {
 		return errors.New("config: database: want a PostgreSQL URL such as postgres://wikid:password@db.example:5432/wikid, or nothing for the embedded SQLite file in the data directory")
 	}
-	if _, err := wiki.ParseTitle(c.MainPage); err != nil {
+	if _, err := c.TitleRules().Parse(c.MainPage); err != nil {
 		return fmt.Errorf("config: main_page: %w", err)
 	}
 	for name, g := range map[string]wiki.Group{"read_group": c.ReadGroup, "edit_group": c.EditGroup} {
@@ -291,6 +303,10 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
+
+// TitleRules are the title rules capital_links sets, for everything that
+// reads titles from people or pages.
+func (c *Config) TitleRules() wiki.TitleRules { return wiki.NewTitleRules(c.CapitalLinks) }
 
 // MaxPageBytesLimit is the largest max_page_bytes accepted. Rendering is
 // bounded per byte of source, and the render limits and tests are set for

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,5 +45,44 @@ func TestMaxPageBytes(t *testing.T) {
 	c = Default()
 	if err := c.Validate(); err != nil {
 		t.Errorf("defaults: %v", err)
+	}
+}
+
+func TestCapitalLinks(t *testing.T) {
+	c := Default()
+	if !c.CapitalLinks || !c.TitleRules().CapitalLinks() {
+		t.Fatal("capital_links is not on by default")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "wikid.json")
+	if err := os.WriteFile(file, []byte(`{"capital_links": false, "main_page": "main page"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LoadFile(file); err != nil || c.CapitalLinks {
+		t.Fatalf("capital_links false in the file: %v, %v", c.CapitalLinks, err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("capital_links false: %v", err)
+	}
+	if mp, _ := c.TitleRules().Parse(c.MainPage); mp != "main page" {
+		t.Errorf("main page %q under capital_links false, want %q", mp, "main page")
+	}
+	env := func(v string) func(string) string {
+		return func(k string) string { return map[string]string{"WIKID_CAPITAL_LINKS": v}[k] }
+	}
+	if err := c.LoadEnv(env("true")); err != nil || !c.CapitalLinks {
+		t.Errorf("WIKID_CAPITAL_LINKS=true over the file's false: %v, %v", c.CapitalLinks, err)
+	}
+	if err := c.LoadEnv(env("0")); err != nil || c.CapitalLinks {
+		t.Errorf("WIKID_CAPITAL_LINKS=0: %v, %v", c.CapitalLinks, err)
+	}
+	if err := c.LoadEnv(env("no")); err == nil || !strings.Contains(err.Error(), "want true") {
+		t.Errorf("WIKID_CAPITAL_LINKS=no: %v, want an error saying what to write", err)
+	}
+	if err := os.WriteFile(file, []byte(`{"capital_links": "no"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LoadFile(file); err == nil {
+		t.Error(`capital_links "no" in the file is accepted`)
 	}
 }

@@ -123,7 +123,10 @@ const degradedFor = time.Minute
 
 // Options configures New.
 type Options struct {
-	Store        wiki.Store
+	Store wiki.Store
+	// Renderer renders pages (default: render.New()). Its title rules
+	// (render.WithTitleRules) are the wiki's: templates are expanded by
+	// them too, and stored renders are keyed by them (Renderer.Version).
 	Renderer     *render.Renderer
 	Purger       Purger
 	Logger       *slog.Logger
@@ -194,6 +197,10 @@ func (e *Engine) Store() wiki.Store { return e.store }
 // Renderer returns the markup renderer (used for previews).
 func (e *Engine) Renderer() *render.Renderer { return e.renderer }
 
+// TitleRules are the wiki's title rules, its renderer's: how links and
+// template names in its pages become titles.
+func (e *Engine) TitleRules() wiki.TitleRules { return e.renderer.TitleRules() }
+
 func (e *Engine) epoch(pageID int64) *atomic.Uint64 {
 	if v, ok := e.epochs.Load(pageID); ok {
 		return v.(*atomic.Uint64)
@@ -236,7 +243,10 @@ func (e *Engine) cachedRender(ctx context.Context, rev wiki.Revision, cur uint64
 	if v, ok := e.mem.GetIfPresent(rev.ID); ok && v.epoch == cur && (v.until.IsZero() || e.now().Before(v.until)) {
 		return v.r, true, nil
 	}
-	data, err := e.store.FindRender(ctx, rev.ID, render.Version)
+	// Renders are stored by the renderer's version, which tells the title
+	// rules apart: after capital_links changes, the renders made under the
+	// other setting are never read.
+	data, err := e.store.FindRender(ctx, rev.ID, e.renderer.Version())
 	if errors.Is(err, wiki.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -292,7 +302,7 @@ func (e *Engine) renderRevision(ctx context.Context, rev wiki.Revision, cur uint
 		return r, nil
 	}
 	if data, err := json.Marshal(r); err == nil {
-		if err := e.store.SaveRender(ctx, rev.ID, render.Version, data); err != nil {
+		if err := e.store.SaveRender(ctx, rev.ID, e.renderer.Version(), data); err != nil {
 			e.log.Warn("engine: save render", "rev", rev.ID, "err", err)
 		}
 	}

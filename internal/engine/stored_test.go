@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -45,6 +46,49 @@ func TestAnUnreadableStoredRenderIsRenderedAgain(t *testing.T) {
 	}
 	if r.HTML == "" || st.saved.Load() != 1 {
 		t.Fatalf("HTML %q, %d renders saved; want the new render saved in place of the unreadable one", r.HTML, st.saved.Load())
+	}
+}
+
+// A wiki whose capital_links changes never serves a render stored under
+// the other setting: the links in it would go to the other pages.
+func TestStoredRendersAreKeptApartByTitleRules(t *testing.T) {
+	t.Parallel()
+	db := sqlitetest.Open(t)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	capital := engine.New(engine.Options{Store: db, Renderer: render.New(), Logger: quiet})
+	src := "[[apple]] {{fruit}}"
+	for _, p := range []engine.Edit{
+		{Title: "Template:Fruit", Text: "Fruit"}, {Title: "Template:fruit", Text: "fruit"}, {Title: "Doc", Text: src},
+	} {
+		p.Editor = engine.Editor{UserName: "U"}
+		if _, err := capital.Save(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := capital.ViewPage(ctx, "Doc", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(v.Rendered.HTML, `href="/wiki/Apple?`) || !strings.Contains(v.Rendered.HTML, "Fruit") {
+		t.Fatalf("capital_links true: %s", v.Rendered.HTML)
+	}
+	sensitive := engine.New(engine.Options{Store: db, Renderer: render.New(render.WithTitleRules(wiki.NewTitleRules(false))), Logger: quiet})
+	if sensitive.TitleRules().CapitalLinks() {
+		t.Fatal("the engine's title rules are not its renderer's")
+	}
+	before := sensitive.Renders.Load()
+	v, err = sensitive.ViewPage(ctx, "Doc", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sensitive.Renders.Load() != before+1 || !strings.Contains(v.Rendered.HTML, `href="/wiki/apple?`) || !strings.Contains(v.Rendered.HTML, "fruit") {
+		t.Errorf("capital_links false got the other setting's stored render (%d renders): %s", sensitive.Renders.Load()-before, v.Rendered.HTML)
+	}
+	// Each setting's render stays stored under its own version.
+	for _, version := range []int{render.New().Version(), render.New(render.WithTitleRules(wiki.NewTitleRules(false))).Version()} {
+		if _, err := db.FindRender(ctx, v.Revision.ID, version); err != nil {
+			t.Errorf("no render stored under version %d: %v", version, err)
+		}
 	}
 }
 

@@ -22,7 +22,8 @@ func (e *Engine) expand(ctx context.Context, t wiki.Title, text string) (string,
 	if !template.Has(text) {
 		return text, nil, nil
 	}
-	res, err := template.Expand(ctx, text, template.Page{Title: t, SiteName: e.siteName}, e.loadTemplate, render.IsMacro, template.Limits{})
+	page := template.Page{Title: t, SiteName: e.siteName, Rules: e.renderer.TitleRules()}
+	res, err := template.Expand(ctx, text, page, e.loadTemplate, render.IsMacro, template.Limits{})
 	if err != nil {
 		return "", nil, err
 	}

@@ -26,7 +26,8 @@ const (
 	// Limit is a count from 1 to Max: a larger value becomes Max, a smaller
 	// one is dropped (the handler's default applies).
 	Limit
-	// TitleKey is a page title, written in its key form (underscores).
+	// TitleKey is a page title, by the wiki's title rules, written in its
+	// key form (underscores).
 	TitleKey
 	// Enum is one of Values.
 	Enum
@@ -56,10 +57,11 @@ type Spec struct {
 }
 
 // Canonical normalizes q by s: parameters s does not read and empty ones are
-// dropped, each value is put in canonical form, and the result is sorted by
-// name. A value that cannot be read, or a name given twice with different
-// values, is an error the user can act on.
-func (s *Spec) Canonical(q Query) (Params, error) {
+// dropped, each value is put in canonical form (titles by rules, the
+// wiki's), and the result is sorted by name. A value that cannot be read,
+// or a name given twice with different values, is an error the user can
+// act on.
+func (s *Spec) Canonical(q Query, rules wiki.TitleRules) (Params, error) {
 	var out Params
 	for _, p := range q {
 		i := slices.IndexFunc(s.Params, func(x Param) bool { return x.Name == p.Name || x.Alias != "" && x.Alias == p.Name })
@@ -67,7 +69,7 @@ func (s *Spec) Canonical(q Query) (Params, error) {
 			continue
 		}
 		p.Name = s.Params[i].Name
-		v, err := s.Params[i].normalize(p.Value)
+		v, err := s.Params[i].normalize(p.Value, rules)
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +94,7 @@ func (s *Spec) Canonical(q Query) (Params, error) {
 	return out, nil
 }
 
-func (p *Param) normalize(v string) (string, error) {
+func (p *Param) normalize(v string, rules wiki.TitleRules) (string, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return "", nil
@@ -148,7 +150,7 @@ func (p *Param) normalize(v string) (string, error) {
 		}
 		return strconv.FormatInt(min(n, p.Max), 10), nil
 	case TitleKey:
-		t, err := wiki.ParseTitle(v)
+		t, err := rules.Parse(v)
 		if err != nil {
 			return "", wiki.Errorf(wiki.KindInvalid, "the parameter %s is not a valid title: %s", p.Name, wiki.Message(err))
 		}
@@ -201,26 +203,30 @@ type Request struct {
 	// Shared is set by the handler layer when the response may be shared
 	// by every reader (an anonymous request on a wiki anyone may read).
 	Shared bool
+	// Rules are the wiki's title rules, by which title parameters were
+	// put in canonical form and are read back (Title, Link).
+	Rules wiki.TitleRules
 }
 
-// Parse reads r's query by spec; path is the canonical escaped path of the
-// resource r names. Bad parameter values are errors (a 400).
-func Parse(r *http.Request, spec *Spec, path string) (*Request, error) {
+// Parse reads r's query by spec, titles by rules, the wiki's; path is the
+// canonical escaped path of the resource r names (its title parsed by the
+// same rules). Bad parameter values are errors (a 400).
+func Parse(r *http.Request, spec *Spec, path string, rules wiki.TitleRules) (*Request, error) {
 	q, err := ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, err
 	}
-	return ParseQueryFor(r, q, spec, path)
+	return ParseQueryFor(r, q, spec, path, rules)
 }
 
 // ParseQueryFor is Parse with the query already decoded (a router that
 // chooses the route by a parameter decodes it first).
-func ParseQueryFor(r *http.Request, q Query, spec *Spec, path string) (*Request, error) {
-	params, err := spec.Canonical(q)
+func ParseQueryFor(r *http.Request, q Query, spec *Spec, path string, rules wiki.TitleRules) (*Request, error) {
+	params, err := spec.Canonical(q, rules)
 	if err != nil {
 		return nil, err
 	}
-	req := &Request{Spec: spec, Path: path, Params: params}
+	req := &Request{Spec: spec, Path: path, Params: params, Rules: rules}
 	key := req.Key()
 	req.AsSent = r.RequestURI == key
 	req.Moved = !req.AsSent && originForm(r.URL) != key
@@ -280,7 +286,7 @@ func (q *Request) Title(name string) wiki.Title {
 	if v == "" {
 		return ""
 	}
-	t, err := wiki.ParseTitle(v)
+	t, err := q.Rules.Parse(v)
 	if err != nil {
 		return ""
 	}
@@ -330,14 +336,20 @@ func RouteOf(ctx context.Context) string {
 }
 
 // Link returns the canonical URL of path with the given parameters (name,
-// value pairs) as s normalizes them: links the server writes are canonical,
-// so following them never costs a redirect.
-func (s *Spec) Link(path string, nameValues ...string) string {
+// value pairs) as q's route normalizes them, titles by q's rules: links
+// the server writes are canonical, so following them never costs a
+// redirect.
+func (q *Request) Link(path string, nameValues ...string) string {
+	return q.Spec.Link(path, q.Rules, nameValues...)
+}
+
+// Link is Request.Link for route s of a wiki whose title rules are rules.
+func (s *Spec) Link(path string, rules wiki.TitleRules, nameValues ...string) string {
 	q := make(Query, 0, len(nameValues)/2)
 	for i := 0; i+1 < len(nameValues); i += 2 {
 		q = append(q, Pair{nameValues[i], nameValues[i+1]})
 	}
-	p, err := s.Canonical(q)
+	p, err := s.Canonical(q, rules)
 	if err != nil {
 		return path
 	}

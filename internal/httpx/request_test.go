@@ -4,6 +4,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 var testSpec = &Spec{Name: "test", Params: []Param{
@@ -84,7 +86,7 @@ func TestCanonicalForms(t *testing.T) {
 		q, err := ParseQuery(tc.query)
 		var got Params
 		if err == nil {
-			got, err = testSpec.Canonical(q)
+			got, err = testSpec.Canonical(q, wiki.TitleRules{})
 		}
 		switch {
 		case tc.wantErr != "":
@@ -102,10 +104,55 @@ func TestCanonicalForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p, err := testSpec.Canonical(again); err != nil || p.Encode() != got.Encode() {
+			if p, err := testSpec.Canonical(again, wiki.TitleRules{}); err != nil || p.Encode() != got.Encode() {
 				t.Errorf("%q: canonical %q is not a fixpoint (%q, %v)", tc.query, got.Encode(), p.Encode(), err)
 			}
 		}
+	}
+}
+
+func TestTitlesByTheWikisRules(t *testing.T) {
+	sensitive := wiki.NewTitleRules(false)
+	for _, tc := range []struct {
+		query, capital, sensitive string
+	}{
+		{"from=apple", "from=Apple", "from=apple"},
+		{"from=apple_pie", "from=Apple_pie", "from=apple_pie"},
+		{"from=Apple", "from=Apple", "from=Apple"},
+		{"from=talk:apple", "from=Talk%3AApple", "from=Talk%3Aapple"},
+		{"from=user:bob", "from=User%3ABob", "from=User%3ABob"},
+		{"from=special:allpages", "from=Special%3AAllpages", "from=Special%3AAllpages"},
+	} {
+		q, err := ParseQuery(tc.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			rules wiki.TitleRules
+			want  string
+		}{{wiki.TitleRules{}, tc.capital}, {sensitive, tc.sensitive}} {
+			got, err := testSpec.Canonical(q, c.rules)
+			if err != nil || got.Encode() != c.want {
+				t.Errorf("%q, capital links %v: %q, %v; want %q", tc.query, c.rules.CapitalLinks(), got.Encode(), err, c.want)
+			}
+		}
+	}
+	// A request parsed by the case-sensitive rules reads its titles, and
+	// writes its links, by them; its canonical target is as sent.
+	r := httptest.NewRequest("GET", "/wiki/X?from=apple", nil)
+	q, err := Parse(r, testSpec, "/wiki/X", sensitive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !q.AsSent || q.Moved || q.Title("from") != "apple" {
+		t.Errorf("AsSent %v, Moved %v, from %q; want the target as sent and the title apple", q.AsSent, q.Moved, q.Title("from"))
+	}
+	if got := q.Link("/wiki/X", "from", "apple pie"); got != "/wiki/X?from=apple_pie" {
+		t.Errorf("Link = %q, want from=apple_pie", got)
+	}
+	q, err = Parse(r, testSpec, "/wiki/X", wiki.TitleRules{})
+	if err != nil || !q.Moved || q.Key() != "/wiki/X?from=Apple" {
+		t.Errorf("by the default rules: %+v, %v; want a redirect to from=Apple", q, err)
 	}
 }
 
@@ -125,7 +172,7 @@ func TestParseMarksWhatTheEdgeMayServe(t *testing.T) {
 	} {
 		r := httptest.NewRequest("GET", tc.target, nil)
 		path := "/wiki/X"
-		q, err := Parse(r, testSpec, path)
+		q, err := Parse(r, testSpec, path, wiki.TitleRules{})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.target, err)
 		}
@@ -136,7 +183,7 @@ func TestParseMarksWhatTheEdgeMayServe(t *testing.T) {
 }
 
 func TestLinksAreCanonical(t *testing.T) {
-	got := testSpec.Link("/wiki/X", "offset", "5", "limit", "50", "action", "history", "unknown", "x")
+	got := testSpec.Link("/wiki/X", wiki.TitleRules{}, "offset", "5", "limit", "50", "action", "history", "unknown", "x")
 	if got != "/wiki/X?action=history&offset=5" {
 		t.Errorf("Link = %q", got)
 	}

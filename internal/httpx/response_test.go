@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/edge"
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 var page = []byte(strings.Repeat("<p>A page long enough to be worth compressing.</p>\n", 40))
@@ -23,7 +24,7 @@ func write(t *testing.T, method, target string, shared bool, resp Response, head
 		k, v, _ := strings.Cut(h, ": ")
 		r.Header.Set(k, v)
 	}
-	q, err := Parse(r, &Spec{Name: "t"}, "/wiki/X")
+	q, err := Parse(r, &Spec{Name: "t"}, "/wiki/X", wiki.TitleRules{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 // TestCommonMarkSpec renders every example of the CommonMark spec and
@@ -345,7 +347,7 @@ func applyPolicy(s string) string {
 			if src == "" || imageSrc.MatchString(src) {
 				break
 			}
-			if file, ok := fileImageSrc([]byte(src)); ok {
+			if file, ok := fileImageSrc([]byte(src), wiki.TitleRules{}); ok {
 				out.WriteString(`<img src="` + html.EscapeString(file) + `" alt="` + html.EscapeString(alt) + `"`)
 				if hasTitle {
 					out.WriteString(` title="` + html.EscapeString(title) + `"`)

@@ -9,6 +9,8 @@ import (
 	"github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
 	xhtml "golang.org/x/net/html"
+
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 // nodeRenderer renders the wiki nodes and replaces goldmark's HTML for the
@@ -16,10 +18,11 @@ import (
 // images and code blocks (the policy's attribute rules), raw HTML (sanitized
 // node by node, no form inputs). Everything is written as the policy would
 // leave it (canon.go). It keeps no state: everything a node needs was
-// stored on it by walker before rendering.
-type nodeRenderer struct{}
+// stored on it by walker before rendering, but for the wiki's title rules,
+// by which macro prefixes and image files name titles.
+type nodeRenderer struct{ rules wiki.TitleRules }
 
-func (nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+func (r nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(kindWikiLink, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if entering {
 			renderWikiLink(w, n.(*wikiLink))
@@ -28,20 +31,20 @@ func (nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	})
 	reg.Register(kindMacro, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if entering {
-			renderMacro(w, n.(*macro).spec, false)
+			renderMacro(w, n.(*macro).spec, false, r.rules)
 		}
 		return ast.WalkSkipChildren, nil
 	})
 	reg.Register(kindMacroBlock, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if entering {
-			renderMacro(w, n.(*macroBlock).spec, true)
+			renderMacro(w, n.(*macroBlock).spec, true, r.rules)
 		}
 		return ast.WalkSkipChildren, nil
 	})
 	reg.Register(ast.KindHeading, renderHeading)
 	reg.Register(ast.KindLink, renderLink)
 	reg.Register(ast.KindAutoLink, renderAutoLink)
-	reg.Register(ast.KindImage, renderImage)
+	reg.Register(ast.KindImage, r.renderImage)
 	reg.Register(ast.KindFencedCodeBlock, renderFencedCodeBlock)
 	reg.Register(ast.KindRawHTML, renderRawHTML)
 	reg.Register(ast.KindHTMLBlock, renderHTMLBlock)
@@ -146,13 +149,13 @@ func renderAutoLink(w util.BufWriter, source []byte, node ast.Node, entering boo
 // let anyone change what a page shows. They render as links instead.
 var imageSrc = regexp.MustCompile(`^/[^/\\]`)
 
-func renderImage(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+func (r nodeRenderer) renderImage(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	if !entering {
 		return ast.WalkContinue, nil
 	}
 	n := node.(*ast.Image)
 	src := ""
-	if file, ok := fileImageSrc(n.Destination); ok {
+	if file, ok := fileImageSrc(n.Destination, r.rules); ok {
 		src = file
 	} else if !html.IsDangerousURL(n.Destination) {
 		src = string(util.URLEscape(n.Destination, true))

@@ -3,8 +3,6 @@ package render
 import (
 	"net/url"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -19,11 +17,12 @@ const filePathURL = "/wiki/Special:FilePath/"
 // wiki-style "File:Diagram.png" (or "Image:…"). The image is requested from
 // Special:FilePath, whatever page shows it. The path loses "./" and
 // anything after '?' or '#', and its name is normalized as a title is
-// (underscores as spaces, the first letter upper case); a path that climbs
-// out ("../a.png") or could not be a title names no file and gets no
-// source. ok is false for a destination that names no file of the wiki:
-// an absolute path, a URL, empty.
-func fileImageSrc(dest []byte) (src string, ok bool) {
+// by rules (underscores as spaces, the first letter upper case unless
+// capital_links is off); a path that climbs out ("../a.png") or could not
+// be a title names no file and gets no source. ok is false for a
+// destination that names no file of the wiki: an absolute path, a URL,
+// empty.
+func fileImageSrc(dest []byte, rules wiki.TitleRules) (src string, ok bool) {
 	for _, prefix := range []string{"file:", "image:"} {
 		if hasPrefixFold(dest, prefix) && len(dest) > len(prefix) && dest[len(prefix)] != '/' {
 			dest = dest[len(prefix):]
@@ -50,13 +49,9 @@ func fileImageSrc(dest []byte) (src string, ok bool) {
 		}
 	}
 	// The prefix keeps a name such as "Help:x.png" out of the namespaces.
-	t, err := wiki.ParseTitle("File:" + p)
+	t, err := rules.Parse("File:" + p)
 	if err != nil {
 		return "", true
 	}
-	name := strings.TrimPrefix(string(t), "File:")
-	if r, n := utf8.DecodeRuneInString(name); unicode.IsLower(r) {
-		name = string(unicode.ToUpper(r)) + name[n:]
-	}
-	return filePathURL + wiki.EscapeKey(strings.ReplaceAll(name, " ", "_")), true
+	return filePathURL + wiki.EscapeKey(strings.ReplaceAll(t.Name(), " ", "_")), true
 }

@@ -112,7 +112,9 @@ func parseMacro(inner string) (macroSpec, bool) {
 // isBlock reports whether the macro renders as a <div> when it stands alone.
 func (s macroSpec) isBlock() bool { return s.Name != MacroPageCount }
 
-func renderMacro(w util.BufWriter, s macroSpec, block bool) {
+// renderMacro writes the placeholder of macro s; rules make its prefix a
+// title.
+func renderMacro(w util.BufWriter, s macroSpec, block bool, rules wiki.TitleRules) {
 	tag := "span"
 	if block && s.isBlock() {
 		tag = "div"
@@ -130,7 +132,7 @@ func renderMacro(w util.BufWriter, s macroSpec, block bool) {
 			// (a title key), so that neither the link nor the script's
 			// request costs a redirect.
 			key := strings.ReplaceAll(s.Prefix, " ", "_")
-			if t, err := wiki.ParseTitle(s.Prefix); err == nil {
+			if t, err := rules.Parse(s.Prefix); err == nil {
 				key = t.Key()
 			}
 			// The policy allows data-prefix on <div> only.

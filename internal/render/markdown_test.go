@@ -12,6 +12,8 @@ import (
 
 	"github.com/alecthomas/chroma/v2"
 	"golang.org/x/net/html"
+
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 // htmlCase is a source and what its HTML must and must not contain.
@@ -364,13 +366,13 @@ func TestImages(t *testing.T) {
 		{"%zz.png", ""},
 		{"#frag", ""},
 	} {
-		src, ok := fileImageSrc([]byte(tt.dest))
+		src, ok := fileImageSrc([]byte(tt.dest), wiki.TitleRules{})
 		if !ok || src != tt.src {
 			t.Errorf("fileImageSrc(%q) = %q, %v; want %q", tt.dest, src, ok, tt.src)
 		}
 	}
 	for _, dest := range []string{"", "/static/a.png", "https://example.org/a.png", "//x.test/a.png", "javascript:alert(1)", "file:///etc/passwd", "\\\\host\\a.png"} {
-		if src, ok := fileImageSrc([]byte(dest)); ok {
+		if src, ok := fileImageSrc([]byte(dest), wiki.TitleRules{}); ok {
 			t.Errorf("fileImageSrc(%q) = %q, names a file of the wiki", dest, src)
 		}
 	}

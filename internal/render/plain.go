@@ -30,7 +30,7 @@ func (r *Renderer) Analyze(src string) (ls wiki.LinkSet, plain string) {
 			if v != errTimeout {
 				panic(v)
 			}
-			ls, plain = redirectLinks(src), src
+			ls, plain = r.redirectLinks(src), src
 		}
 	}()
 	bud, done := r.budget(context.Background())

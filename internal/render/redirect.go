@@ -11,9 +11,10 @@ import (
 // on the first line, as MediaWiki accepts it.
 var redirectLine = regexp.MustCompile(`(?i)^[ \t]*#REDIRECT[ \t]*:?[ \t]*\[\[([^\[\]\n|]{1,512})(?:\|[^\[\]\n]*)?\]\]`)
 
-// splitRedirect returns the redirect target of src, if any, and the text to
-// render: without the redirect line when there is one.
-func splitRedirect(src string) (wiki.Title, string) {
+// splitRedirect returns the redirect target of src, if any, parsed by
+// rules, and the text to render: without the redirect line when there is
+// one.
+func splitRedirect(src string, rules wiki.TitleRules) (wiki.Title, string) {
 	if len(src) < 10 || (src[0] != '#' && src[0] != ' ' && src[0] != '\t') {
 		return "", src
 	}
@@ -23,7 +24,7 @@ func splitRedirect(src string) (wiki.Title, string) {
 	}
 	target := strings.TrimSpace(src[m[2]:m[3]])
 	target = strings.TrimPrefix(target, ":")
-	t, _, err := wiki.ParseLink(target)
+	t, _, err := rules.ParseLink(target)
 	if err != nil || t == "" {
 		return "", src
 	}

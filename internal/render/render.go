@@ -24,8 +24,14 @@ import (
 )
 
 // Version changes whenever the HTML output for the same source changes;
-// it is part of render cache keys.
+// it is part of render cache keys (through Renderer.Version).
 const Version = 8
+
+// caseSensitiveVersion marks the Version of a renderer whose links keep the
+// first letter of titles as written (capital_links false): the same source
+// renders other links there, so its renders are stored under another key.
+// Far above any Version, so that the two never meet.
+const caseSensitiveVersion = 1 << 20
 
 // Heading is one entry of a page's table of contents.
 type Heading struct {
@@ -58,7 +64,8 @@ type Exists func(ctx context.Context, titles []wiki.Title) (map[wiki.Title]bool,
 type Renderer struct {
 	md              goldmark.Markdown
 	timeout         time.Duration
-	highlightBudget time.Duration // 0: highlightBudget
+	highlightBudget time.Duration   // 0: highlightBudget
+	rules           wiki.TitleRules // how link targets become titles
 }
 
 // Option configures New.
@@ -74,7 +81,13 @@ type options struct {
 	goldmarkStrike goldmark.Extender
 	// highlightBudget replaces highlightBudget (tests).
 	highlightBudget time.Duration
+	rules           wiki.TitleRules
 }
+
+// WithTitleRules sets the wiki's title rules, by which link targets,
+// redirect targets and file names become titles (default: the zero
+// TitleRules, capital_links true).
+func WithTitleRules(rules wiki.TitleRules) Option { return func(o *options) { o.rules = rules } }
 
 // New builds a Renderer; build one per process and share it.
 func New(opts ...Option) *Renderer {
@@ -92,7 +105,7 @@ func New(opts ...Option) *Renderer {
 		parser.WithBlockParsers(limitedBlockParsers()...),
 		parser.WithInlineParsers(append(inline,
 			util.Prioritized(checkPoint{}, 1),
-			util.Prioritized(wikiLinkParser{}, 150),
+			util.Prioritized(wikiLinkParser{rules: o.rules}, 150),
 			util.Prioritized(macroParser{}, 150),
 		)...),
 		parser.WithParagraphTransformers(paragraph...),
@@ -110,10 +123,24 @@ func New(opts ...Option) *Renderer {
 		goldmark.WithRendererOptions(
 			html.WithUnsafe(), // raw HTML is allowed; sanitizeRaw is the gate
 			html.WithWriter(canonWriter{}),
-			renderer.WithNodeRenderers(util.Prioritized(nodeRenderer{}, 100)),
+			renderer.WithNodeRenderers(util.Prioritized(nodeRenderer{rules: o.rules}, 100)),
 		),
 	)
-	return &Renderer{md: md, timeout: o.timeout, highlightBudget: o.highlightBudget}
+	return &Renderer{md: md, timeout: o.timeout, highlightBudget: o.highlightBudget, rules: o.rules}
+}
+
+// TitleRules are the title rules r resolves links by (WithTitleRules).
+func (r *Renderer) TitleRules() wiki.TitleRules { return r.rules }
+
+// Version is what r's renders are stored under: Version, set apart for
+// the case-sensitive title rules, whose links differ for the same source.
+// A render made under one capital_links setting is then never served
+// under the other.
+func (r *Renderer) Version() int {
+	if r.rules.CapitalLinks() {
+		return Version
+	}
+	return Version | caseSensitiveVersion
 }
 
 // Links parses src and returns its link set without rendering HTML (the
@@ -124,7 +151,7 @@ func (r *Renderer) Links(src string) (ls wiki.LinkSet) {
 			if v != errTimeout {
 				panic(v)
 			}
-			ls = redirectLinks(src)
+			ls = r.redirectLinks(src)
 		}
 	}()
 	b, done := r.budget(context.Background())
@@ -148,7 +175,7 @@ func (r *Renderer) Render(ctx context.Context, src string, exists Exists) (res R
 			if v != errTimeout {
 				panic(v)
 			}
-			res, err = Result{HTML: timedOut([]byte(src)), Links: redirectLinks(src), TimedOut: true}, nil
+			res, err = Result{HTML: timedOut([]byte(src)), Links: r.redirectLinks(src), TimedOut: true}, nil
 		}
 	}()
 	source, doc, ls := r.parse(src, b)
@@ -220,8 +247,8 @@ func (r *Renderer) budget(ctx context.Context) (b *budget, done func()) {
 }
 
 // redirectLinks is the link set of src's #REDIRECT line alone.
-func redirectLinks(src string) wiki.LinkSet {
-	redirect, _ := splitRedirect(src)
+func (r *Renderer) redirectLinks(src string) wiki.LinkSet {
+	redirect, _ := splitRedirect(src, r.rules)
 	ls := wiki.LinkSet{Redirect: redirect}
 	if redirect != "" && !redirect.IsSpecial() {
 		ls.Links = []wiki.Title{redirect}
@@ -232,7 +259,7 @@ func redirectLinks(src string) wiki.LinkSet {
 // parse strips a leading #REDIRECT line, parses the rest once and collects
 // its link set. It panics with errTimeout or stopRender when b runs out.
 func (r *Renderer) parse(src string, b *budget) ([]byte, ast.Node, wiki.LinkSet) {
-	redirect, rest := splitRedirect(src)
+	redirect, rest := splitRedirect(src, r.rules)
 	source := []byte(rest)
 	pc := parser.NewContext()
 	pc.Set(budgetKey, b)

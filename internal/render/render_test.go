@@ -461,3 +461,54 @@ func TestConcurrentRender(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestCaseSensitiveTitleRules(t *testing.T) {
+	r := New(WithTitleRules(wiki.NewTitleRules(false)))
+	if r.Version() == New().Version() || New().Version() != Version {
+		t.Fatalf("Version: %d case-sensitive, %d by default: the stored renders of the two settings must be kept apart, the default's under Version %d",
+			r.Version(), New().Version(), Version)
+	}
+	src := "[[apple]] [[Apple]] [[apple pie#Crust|pie]] [[user:bob]] [[talk:apple]] [[category:fruit]] [[:category:fruit]]\n\n" +
+		"![a pear](pear.png) ![a plum](file:plum.png)\n\n{{AllPages|prefix=apple}}\n"
+	ex := &existing{pages: map[wiki.Title]bool{"apple": true}}
+	res, err := r.Render(context.Background(), src, ex.fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLinks := []wiki.Title{"apple", "Apple", "apple pie", "User:Bob", "Talk:apple", "Category:fruit"}
+	if !slices.Equal(res.Links.Links, wantLinks) || !slices.Equal(res.Links.Categories, []wiki.Title{"Category:fruit"}) {
+		t.Errorf("links %q, categories %q; want %q and [Category:fruit]", res.Links.Links, res.Links.Categories, wantLinks)
+	}
+	for _, want := range []string{
+		`<a href="/wiki/apple" title="apple">apple</a>`,
+		`<a href="/wiki/Apple?action=edit&amp;redlink=1" class="new" title="Apple (page does not exist)">Apple</a>`,
+		`<a href="/wiki/apple_pie?action=edit&amp;redlink=1"`,
+		`<a href="/wiki/User:Bob?action=edit&amp;redlink=1"`,
+		`<img src="/wiki/Special:FilePath/pear.png" alt="a pear">`,
+		`<img src="/wiki/Special:FilePath/plum.png" alt="a plum">`,
+		`href="/wiki/Special:AllPages?prefix=apple"`,
+	} {
+		if !strings.Contains(res.HTML, want) {
+			t.Errorf("the case-sensitive render lacks %s:\n%s", want, res.HTML)
+		}
+	}
+	for _, tc := range []struct {
+		src  string
+		want wiki.Title
+	}{
+		{"#REDIRECT [[apple]]", "apple"},
+		{"#redirect [[help:syntax#Links]]", "Help:syntax"},
+		{"#REDIRECT [[user:bob]]", "User:Bob"},
+	} {
+		if got := r.Links(tc.src).Redirect; got != tc.want {
+			t.Errorf("Links(%q).Redirect = %q, want %q", tc.src, got, tc.want)
+		}
+		if ls, _ := r.Analyze(tc.src); ls.Redirect != tc.want {
+			t.Errorf("Analyze(%q).Redirect = %q, want %q", tc.src, ls.Redirect, tc.want)
+		}
+	}
+	// The default rules, for contrast: the same source links Apple.
+	if got := New().Links("[[apple]]").Links; !slices.Equal(got, []wiki.Title{"Apple"}) {
+		t.Errorf("default rules: [[apple]] links %q, want [Apple]", got)
+	}
+}

@@ -3,6 +3,8 @@ package render
 import (
 	"bytes"
 	"strings"
+
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 // Summary returns an edit summary as HTML, the way MediaWiki shows one:
@@ -10,8 +12,9 @@ import (
 // the page; a summary's links are not coloured by existence, which would
 // make every history and recent-changes listing depend on other pages);
 // no other markup. A link to a section of no page ("[[#Section]]") and a
-// link that names no page stay text.
-func Summary(s string) string {
+// link that names no page stay text. Targets are titles by rules, the
+// wiki's.
+func Summary(s string, rules wiki.TitleRules) string {
 	var out strings.Builder
 	w := stringsWriter{&out}
 	b := []byte(s)
@@ -28,7 +31,7 @@ func Summary(s string) string {
 		}
 		canonEscape(w, b[:i])
 		end := i + len(inner) + 4
-		l := parseWikiLink(string(b[i:end]), string(inner))
+		l := parseWikiLink(string(b[i:end]), string(inner), rules)
 		switch {
 		case l.Invalid:
 			canonEscapeString(w, l.Raw)

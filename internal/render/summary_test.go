@@ -1,6 +1,10 @@
 package render
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/wikid/wikid/internal/wiki"
+)
 
 func TestSummary(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
@@ -15,12 +19,20 @@ func TestSummary(t *testing.T) {
 		{"[[javascript:alert(1)]]", `<a href="/wiki/Javascript:alert%281%29" title="Javascript:alert(1)">javascript:alert(1)</a>`},
 		{"[[[[Foo]] [[[Foo]]]", "[[[[Foo]] [[[Foo]]]"},
 	} {
-		got := Summary(tt.in)
+		got := Summary(tt.in, wiki.TitleRules{})
 		if got != tt.want {
 			t.Errorf("Summary(%q) =\n %s\nwant\n %s", tt.in, got, tt.want)
 		}
 		if !IsSafe(got) {
 			t.Errorf("Summary(%q) is not a sanitizer fixpoint: %s", tt.in, got)
 		}
+	}
+}
+
+func TestSummaryCaseSensitive(t *testing.T) {
+	got := Summary("[[apple]] [[user:bob]]", wiki.NewTitleRules(false))
+	want := `<a href="/wiki/apple" title="apple">apple</a> <a href="/wiki/User:Bob" title="User:Bob">user:bob</a>`
+	if got != want {
+		t.Errorf("Summary with capital_links false =\n %s\nwant\n %s", got, want)
 	}
 }

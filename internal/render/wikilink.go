@@ -38,18 +38,19 @@ func (n *wikiLink) Dump(source []byte, level int) {
 	ast.DumpHelper(n, source, level, map[string]string{"Raw": n.Raw, "Target": string(n.Target)}, nil)
 }
 
-type wikiLinkParser struct{}
+// wikiLinkParser parses [[…]], resolving targets by the wiki's title rules.
+type wikiLinkParser struct{ rules wiki.TitleRules }
 
 func (wikiLinkParser) Trigger() []byte { return []byte{'['} }
 
-func (wikiLinkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+func (p wikiLinkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
 	line, _ := block.PeekLine()
 	inner, ok := enclosed(line, "[[", "]]", maxWikiLink)
 	if !ok || bytes.Contains(inner, []byte("[[")) || bytes.ContainsAny(inner, "\n\r") {
 		return nil
 	}
 	block.Advance(len(inner) + 4)
-	return parseWikiLink(string(line[:len(inner)+4]), string(inner))
+	return parseWikiLink(string(line[:len(inner)+4]), string(inner), p.rules)
 }
 
 // enclosed returns what stands between open at the start of line and the
@@ -70,8 +71,8 @@ func enclosed(line []byte, open, close string, max int) ([]byte, bool) {
 	return rest[:end], true
 }
 
-// parseWikiLink interprets the inside of [[…]].
-func parseWikiLink(raw, inner string) *wikiLink {
+// parseWikiLink interprets the inside of [[…]], its target by rules.
+func parseWikiLink(raw, inner string, rules wiki.TitleRules) *wikiLink {
 	// In a GFM table cell the pipe may be written \| (wikiLinkCells keeps
 	// an unescaped one in its cell too).
 	inner = strings.ReplaceAll(inner, `\|`, "|")
@@ -82,7 +83,7 @@ func parseWikiLink(raw, inner string) *wikiLink {
 	if colon {
 		target = strings.TrimSpace(target[1:])
 	}
-	t, frag, err := wiki.ParseLink(target)
+	t, frag, err := rules.ParseLink(target)
 	if err != nil {
 		n.Invalid = true
 		return n

@@ -45,11 +45,13 @@ type Views struct {
 	urls   map[string]string // logical name → /static/hashed name
 	// Version changes when any template or asset changes: part of page ETags.
 	Version string
+	titles  wiki.TitleRules // the wiki's, for the links in edit summaries
 }
 
-// Parse loads and checks every template and asset.
-func Parse() (*Views, error) {
-	v := &Views{pages: map[string]*template.Template{}, assets: map[string]*Asset{}, urls: map[string]string{}}
+// Parse loads and checks every template and asset; titles are the wiki's
+// title rules, by which the links in edit summaries name pages.
+func Parse(titles wiki.TitleRules) (*Views, error) {
+	v := &Views{pages: map[string]*template.Template{}, assets: map[string]*Asset{}, urls: map[string]string{}, titles: titles}
 	all := sha256.New()
 	err := fs.WalkDir(staticFS, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -135,7 +137,7 @@ func (v *Views) funcs() template.FuncMap {
 		"add":      func(a, b int) int { return a + b },
 		"snippet":  Snippet,
 		// Edit summaries: text with [[links]], as MediaWiki shows them.
-		"summaryHTML": func(s string) template.HTML { return template.HTML(render.Summary(s)) },
+		"summaryHTML": func(s string) template.HTML { return template.HTML(render.Summary(s, v.titles)) },
 		// Links with names in them, written in the canonical form the
 		// server expects (html/template would escape in lower case).
 		"userURL":          func(name string) string { return wiki.Title(wiki.NSUser + ":" + name).URL() },

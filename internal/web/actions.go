@@ -76,7 +76,7 @@ func (s *Server) move(w http.ResponseWriter, r *http.Request, t wiki.Title) erro
 	if err != nil {
 		return err
 	}
-	to, err := wiki.ParseTitle(r.PostFormValue("newtitle"))
+	to, err := s.titles.Parse(r.PostFormValue("newtitle"))
 	if err != nil {
 		return s.moveForm(w, r, t, wiki.Message(err))
 	}

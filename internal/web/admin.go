@@ -245,7 +245,7 @@ func (s *Server) blockListPage(w http.ResponseWriter, r *http.Request, _ string)
 	}
 	var d blockListData
 	if len(bs) > limit {
-		d.Next = rq.Spec.Link("/wiki/Special:BlockList", "offset", strconv.FormatInt(bs[limit-1].ID, 10), "limit", strconv.Itoa(limit))
+		d.Next = rq.Link("/wiki/Special:BlockList", "offset", strconv.FormatInt(bs[limit-1].ID, 10), "limit", strconv.Itoa(limit))
 		bs = bs[:limit]
 	}
 	d.Blocks = bs

@@ -50,7 +50,7 @@ func (s *Server) apiRoutes() http.Handler {
 	p := restBase
 	title := func(suffix string) func(*http.Request) (string, error) {
 		return func(r *http.Request) (string, error) {
-			t, err := apiTitle(r)
+			t, err := s.apiTitle(r)
 			if err != nil {
 				return "", err
 			}
@@ -128,7 +128,7 @@ func (s *Server) api(spec *httpx.Spec, path func(*http.Request) (string, error),
 			s.writeAPIError(w, r, err)
 			return
 		}
-		q, err := httpx.Parse(r, spec, p)
+		q, err := httpx.Parse(r, spec, p, s.titles)
 		if err != nil {
 			s.writeAPIError(w, r, err)
 			return
@@ -233,12 +233,13 @@ type apiLicense struct {
 
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-func apiTitle(r *http.Request) (wiki.Title, error) {
+// apiTitle parses the {title} path value by the wiki's title rules.
+func (s *Server) apiTitle(r *http.Request) (wiki.Title, error) {
 	raw := r.PathValue("title")
 	if !utf8.ValidString(raw) {
 		return "", wiki.Errorf(wiki.KindInvalid, "the title in the URL is not valid UTF-8")
 	}
-	return wiki.ParseTitle(raw)
+	return s.titles.Parse(raw)
 }
 
 func (s *Server) livePage(r *http.Request, t wiki.Title) (wiki.Page, error) {
@@ -263,7 +264,7 @@ func (s *Server) pageJSON(p wiki.Page, rev wiki.Revision, withSource bool) apiPa
 }
 
 func (s *Server) apiGetPage(w http.ResponseWriter, r *http.Request) error {
-	t, err := apiTitle(r)
+	t, err := s.apiTitle(r)
 	if err != nil {
 		return err
 	}
@@ -286,7 +287,7 @@ func (s *Server) apiGetPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) apiGetHTML(w http.ResponseWriter, r *http.Request) error {
-	t, err := apiTitle(r)
+	t, err := s.apiTitle(r)
 	if err != nil {
 		return err
 	}
@@ -340,7 +341,7 @@ func histRev(rv wiki.Revision) apiHistoryRev {
 }
 
 func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) error {
-	t, err := apiTitle(r)
+	t, err := s.apiTitle(r)
 	if err != nil {
 		return err
 	}
@@ -360,7 +361,7 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) error {
 		Older     string          `json:"older,omitempty"`
 	}{Revisions: []apiHistoryRev{}, Latest: restPageURL(p.Title, "/history")}
 	if len(revs) > limit {
-		out.Older = specRESTHistory.Link(restPageURL(p.Title, "/history"), "older_than", strconv.FormatInt(revs[limit-1].ID, 10))
+		out.Older = specRESTHistory.Link(restPageURL(p.Title, "/history"), s.titles, "older_than", strconv.FormatInt(revs[limit-1].ID, 10))
 		revs = revs[:limit]
 	}
 	for _, rv := range revs {
@@ -444,7 +445,7 @@ func (s *Server) apiSave(w http.ResponseWriter, r *http.Request, t wiki.Title, b
 }
 
 func (s *Server) apiPutPage(w http.ResponseWriter, r *http.Request) error {
-	t, err := apiTitle(r)
+	t, err := s.apiTitle(r)
 	if err != nil {
 		return err
 	}
@@ -466,7 +467,7 @@ func (s *Server) apiCreatePage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := wiki.ParseTitle(body.Title)
+	t, err := s.titles.Parse(body.Title)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,11 @@ import (
 
 	"github.com/wikid/wikid/internal/app/apptest"
 	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/render"
+	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
+	"github.com/wikid/wikid/internal/view"
+	"github.com/wikid/wikid/internal/web"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -258,4 +263,26 @@ func TestUserLinks(t *testing.T) {
 	res := get(t, anon, "/wiki/Special:Contributions/Eve")
 	mustContain(t, res, eveLink)
 	mustNotContain(t, res, eveTools)
+}
+
+// The server reads titles from requests by the configuration's rules and
+// the engine links pages by its renderer's: a server whose two disagree
+// is refused, with what to do.
+func TestTitleRulesOfConfigAndEngineAgree(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.CapitalLinks = false
+	views, err := view.Parse(cfg.TitleRules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := make([]byte, 32)
+	e := engine.New(engine.Options{Store: sqlitetest.Open(t)})
+	if _, err := web.New(web.Options{Config: cfg, Engine: e, Views: views, Secret: secret}); err == nil || !strings.Contains(err.Error(), "render.WithTitleRules") {
+		t.Errorf("capital_links false with a default renderer: %v, want an error saying how to build the renderer", err)
+	}
+	e = engine.New(engine.Options{Store: sqlitetest.Open(t), Renderer: render.New(render.WithTitleRules(cfg.TitleRules()))})
+	if _, err := web.New(web.Options{Config: cfg, Engine: e, Views: views, Secret: secret}); err != nil {
+		t.Errorf("capital_links false on both sides: %v", err)
+	}
 }

@@ -30,7 +30,7 @@ var (
 // actionAPI serves /w/api.php. Only the opensearch module exists so far;
 // any other action is an error in the Action API's shape.
 func (s *Server) actionAPI(w http.ResponseWriter, r *http.Request) {
-	q, err := httpx.Parse(r, specActionAPI, "/w/api.php")
+	q, err := httpx.Parse(r, specActionAPI, "/w/api.php", s.titles)
 	if err != nil {
 		httpx.SetRoute(r, specActionAPI.Name)
 		s.writeActionError(w, r, "badvalue", err.Error())

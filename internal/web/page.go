@@ -38,7 +38,7 @@ func (s *Server) indexPHP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	t, err := wiki.ParseTitle(raw.First("title"))
+	t, err := s.titles.Parse(raw.First("title"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -68,7 +68,7 @@ func (s *Server) indexPHP(w http.ResponseWriter, r *http.Request) {
 		}
 		spec = rt.spec
 	}
-	params, err := spec.Canonical(rest)
+	params, err := spec.Canonical(rest, s.titles)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -83,13 +83,16 @@ func methodNotAllowed(w http.ResponseWriter, allow string) error {
 
 var errMethod = errors.New("method not allowed")
 
-// titleFromPath parses the {title...} path value.
-func titleFromPath(r *http.Request) (wiki.Title, error) {
+// titleFromPath parses the {title...} path value by the wiki's title rules:
+// its canonical URL is the title's, so that a title the rules spell
+// otherwise ("apple" with capital_links on) is redirected, and one they
+// keep is not.
+func (s *Server) titleFromPath(r *http.Request) (wiki.Title, error) {
 	raw := r.PathValue("title")
 	if !utf8.ValidString(raw) {
 		return "", wiki.Errorf(wiki.KindInvalid, "the address is not valid UTF-8; check the link")
 	}
-	return wiki.ParseTitle(raw)
+	return s.titles.Parse(raw)
 }
 
 // The parameters of /wiki/Title, as MediaWiki names them.
@@ -190,7 +193,7 @@ func (s *Server) pageRouteGet(t wiki.Title, q httpx.Query) (*pageRoute, error) {
 // MediaWiki does; special pages have their own table (special.go).
 func (s *Server) wikiPage(w http.ResponseWriter, r *http.Request) {
 	httpx.SetRoute(r, "page")
-	t, err := titleFromPath(r)
+	t, err := s.titleFromPath(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -220,7 +223,7 @@ func (s *Server) wikiPage(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	q, err := httpx.ParseQueryFor(r, raw, rt.spec, t.URL())
+	q, err := httpx.ParseQueryFor(r, raw, rt.spec, t.URL(), s.titles)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -408,7 +411,7 @@ func (s *Server) fillPageExtras(r *http.Request, d *viewData) error {
 			return err
 		}
 		if len(members) > limit {
-			d.MembersNext = q.Spec.Link(d.Title.URL(), "from", members[limit].Title.Key())
+			d.MembersNext = q.Link(d.Title.URL(), "from", members[limit].Title.Key())
 			members = members[:limit]
 		}
 		d.Members = members
@@ -810,7 +813,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t wiki.Title) e
 	}
 	d := historyData{Title: page.Title, LatestID: page.LatestID, CanEdit: s.canEdit(viewerOf(r)) && viewerOf(r).LoggedIn}
 	if len(revs) > limit {
-		d.Next = q.Spec.Link(t.URL(), "action", "history", "offset", strconv.FormatInt(revs[limit-1].ID, 10), "limit", strconv.Itoa(limit))
+		d.Next = q.Link(t.URL(), "action", "history", "offset", strconv.FormatInt(revs[limit-1].ID, 10), "limit", strconv.Itoa(limit))
 		revs = revs[:limit]
 	}
 	d.Revisions = revs

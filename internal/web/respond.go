@@ -245,11 +245,11 @@ func redirect(w http.ResponseWriter, r *http.Request, to string, status int) {
 }
 
 // returnTo reads a returnto value and keeps it only if it is a valid title.
-func returnTo(v string) (wiki.Title, bool) {
+func (s *Server) returnTo(v string) (wiki.Title, bool) {
 	if v == "" {
 		return "", false
 	}
-	t, err := wiki.ParseTitle(v)
+	t, err := s.titles.Parse(v)
 	if err != nil || t.IsSpecial() && (t == "Special:UserLogin" || t == "Special:UserLogout" || t == "Special:CreateAccount") {
 		return "", false
 	}

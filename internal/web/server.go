@@ -35,6 +35,7 @@ type Server struct {
 	secret   []byte
 	now      func() time.Time
 	mainPage wiki.Title
+	titles   wiki.TitleRules // the wiki's (capital_links): every title read from a request
 	handler  http.Handler
 	reqID    atomic.Uint64
 	edge     *edge.Cache // nil: no in-process cache
@@ -85,7 +86,14 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	mp, err := wiki.ParseTitle(o.Config.MainPage)
+	titles := o.Config.TitleRules()
+	if titles != o.Engine.TitleRules() {
+		// The pages' links are resolved by the engine's rules and the
+		// requests by these: the two must agree, or links lead astray.
+		return nil, fmt.Errorf("web: capital_links is %v in the configuration but %v in the engine's renderer; build the renderer with render.WithTitleRules(config.TitleRules())",
+			titles.CapitalLinks(), o.Engine.TitleRules().CapitalLinks())
+	}
+	mp, err := titles.Parse(o.Config.MainPage)
 	if err != nil {
 		return nil, fmt.Errorf("web: main page: %w", err)
 	}
@@ -94,7 +102,7 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("web: %w", err)
 	}
 	s := &Server{cfg: o.Config, eng: o.Engine, store: o.Engine.Store(), views: o.Views, log: o.Logger,
-		secret: o.Secret, now: o.Now, mainPage: mp, edge: o.Edge, sessions: newSessionCache(o.Now), gz: newGzCache(),
+		secret: o.Secret, now: o.Now, mainPage: mp, titles: titles, edge: o.Edge, sessions: newSessionCache(o.Now), gz: newGzCache(),
 		throttle: session.NewThrottle(session.DefaultPolicy(), o.Now), signups: session.NewThrottle(session.RegistrationPolicy(), o.Now),
 		devices: session.NewDevices(o.Secret), hashing: session.DefaultGate(), proxies: httpx.NewProxies(trusted, o.Config.ClientIPHeader),
 		purges: newRateLimit(30, time.Minute, o.Now), others: o.Others}
@@ -203,7 +211,7 @@ var noStore = []string{"no-store"}
 // serveRead parses r by spec (path is its canonical path) and serves it
 // with h, for routes that answer only GET and HEAD.
 func (s *Server) serveRead(w http.ResponseWriter, r *http.Request, spec *httpx.Spec, path string, o routeOpts, h handlerFunc) {
-	q, err := httpx.Parse(r, spec, path)
+	q, err := httpx.Parse(r, spec, path, s.titles)
 	if err != nil {
 		httpx.SetRoute(r, spec.Name)
 		s.writeError(w, r, err)

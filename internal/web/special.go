@@ -118,7 +118,7 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 			arg = raw.First("target")
 		}
 		if arg != "" {
-			lt, err := wiki.ParseTitle(arg)
+			lt, err := s.titles.Parse(arg)
 			if err != nil {
 				s.writeError(w, r, wiki.Errorf(wiki.KindInvalid, "give a page: Special:WhatLinksHere/Title (%s)", wiki.Message(err)))
 				return
@@ -155,7 +155,7 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 	case "Protect":
 		// Special:Protect/Title is the page's protect action.
 		if arg != "" {
-			pt, err := wiki.ParseTitle(arg)
+			pt, err := s.titles.Parse(arg)
 			if err != nil || pt.IsSpecial() {
 				s.writeError(w, r, wiki.Errorf(wiki.KindInvalid, "give the page to protect: Special:Protect/TITLE"))
 				return
@@ -180,7 +180,7 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 		s.writeError(w, r, methodNotAllowed(w, "GET, HEAD"))
 		return
 	}
-	q, err := httpx.ParseQueryFor(r, raw, rt.spec, path)
+	q, err := httpx.ParseQueryFor(r, raw, rt.spec, path, s.titles)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -267,7 +267,7 @@ func (s *Server) afterLogin(w http.ResponseWriter, r *http.Request) {
 	to := s.mainPage.URL()
 	rt := r.PostFormValue("returnto")
 	base, action, _ := strings.Cut(rt, "?action=")
-	if t, ok := returnTo(base); ok {
+	if t, ok := s.returnTo(base); ok {
 		to = t.URL()
 		if action == "edit" {
 			to += "?action=edit"
@@ -479,7 +479,7 @@ func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesDa
 		return err
 	}
 	if len(cs) > limit {
-		d.Next = rq.Spec.Link(base, "offset", strconv.FormatInt(cs[limit-1].ID, 10), "limit", strconv.Itoa(limit), "namespace", ns)
+		d.Next = rq.Link(base, "offset", strconv.FormatInt(cs[limit-1].ID, 10), "limit", strconv.Itoa(limit), "namespace", ns)
 		cs = cs[:limit]
 	}
 	d.Namespaces, d.FormAction, d.Limit = namespaceOptions(r), base, rq.Get("limit")
@@ -531,7 +531,7 @@ func (s *Server) listTitles(w http.ResponseWriter, r *http.Request, d titlesData
 		return err
 	}
 	if len(pages) > limit {
-		d.Next = rq.Spec.Link(path, append(linkParams, "from", pages[limit].Title.Key(), "limit", strconv.Itoa(limit))...)
+		d.Next = rq.Link(path, append(linkParams, "from", pages[limit].Title.Key(), "limit", strconv.Itoa(limit))...)
 		pages = pages[:limit]
 	}
 	d.Pages = pages
@@ -645,7 +645,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, _ string) error 
 	d := searchData{Query: q, Namespaces: namespaceOptions(r)}
 	if q != "" {
 		ctx := r.Context()
-		if t, err := wiki.ParseTitle(q); err == nil && !t.IsSpecial() {
+		if t, err := s.titles.Parse(q); err == nil && !t.IsSpecial() {
 			exact, err := s.titleMatch(ctx, t)
 			if err != nil {
 				return err
@@ -670,7 +670,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, _ string) error 
 			return err
 		}
 		if more {
-			d.Next = rq.Spec.Link("/wiki/Special:Search", "q", q, "offset", strconv.Itoa(d.Offset+limit), "namespace", ns)
+			d.Next = rq.Link("/wiki/Special:Search", "q", q, "offset", strconv.Itoa(d.Offset+limit), "namespace", ns)
 		}
 		d.Hits = hits
 	}
@@ -777,7 +777,7 @@ func (s *Server) logPage(w http.ResponseWriter, r *http.Request, typ string) err
 		base += "/" + typ
 	}
 	if len(es) > limit {
-		d.Next = rq.Spec.Link(base, "offset", strconv.FormatInt(es[limit-1].ID, 10), "limit", strconv.Itoa(limit),
+		d.Next = rq.Link(base, "offset", strconv.FormatInt(es[limit-1].ID, 10), "limit", strconv.Itoa(limit),
 			"user", wiki.Title(q.UserName).Key(), "page", q.Target.Key())
 		es = es[:limit]
 	}

@@ -12,21 +12,64 @@ import (
 const MaxTitleBytes = 255
 
 // Title is a normalized page title in display form: "Category:Foo bar".
-// Spaces, never underscores; namespace prefix canonical; first letter of
-// the name upper-cased; Unicode NFC. The zero Title is invalid.
-// Only ParseTitle (or a trusted store) should produce one.
+// Spaces, never underscores; namespace prefix canonical; Unicode NFC; the
+// first letter of the name upper-cased unless the wiki's TitleRules keep
+// it as written (never in the User, User talk and Special namespaces).
+// The zero Title is invalid. Only ParseTitle or TitleRules.Parse (or a
+// trusted store) should produce one.
 type Title string
 
-// ParseTitle normalizes s the way MediaWiki does and rejects what cannot
-// be a title, with an error that says which character or rule was at fault.
+// TitleRules are the settings of one wiki that decide how text becomes a
+// Title: whether the first letter of a name is upper-cased (MediaWiki's
+// $wgCapitalLinks). The zero value is MediaWiki's default, which
+// ParseTitle applies: "apple" and "Apple" are the same page. Pass a
+// wiki's rules down to everything that reads titles from people or from
+// page text.
+type TitleRules struct {
+	// caseSensitive keeps the first letter of names as written, outside
+	// the namespaces that are always capitalized ($wgCapitalLinks =
+	// false). Negated so that the zero value is the default.
+	caseSensitive bool
+}
+
+// NewTitleRules returns the rules of a wiki whose capital_links setting
+// is capitalLinks: true upper-cases the first letter of every title's name,
+// false keeps it as written except for user pages and special pages.
+func NewTitleRules(capitalLinks bool) TitleRules { return TitleRules{caseSensitive: !capitalLinks} }
+
+// CapitalLinks reports whether r upper-cases the first letter of every
+// title's name.
+func (r TitleRules) CapitalLinks() bool { return !r.caseSensitive }
+
+// Capitalized reports whether r upper-cases the first letter of names in
+// the namespace named ns (canonical, "" for the main namespace). As in
+// MediaWiki (NamespaceInfo::isCapitalized), User, User talk and Special
+// always are: a user name is capitalized, and so is its page.
+func (r TitleRules) Capitalized(ns string) bool {
+	return !r.caseSensitive || ns == NSUser || ns == NSUserTalk || ns == NSSpecial
+}
+
+// keepCase are the rules that leave the first letter of a name as it is:
+// for titles derived from titles already normalized by some wiki's rules
+// (a talk page, a subject, a parent), which must keep the case they have.
+var keepCase = TitleRules{caseSensitive: true}
+
+// ParseTitle normalizes s the way MediaWiki does by default (TitleRules's
+// zero value: first letters upper-cased) and rejects what cannot be a
+// title, with an error that says which character or rule was at fault.
 // Underscores and runs of white space become single spaces. Invisible,
 // bidirectional-control, private-use and unassigned characters are refused
-// (see checkCharacters): every path that accepts a title comes through here.
-func ParseTitle(s string) (Title, error) { return parseTitle(s, true) }
+// (see checkCharacters): every path that accepts a title comes through here
+// or through TitleRules.Parse. Text from people or pages of a wiki whose
+// rules may differ goes through the wiki's TitleRules.Parse instead.
+func ParseTitle(s string) (Title, error) { return TitleRules{}.parse(s, true) }
 
-// parseTitle is ParseTitle; chars false skips the character rules, for
-// looking up names stored before them (LookupUserName).
-func parseTitle(s string, chars bool) (Title, error) {
+// Parse is ParseTitle by the rules r.
+func (r TitleRules) Parse(s string) (Title, error) { return r.parse(s, true) }
+
+// parse is Parse; chars false skips the character rules, for looking up
+// names stored before them (LookupUserName).
+func (r TitleRules) parse(s string, chars bool) (Title, error) {
 	if !utf8.ValidString(s) {
 		return "", Errorf(KindInvalid, "the title is not valid UTF-8; use plain Unicode text")
 	}
@@ -98,7 +141,9 @@ func parseTitle(s string, chars bool) (Title, error) {
 	// Upper-casing the first letter can leave a sequence that is not in NFC
 	// (a dotless i before a combining dot becomes I and the dot): normalize
 	// again, so that a title's own key parses to the same title.
-	name = normalizeNFC(upperFirst(name))
+	if r.Capitalized(ns) {
+		name = normalizeNFC(upperFirst(name))
+	}
 	t := name
 	if ns != "" {
 		t = ns + ":" + name
@@ -118,9 +163,10 @@ func MustTitle(s string) Title {
 	return t
 }
 
-// ParseLink splits a link target "Page#Section" into its title and fragment.
-// A bare "#Section" returns an empty title: a link within the current page.
-func ParseLink(s string) (Title, string, error) {
+// ParseLink splits a link target "Page#Section" into its title, parsed by
+// r, and fragment. A bare "#Section" returns an empty title: a link within
+// the current page.
+func (r TitleRules) ParseLink(s string) (Title, string, error) {
 	target, frag, _ := strings.Cut(s, "#")
 	frag = strings.TrimSpace(frag)
 	if strings.TrimSpace(target) == "" {
@@ -129,7 +175,7 @@ func ParseLink(s string) (Title, string, error) {
 		}
 		return "", frag, nil
 	}
-	t, err := ParseTitle(target)
+	t, err := r.Parse(target)
 	return t, frag, err
 }
 
@@ -195,7 +241,7 @@ func (t Title) Talk() (Title, bool) {
 	if !ok || n.IsTalk() {
 		return "", false
 	}
-	talk, err := ParseTitle(n.Talk().Name + ":" + t.Name())
+	talk, err := keepCase.Parse(n.Talk().Name + ":" + t.Name())
 	if err != nil {
 		return "", false
 	}
@@ -213,7 +259,7 @@ func (t Title) Subject() Title {
 	if sub := n.Subject(); sub.Name != "" {
 		s = sub.Name + ":" + s
 	}
-	subject, err := ParseTitle(s)
+	subject, err := keepCase.Parse(s)
 	if err != nil {
 		return t
 	}
@@ -262,7 +308,7 @@ func (t Title) Parents() []Title {
 	var out []Title
 	for i := 0; i < len(s); i++ {
 		if s[i] == '/' && i > 0 {
-			if p, err := ParseTitle(s[:i]); err == nil {
+			if p, err := keepCase.Parse(s[:i]); err == nil {
 				out = append(out, p)
 			}
 		}

@@ -283,23 +283,24 @@ func mustNamespace(t *testing.T, id int) Namespace {
 }
 
 func TestParseLink(t *testing.T) {
+	var rules TitleRules
 	for _, tc := range []struct{ in, title, frag string }{
 		{"Main Page#History", "Main Page", "History"},
 		{"#Section", "", "Section"},
 		{"help:syntax# Links ", "Help:Syntax", "Links"},
 	} {
-		ti, frag, err := ParseLink(tc.in)
+		ti, frag, err := rules.ParseLink(tc.in)
 		if err != nil || string(ti) != tc.title || frag != tc.frag {
 			t.Errorf("ParseLink(%q) = %q, %q, %v", tc.in, ti, frag, err)
 		}
 	}
-	if _, _, err := ParseLink("#"); err == nil {
+	if _, _, err := rules.ParseLink("#"); err == nil {
 		t.Error("ParseLink(\"#\") is not an error")
 	}
 }
 
-// checkTitle states what every title ParseTitle returns satisfies.
-func checkTitle(t *testing.T, in string, ti Title) {
+// checkTitle states what every title rules.Parse returns satisfies.
+func checkTitle(t *testing.T, rules TitleRules, in string, ti Title) {
 	t.Helper()
 	s := string(ti)
 	if s == "" || len(s) > MaxTitleBytes || !utf8.ValidString(s) {
@@ -321,9 +322,13 @@ func checkTitle(t *testing.T, in string, ti Title) {
 		}
 	}
 	// Idempotent.
-	again, err := ParseTitle(s)
+	again, err := rules.Parse(s)
 	if err != nil || again != ti {
 		t.Fatalf("ParseTitle is not idempotent: %q → %q → %q, %v", in, s, again, err)
+	}
+	// The first letter of the name is upper case where the rules say so.
+	if r, _ := utf8.DecodeRuneInString(ti.Name()); rules.Capitalized(ti.Namespace()) && unicode.ToUpper(r) != r {
+		t.Fatalf("%q: the first letter of its name is not upper case", s)
 	}
 	// The namespace, if any, is canonical and has a name after it.
 	if ns := ti.Namespace(); ns != "" && (!strings.HasPrefix(s, ns+":") || ti.Name() == "") {
@@ -331,7 +336,7 @@ func checkTitle(t *testing.T, in string, ti Title) {
 	}
 	// Its talk page or subject is a title whose own pair is it again.
 	if pair, ok := ti.Pair(); ok {
-		if again, err := ParseTitle(string(pair)); err != nil || again != pair {
+		if again, err := rules.Parse(string(pair)); err != nil || again != pair {
 			t.Fatalf("%q: pair %q does not parse to itself: %q, %v", s, pair, again, err)
 		}
 		if back, ok := pair.Pair(); !ok || back != ti || pair.IsTalk() == ti.IsTalk() {
@@ -341,7 +346,7 @@ func checkTitle(t *testing.T, in string, ti Title) {
 		t.Fatalf("%q has no pair", s)
 	}
 	// Key and URL round trip.
-	if k, err := ParseTitle(ti.Key()); err != nil || k != ti {
+	if k, err := rules.Parse(ti.Key()); err != nil || k != ti {
 		t.Fatalf("ParseTitle(Key(%q)) = %q, %v", s, k, err)
 	}
 	u := ti.URL()
@@ -369,29 +374,179 @@ func TestTitlesOfTheTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkTitle(t, in, ti)
+		checkTitle(t, TitleRules{}, in, ti)
 	}
 }
 
 // FuzzParseTitle: ParseTitle never panics, and what it accepts is a
 // normalized title: idempotent, no forbidden or control characters, NFC,
-// at most 255 bytes, and its key and URL lead back to it.
+// at most 255 bytes, and its key and URL lead back to it. The same holds
+// of the case-sensitive rules (capital_links false), whose title differs
+// from ParseTitle's in the case of the name's first letter at most.
 func FuzzParseTitle(f *testing.F) {
 	for _, s := range []string{"Main Page", "main_page", "  a  b  ", "user:alice", "User : alice", "Help:User:x",
 		"user_TALK:foo", "talk:user:x", "Talk:Foo:bar", "wikid talk:x", "IMAGE:x", "File talk :x", "Talk:ſpecial:x",
 		"대문", "\u1112\u1161\u11ab", "e\u0301cole", "ſpecial:x", "A%41", "100%", "Foo/../Bar", "~~~", "A|b",
 		"\x00", "\xff", "\u00a0x\u3000", "Category:한국어_문서", strings.Repeat("한", 86), "\u0131\u0307", "i\u0307x", "A//B", "A/",
-		"A\u202eB", "\ufeffA", "می\u200cخواهم", "👩\u200d💻", "Ad\u200dmin", "\ue000", "\U000E0041"} {
+		"A\u202eB", "\ufeffA", "می\u200cخواهم", "👩\u200d💻", "Ad\u200dmin", "\ue000", "\U000E0041",
+		"apple", "talk:apple", "user:bob", "User talk:bob/x", "special:x", "ǆ", "ıx", "ßa", "help:user:x"} {
 		f.Add(s)
 	}
+	sensitive := NewTitleRules(false)
 	f.Fuzz(func(t *testing.T, in string) {
 		ti, err := ParseTitle(in)
+		ts, errs := sensitive.Parse(in)
+		if (err == nil) != (errs == nil) {
+			// Only the length limit may tell them apart: upper-casing a
+			// letter can change its length in UTF-8 by a few bytes.
+			if accepted := max(len(ti), len(ts)); accepted <= MaxTitleBytes-4 {
+				t.Fatalf("%q: ParseTitle's error %v, the case-sensitive rules' %v: the rules refuse different titles", in, err, errs)
+			}
+			return
+		}
 		if err != nil {
 			if KindOf(err) != KindInvalid || Message(err) == "" {
 				t.Fatalf("ParseTitle(%q): %v is not a KindInvalid with a message", in, err)
 			}
 			return
 		}
-		checkTitle(t, in, ti)
+		checkTitle(t, TitleRules{}, in, ti)
+		checkTitle(t, sensitive, in, ts)
+		// Capitalizing the case-sensitive title gives ParseTitle's.
+		if again, err := ParseTitle(string(ts)); err != nil || again != ti {
+			t.Fatalf("%q: case-sensitive %q, capitalized %q, %v; want %q", in, ts, again, err, ti)
+		}
 	})
+}
+
+func TestTitleRules(t *testing.T) {
+	capital, sensitive := NewTitleRules(true), NewTitleRules(false)
+	if capital != (TitleRules{}) || !capital.CapitalLinks() || sensitive.CapitalLinks() {
+		t.Fatalf("NewTitleRules: capital %+v, sensitive %+v; the zero value must be capital_links true", capital, sensitive)
+	}
+	for _, tc := range []struct {
+		in, capital, sensitive string // "" means an error
+	}{
+		// The main namespace and every namespace that follows the setting.
+		{"apple", "Apple", "apple"},
+		{"Apple", "Apple", "Apple"},
+		{"apple_pie", "Apple pie", "apple pie"},
+		{"  apple  ", "Apple", "apple"},
+		{"iPhone", "IPhone", "iPhone"},
+		{"talk:apple", "Talk:Apple", "Talk:apple"},
+		{"project:about", "Project:About", "Project:about"},
+		{"wikid:about", "Project:About", "Project:about"},
+		{"Project talk:about", "Project talk:About", "Project talk:about"},
+		{"file:photo.jpg", "File:Photo.jpg", "File:photo.jpg"},
+		{"image:photo.jpg", "File:Photo.jpg", "File:photo.jpg"},
+		{"template:foo", "Template:Foo", "Template:foo"},
+		{"Template talk:foo", "Template talk:Foo", "Template talk:foo"},
+		{"help:syntax", "Help:Syntax", "Help:syntax"},
+		{"category:fruit", "Category:Fruit", "Category:fruit"},
+		{"Category talk:fruit", "Category talk:Fruit", "Category talk:fruit"},
+		{"unknown:foo", "Unknown:foo", "unknown:foo"},
+		{"help:user:x", "Help:User:x", "Help:user:x"},
+		// User, User talk and Special are capitalized either way, as in
+		// MediaWiki; namespace names are case-insensitive either way.
+		{"user:bob", "User:Bob", "User:Bob"},
+		{"USER:bob", "User:Bob", "User:Bob"},
+		{"user_talk:bob", "User talk:Bob", "User talk:Bob"},
+		{"User talk:bob/notes", "User talk:Bob/notes", "User talk:Bob/notes"},
+		{"special:recentChanges", "Special:RecentChanges", "Special:RecentChanges"},
+		{"SPECIAL:allpages", "Special:Allpages", "Special:Allpages"},
+		// Letters without a single upper-case form, letters with a title
+		// case, and the Turkish i: as unicode.ToUpper has them, when the
+		// first letter is upper-cased at all.
+		{"ßa", "ßa", "ßa"},
+		{"ǆungla", "Ǆungla", "ǆungla"}, // upper case (U+01C4) as unicode.ToUpper has it, not title case (U+01C5)
+		{"ǅungla", "Ǆungla", "ǅungla"},
+		{"ıx", "Ix", "ıx"},             // dotless i upper-cases to I
+		{"i\u0307x", "İx", "i\u0307x"}, // I and a combining dot compose (NFC) to İ
+		{"\u0131\u0307x", "İx", "\u0131\u0307x"},
+		{"ωmega", "Ωmega", "ωmega"},
+		{"école", "École", "école"},
+		{"e\u0301cole", "École", "école"},
+		{"user:ıx", "User:Ix", "User:Ix"},
+		{"대문", "대문", "대문"},
+		// The rules do not change what is refused.
+		{"", "", ""},
+		{"talk:", "", ""},
+		{"a|b", "", ""},
+		{"Talk:user:x", "", ""},
+		{strings.Repeat("a", 256), "", ""},
+	} {
+		for _, c := range []struct {
+			name  string
+			rules TitleRules
+			want  string
+		}{{"capital", capital, tc.capital}, {"sensitive", sensitive, tc.sensitive}} {
+			got, err := c.rules.Parse(tc.in)
+			switch {
+			case c.want == "" && err == nil:
+				t.Errorf("%s: Parse(%q) = %q, want an error", c.name, tc.in, got)
+			case c.want == "":
+			case err != nil || string(got) != c.want:
+				t.Errorf("%s: Parse(%q) = %q, %v; want %q", c.name, tc.in, got, err, c.want)
+			default:
+				checkTitle(t, c.rules, tc.in, got)
+			}
+		}
+		// ParseTitle is the default rules.
+		if got, err := ParseTitle(tc.in); (err == nil) != (tc.capital != "") || string(got) != tc.capital && err == nil {
+			t.Errorf("ParseTitle(%q) = %q, %v; want %q", tc.in, got, err, tc.capital)
+		}
+	}
+	for _, tc := range []struct {
+		ns          string
+		capitalized bool // under case-sensitive rules
+	}{
+		{NSMain, false}, {NSTalk, false}, {NSUser, true}, {NSUserTalk, true}, {NSProject, false}, {NSFile, false},
+		{NSTemplate, false}, {NSHelp, false}, {NSCategory, false}, {NSCategoryTalk, false}, {NSSpecial, true},
+	} {
+		if !capital.Capitalized(tc.ns) || sensitive.Capitalized(tc.ns) != tc.capitalized {
+			t.Errorf("Capitalized(%q): %v with capital links, %v without; want true, %v", tc.ns, capital.Capitalized(tc.ns), sensitive.Capitalized(tc.ns), tc.capitalized)
+		}
+	}
+}
+
+func TestTitlesDerivedKeepTheirCase(t *testing.T) {
+	sensitive := NewTitleRules(false)
+	for _, tc := range []struct {
+		title, talk, subject string
+		parents              []string
+	}{
+		{"apple", "Talk:apple", "apple", nil},
+		{"Talk:apple", "", "apple", nil},
+		{"help:syntax", "Help talk:syntax", "Help:syntax", nil},
+		{"Help talk:syntax", "", "Help:syntax", nil},
+		{"apple/pie/crust", "Talk:apple/pie/crust", "apple/pie/crust", []string{"apple", "apple/pie"}},
+		{"user:bob/notes", "User talk:Bob/notes", "User:Bob/notes", []string{"User:Bob"}},
+		{"User talk:bob", "", "User:Bob", nil},
+	} {
+		ti, err := sensitive.Parse(tc.title)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if talk, _ := ti.Talk(); string(talk) != tc.talk {
+			t.Errorf("%q.Talk() = %q, want %q", ti, talk, tc.talk)
+		}
+		if s := ti.Subject(); string(s) != tc.subject {
+			t.Errorf("%q.Subject() = %q, want %q", ti, s, tc.subject)
+		}
+		var ps []string
+		for _, p := range ti.Parents() {
+			ps = append(ps, string(p))
+		}
+		if strings.Join(ps, "|") != strings.Join(tc.parents, "|") {
+			t.Errorf("%q.Parents() = %q, want %q", ti, ps, tc.parents)
+		}
+	}
+	ti, frag, err := sensitive.ParseLink("apple#Pie")
+	if err != nil || ti != "apple" || frag != "Pie" {
+		t.Errorf("ParseLink(apple#Pie) = %q, %q, %v", ti, frag, err)
+	}
+	// User names are capitalized whatever the wiki's rules.
+	if n, err := ParseUserName("bob"); err != nil || n != "Bob" {
+		t.Errorf("ParseUserName(bob) = %q, %v", n, err)
+	}
 }

@@ -9,7 +9,8 @@ import (
 const MaxUserNameRunes = 85
 
 // ParseUserName validates and normalizes a user name: a valid title text
-// (NFC, first letter upper-cased, spaces for underscores) without a
+// (NFC, first letter upper-cased whatever the wiki's TitleRules, as in
+// MediaWiki, spaces for underscores) without a
 // namespace, '/', ':' or '@', at most 85 characters, and held to the
 // character rules of titles, except that no emoji ZWJ sequence is allowed.
 // Every path that accepts a new or given user name comes through here.
@@ -45,7 +46,7 @@ func LookupUserName(name string) (string, error) {
 	if strings.ContainsAny(name, "/:@") {
 		return "", Errorf(KindInvalid, "user names may not contain '/', ':' or '@'")
 	}
-	t, err := parseTitle(name, false)
+	t, err := TitleRules{}.parse(name, false)
 	if err != nil {
 		return "", Errorf(KindInvalid, "that is not a user name: %s", Message(err))
 	}

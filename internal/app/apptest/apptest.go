@@ -351,7 +351,7 @@ func (c *Client) CSRF(path string) string {
 // EditForm opens title's edit form and returns its csrf token and base revision.
 func (c *Client) EditForm(title string) (csrf, baserev string) {
 	c.tb.Helper()
-	res := c.Get(wiki.MustTitle(title).URL() + "?action=edit")
+	res := c.Get(c.titleURL(title) + "?action=edit")
 	if res.StatusCode != http.StatusOK {
 		c.tb.Fatalf("edit form of %q: status %d\n%s", title, res.StatusCode, res.Body)
 	}
@@ -362,10 +362,20 @@ func (c *Client) EditForm(title string) (csrf, baserev string) {
 	return m[1], b[1]
 }
 
+// titleURL is the URL of title by the wiki's title rules (capital_links).
+func (c *Client) titleURL(title string) string {
+	c.tb.Helper()
+	t, err := c.w.App.Config.TitleRules().Parse(title)
+	if err != nil {
+		c.tb.Fatalf("title %q: %v", title, err)
+	}
+	return t.URL()
+}
+
 // Submit posts an edit made from the given form state.
 func (c *Client) Submit(title, csrf, baserev, text string) *Response {
 	c.tb.Helper()
-	return c.PostForm(wiki.MustTitle(title).URL()+"?action=submit", url.Values{
+	return c.PostForm(c.titleURL(title)+"?action=submit", url.Values{
 		"csrf": {csrf}, "baserev": {baserev}, "text": {text}, "summary": {"test edit"}})
 }
 

@@ -486,20 +486,21 @@ func (e *expander) resolve(name string) (wiki.Title, bool) {
 	if r, ok := e.names[name]; ok {
 		return r.t, r.ok
 	}
-	t, ok := resolveName(name)
+	t, ok := resolveName(name, e.page.Rules)
 	e.names[name] = resolved{t, ok}
 	return t, ok
 }
 
-func resolveName(name string) (wiki.Title, bool) {
+// resolveName is resolve by the title rules of the page's wiki.
+func resolveName(name string, rules wiki.TitleRules) (wiki.Title, bool) {
 	if name == "" || strings.ContainsAny(name, "\n\r") {
 		return "", false
 	}
 	if rest, ok := strings.CutPrefix(name, ":"); ok {
-		t, err := wiki.ParseTitle(rest)
+		t, err := rules.Parse(rest)
 		return t, err == nil && !t.IsSpecial()
 	}
-	t, err := wiki.ParseTitle(name)
+	t, err := rules.Parse(name)
 	if err != nil || t.IsSpecial() {
 		return "", false
 	}
@@ -514,11 +515,11 @@ func resolveName(name string) (wiki.Title, bool) {
 			return "", false
 		}
 	}
-	r, err := wiki.ParseTitle(rest)
+	r, err := rules.Parse(rest)
 	if err != nil {
 		return "", false
 	}
-	t, err = wiki.ParseTitle(templateNS + ":" + string(r))
+	t, err = rules.Parse(templateNS + ":" + string(r))
 	return t, err == nil
 }
 
@@ -718,7 +719,7 @@ func (e *expander) source(t wiki.Title) *source {
 		text = strings.TrimSuffix(text, "\n")
 	}
 	s.text = text
-	if r := redirectTarget(text); r != "" && r != t {
+	if r := redirectTarget(text, e.page.Rules); r != "" && r != t {
 		s.target = r
 	}
 	return s
@@ -728,7 +729,7 @@ func (e *expander) source(t wiki.Title) *source {
 // at the start of a page, as the renderer does.
 var redirectLine = regexp.MustCompile(`(?i)^[ \t]*#REDIRECT[ \t]*:?[ \t]*\[\[([^\[\]\n|]{1,512})(?:\|[^\[\]\n]*)?\]\]`)
 
-func redirectTarget(text string) wiki.Title {
+func redirectTarget(text string, rules wiki.TitleRules) wiki.Title {
 	if !strings.HasPrefix(strings.TrimLeft(text, " \t"), "#") {
 		return "" // most pages: no need to run the expression
 	}
@@ -737,7 +738,7 @@ func redirectTarget(text string) wiki.Title {
 		return ""
 	}
 	target := strings.TrimPrefix(strings.TrimSpace(m[1]), ":")
-	t, _, err := wiki.ParseLink(target)
+	t, _, err := rules.ParseLink(target)
 	if err != nil || t == "" || t.IsSpecial() {
 		return ""
 	}

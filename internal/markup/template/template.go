@@ -11,10 +11,14 @@ import (
 // whether it exists.
 type Loader func(ctx context.Context, t wiki.Title) (text string, ok bool, err error)
 
-// Page is what the magic words know about the page being rendered.
+// Page is what the magic words know about the page being rendered, and
+// the title rules of its wiki.
 type Page struct {
 	Title    wiki.Title // PAGENAME, FULLPAGENAME, NAMESPACE
 	SiteName string     // SITENAME
+	// Rules make template names and redirect targets titles: with
+	// capital_links false, {{foo}} is Template:foo.
+	Rules wiki.TitleRules
 }
 
 // Limits bound one expansion; a zero field takes its default.

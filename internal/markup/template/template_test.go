@@ -694,3 +694,35 @@ func backtickRuns(size int) string {
 	}
 	return b.String()
 }
+
+func TestCaseSensitiveTitleRules(t *testing.T) {
+	p := pages{
+		"Template:foo":   "lower {{bar}}",
+		"Template:Foo":   "upper",
+		"Template:bar":   "#REDIRECT [[template:baz]]",
+		"Template:baz":   "baz",
+		"Help:page":      "help page",
+		"User:Bob":       "Bob's page",
+		"Template:Outer": "{{foo}}",
+	}
+	page := Page{Title: "help:test", SiteName: "Wikid", Rules: wiki.NewTitleRules(false)}
+	for _, tc := range []struct{ src, want string }{
+		{"{{foo}}", "lower baz"},
+		{"{{Foo}}", "upper"},
+		{"{{template:foo}}", "lower baz"},
+		{"{{Template:Foo}}", "upper"},
+		{"{{help:page}}", "help page"},
+		{"{{user:bob}}", "Bob's page"},
+		{"{{outer}}", "[[Template:outer]]"},
+	} {
+		res, err := Expand(context.Background(), tc.src, page, p.loader(nil), nil, Limits{})
+		if err != nil || res.Text != tc.want {
+			t.Errorf("capital_links false: %s → %q, %v; want %q", tc.src, res.Text, err, tc.want)
+		}
+	}
+	// The same calls by the default rules reach the capitalized pages.
+	res, err := Expand(context.Background(), "{{foo}} {{outer}}", testPage, p.loader(nil), nil, Limits{})
+	if err != nil || res.Text != "upper upper" {
+		t.Errorf("capital_links true: %q, %v; want %q", res.Text, err, "upper upper")
+	}
+}
