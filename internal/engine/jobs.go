@@ -11,7 +11,6 @@ import (
 	"github.com/wikid/wikid/internal/jobs"
 	"github.com/wikid/wikid/internal/markup/template"
 	"github.com/wikid/wikid/internal/purge"
-	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -418,7 +417,7 @@ func (e *Engine) runReparse(ctx context.Context, j wiki.Job) error {
 		if err != nil {
 			return fmt.Errorf("engine: reparse %q: %w", p.Title, err)
 		}
-		if err := e.store.SaveRender(ctx, rev.ID, render.Version, data); err != nil {
+		if err := e.store.SaveRender(ctx, rev.ID, e.renderer.Version(), data); err != nil {
 			return err
 		}
 	}
