@@ -321,11 +321,11 @@ func (e *Engine) renderText(ctx context.Context, t wiki.Title, text string) (*Re
 		return e.store.ExistingTitles(ctx, titles)
 	}
 	t0 := time.Now()
-	text, templates, err := e.expand(ctx, t, text)
+	expanded, err := e.expand(ctx, t, text)
 	if err != nil {
 		return nil, fmt.Errorf("engine: expand templates: %w", err)
 	}
-	res, err := e.renderer.Render(ctx, text, exists)
+	res, err := e.renderer.Render(ctx, expanded.Text, exists)
 	timing.From(ctx).AddRender(time.Since(t0) - inStore)
 	if err != nil {
 		return nil, fmt.Errorf("engine: render: %w", err)
@@ -336,7 +336,7 @@ func (e *Engine) renderText(ctx context.Context, t wiki.Title, text string) (*Re
 		Categories: res.Links.Categories,
 		Redirect:   res.Links.Redirect,
 		Macros:     res.Macros,
-		Templates:  templates,
+		Templates:  expanded.Templates,
 		TimedOut:   res.TimedOut,
 		Partial:    res.Partial,
 	}, nil
@@ -356,12 +356,12 @@ func (e *Engine) analyze(ctx context.Context, t wiki.Title, text string) (wiki.L
 // analyzeNow is analyze's work, for a caller that holds a slot (or is
 // an import, which runs one parse per core).
 func (e *Engine) analyzeNow(ctx context.Context, t wiki.Title, text string) (wiki.LinkSet, string, error) {
-	text, templates, err := e.expand(ctx, t, text)
+	expanded, err := e.expand(ctx, t, text)
 	if err != nil {
 		return wiki.LinkSet{}, "", fmt.Errorf("engine: expand templates: %w", err)
 	}
-	ls, plain := e.renderer.Analyze(text)
-	ls.Templates = templates
+	ls, plain := e.renderer.Analyze(expanded.Text)
+	ls.Templates, ls.DefaultSort = expanded.Templates, expanded.DefaultSort
 	return ls, plain, nil
 }
 
@@ -373,12 +373,12 @@ func (e *Engine) links(ctx context.Context, t wiki.Title, text string) (wiki.Lin
 		return wiki.LinkSet{}, err
 	}
 	defer release()
-	text, templates, err := e.expand(ctx, t, text)
+	expanded, err := e.expand(ctx, t, text)
 	if err != nil {
 		return wiki.LinkSet{}, fmt.Errorf("engine: expand templates: %w", err)
 	}
-	ls := e.renderer.Links(text)
-	ls.Templates = templates
+	ls := e.renderer.Links(expanded.Text)
+	ls.Templates, ls.DefaultSort = expanded.Templates, expanded.DefaultSort
 	return ls, nil
 }
 
