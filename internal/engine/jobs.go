@@ -200,9 +200,9 @@ func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
 			return err
 		}
 	}
-	// A template's edit can move the page in or out of categories: their
-	// listings change.
-	if cats := changedTitles(old, links.Categories); len(cats) > 0 {
+	// A template's edit can move the page in or out of categories, or
+	// change its sort key there: their listings change.
+	if cats := changedCategories(old, p.Title, links); len(cats) > 0 {
 		e.purger.Purge(ctx, nil, cats...)
 		if jobs := e.cdnJobs(cats...); len(jobs) > 0 {
 			if err := e.store.EnqueueJobs(ctx, jobs); err != nil {

@@ -79,3 +79,46 @@ func SortKeyInitial(key string) string {
 	}
 	return key[:n]
 }
+
+// CategoryLink is a page's membership of a category: the category, the
+// page's sort key there (folded), and whether it is listed among the
+// subcategories (as the page's title was when the row was written).
+type CategoryLink struct {
+	Category Title
+	SortKey  string
+	Subcat   bool
+}
+
+// CategoryCursor is a place in a category's listing, which is ordered by
+// (SortKey, Title): a member is at or after the cursor when its key is
+// greater, or equal with a title at or after Title. SortKey is folded
+// (SortKey); Title "" is the first place of its key.
+type CategoryCursor struct {
+	SortKey string
+	Title   Title
+}
+
+// IsZero reports whether c is the zero cursor (the listing's start).
+func (c CategoryCursor) IsZero() bool { return c.SortKey == "" && c.Title == "" }
+
+// CategoryQuery pages through a category's members by (sort key, title):
+// its subcategories (members that are categories) or its other members,
+// apart, as MediaWiki lists them.
+type CategoryQuery struct {
+	From CategoryCursor // the members at or after it
+	// Before, if not zero, keeps the members before it only.
+	Before        CategoryCursor
+	Limit         int
+	Subcategories bool
+}
+
+// CategoryMember is a live page in a category, with its sort key there.
+type CategoryMember struct {
+	Page
+	SortKey string
+}
+
+// Cursor returns the place of m in its category's listing.
+func (m CategoryMember) Cursor() CategoryCursor {
+	return CategoryCursor{SortKey: m.SortKey, Title: m.Title}
+}
