@@ -71,8 +71,9 @@ func buildWiki(t *testing.T, s wiki.Store) migrateWiki {
 	long := strings.Repeat("A paragraph long enough to be stored compressed, about [[Other]] things. ", 20)
 	save("Main Page", "Welcome.", alice, false, wiki.LinkSet{})
 	save("Main Page", "Welcome to the wiki.", bob, true, wiki.LinkSet{})
-	main := save("Main Page", long+"\n[[Category:Start]]", alice, false,
-		wiki.LinkSet{Links: []wiki.Title{"Other", "Missing"}, Categories: []wiki.Title{"Category:Start"}})
+	main := save("Main Page", long+"\n[[Category:Start|Welcome]]", alice, false,
+		wiki.LinkSet{Links: []wiki.Title{"Other", "Missing"}, Categories: []wiki.Title{"Category:Start"}, SortKeys: map[wiki.Title]string{"Category:Start": "Welcome"}})
+	save("Category:Start", "A category in a category: [[Category:Start]]", alice, false, wiki.LinkSet{Categories: []wiki.Title{"Category:Start"}})
 	save("Other", "Other page, linking [[Main Page]].", bob, false, wiki.LinkSet{Links: []wiki.Title{"Main Page"}})
 	save("Ünïcode 页面", "Texte 😀 with \t tab and\nnew lines and U+FFFD \uFFFD.", users[2], false, wiki.LinkSet{})
 	save("Doomed", "To be deleted.", bob, false, wiki.LinkSet{})
@@ -113,7 +114,7 @@ func buildWiki(t *testing.T, s wiki.Store) migrateWiki {
 	}
 	must(s.CompleteJob(ctx, jobs[0].ID))
 	must(s.FailJob(ctx, jobs[1].ID, "it broke", time.Time{}, true))
-	w.titles = append(w.titles, "Main Page", "Other", "Moved", "Ünïcode 页面", "Doomed", "Not Yet", "Missing")
+	w.titles = append(w.titles, "Main Page", "Other", "Moved", "Ünïcode 页面", "Doomed", "Not Yet", "Missing", "Category:Start")
 	return w
 }
 
@@ -163,6 +164,11 @@ func sameWiki(t *testing.T, a, b wiki.Store, w migrateWiki) {
 	}
 	same("all pages", func() (any, error) { return a.AllPages(ctx, wiki.ListQuery{Limit: 500}) },
 		func() (any, error) { return b.AllPages(ctx, wiki.ListQuery{Limit: 500}) })
+	for _, sub := range []bool{false, true} {
+		q := wiki.CategoryQuery{Limit: 500, Subcategories: sub}
+		same(fmt.Sprintf("members of Category:Start (subcategories %v)", sub), func() (any, error) { return a.CategoryMembers(ctx, "Category:Start", q) },
+			func() (any, error) { return b.CategoryMembers(ctx, "Category:Start", q) })
+	}
 	same("users", func() (any, error) { return a.ListUsers(ctx, wiki.UserQuery{Limit: 500}) },
 		func() (any, error) { return b.ListUsers(ctx, wiki.UserQuery{Limit: 500}) })
 	for id := int64(1); id <= int64(len(w.users)); id++ {

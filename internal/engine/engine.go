@@ -339,24 +339,24 @@ func (e *Engine) renderLinks(ctx context.Context, t wiki.Title, text string) (*R
 		return e.store.ExistingTitles(ctx, titles)
 	}
 	t0 := time.Now()
-	text, templates, err := e.expand(ctx, t, text)
+	expanded, err := e.expand(ctx, t, text)
 	if err != nil {
 		return nil, wiki.LinkSet{}, fmt.Errorf("engine: expand templates: %w", err)
 	}
-	res, err := e.renderer.Render(ctx, text, exists)
+	res, err := e.renderer.Render(ctx, expanded.Text, exists)
 	timing.From(ctx).AddRender(time.Since(t0) - inStore)
 	if err != nil {
 		return nil, wiki.LinkSet{}, fmt.Errorf("engine: render: %w", err)
 	}
 	links := res.Links
-	links.Templates = templates
+	links.Templates, links.DefaultSort = expanded.Templates, expanded.DefaultSort
 	return &Rendered{
 		HTML:       res.HTML,
 		TOC:        render.TOCHTML(res.TOC),
 		Categories: res.Links.Categories,
 		Redirect:   res.Links.Redirect,
 		Macros:     res.Macros,
-		Templates:  templates,
+		Templates:  expanded.Templates,
 		TimedOut:   res.TimedOut,
 		Partial:    res.Partial,
 	}, links, nil
@@ -376,12 +376,12 @@ func (e *Engine) analyze(ctx context.Context, t wiki.Title, text string) (wiki.L
 // analyzeNow is analyze's work, for a caller that holds a slot (or is
 // an import, which runs one parse per core).
 func (e *Engine) analyzeNow(ctx context.Context, t wiki.Title, text string) (wiki.LinkSet, string, error) {
-	text, templates, err := e.expand(ctx, t, text)
+	expanded, err := e.expand(ctx, t, text)
 	if err != nil {
 		return wiki.LinkSet{}, "", fmt.Errorf("engine: expand templates: %w", err)
 	}
-	ls, plain := e.renderer.Analyze(text)
-	ls.Templates = templates
+	ls, plain := e.renderer.Analyze(expanded.Text)
+	ls.Templates, ls.DefaultSort = expanded.Templates, expanded.DefaultSort
 	return ls, plain, nil
 }
 
@@ -393,12 +393,12 @@ func (e *Engine) links(ctx context.Context, t wiki.Title, text string) (wiki.Lin
 		return wiki.LinkSet{}, err
 	}
 	defer release()
-	text, templates, err := e.expand(ctx, t, text)
+	expanded, err := e.expand(ctx, t, text)
 	if err != nil {
 		return wiki.LinkSet{}, fmt.Errorf("engine: expand templates: %w", err)
 	}
-	ls := e.renderer.Links(text)
-	ls.Templates = templates
+	ls := e.renderer.Links(expanded.Text)
+	ls.Templates, ls.DefaultSort = expanded.Templates, expanded.DefaultSort
 	return ls, nil
 }
 
@@ -560,7 +560,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		} else {
 			base = 0
 		}
-		var oldCats []wiki.Title
+		var oldCats []wiki.CategoryLink
 		if exists {
 			if oldCats, err = e.store.PageCategories(ctx, cur.ID); err != nil {
 				return SaveOutcome{}, err
@@ -570,9 +570,10 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		if err != nil {
 			return SaveOutcome{}, err
 		}
-		// Purged with the page: the categories it joined or left and, when
-		// it is created, its talk page or subject.
-		cats := changedTitles(oldCats, links.Categories)
+		// Purged with the page: the categories it joined or left or where
+		// its sort key changed and, when it is created, its talk page or
+		// subject.
+		cats := changedCategories(oldCats, ed.Title, links)
 		if base == 0 {
 			cats = withPair(cats, ed.Title)
 		}
@@ -700,20 +701,28 @@ func (e *Engine) Forget(ctx context.Context, pageIDs ...int64) {
 // other processes' invalidations.
 func (e *Engine) ForgetAll() { e.mem.InvalidateAll() }
 
-// changedTitles returns the titles in exactly one of a and b: the
-// categories a page joined or left, whose listings change.
-func changedTitles(a, b []wiki.Title) []wiki.Title {
-	in := make(map[wiki.Title]int, len(a)+len(b))
-	for _, t := range a {
-		in[t] |= 1
-	}
-	for _, t := range b {
-		in[t] |= 2
+// changedCategories returns the categories whose listings a new link set
+// ls of page changes, from the categories it was in (old, as its rows
+// were): the ones it joined or left, and the ones where it moves in the
+// listing, as MediaWiki counts a new sort key as a change of membership:
+// its sort key changed, or it moved in or out of the subcategories (its
+// rows are derived again after a move).
+func changedCategories(old []wiki.CategoryLink, page wiki.Title, ls wiki.LinkSet) []wiki.Title {
+	was := make(map[wiki.Title]wiki.CategoryLink, len(old))
+	for _, c := range old {
+		was[c.Category] = c
 	}
 	var out []wiki.Title
-	for t, m := range in {
-		if m != 3 {
-			out = append(out, t)
+	for _, cat := range ls.Categories {
+		c, ok := was[cat]
+		if !ok || c.SortKey != ls.CategorySortKey(page, cat) || c.Subcat != page.IsSubcategory() {
+			out = append(out, cat)
+		}
+		delete(was, cat)
+	}
+	for _, c := range old {
+		if _, left := was[c.Category]; left {
+			out = append(out, c.Category)
 		}
 	}
 	return out

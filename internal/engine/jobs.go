@@ -206,9 +206,9 @@ func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
 			return err
 		}
 	}
-	// A template's edit can move the page in or out of categories: their
-	// listings change.
-	if cats := changedTitles(old, links.Categories); len(cats) > 0 {
+	// A template's edit can move the page in or out of categories, or
+	// change its sort key there: their listings change.
+	if cats := changedCategories(old, p.Title, links); len(cats) > 0 {
 		e.purger.Purge(ctx, nil, cats...)
 		if jobs := e.cdnJobs(cats...); len(jobs) > 0 {
 			if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
@@ -437,8 +437,9 @@ func (e *Engine) runReparse(ctx context.Context, j wiki.Job) error {
 	cancel()
 
 	jobs := e.cdnJobs(p.Title)
-	// The page may have joined or left categories: their listings change.
-	if cats := changedTitles(old, links.Categories); len(cats) > 0 {
+	// The page may have joined or left categories, or changed its sort
+	// key there: their listings change.
+	if cats := changedCategories(old, p.Title, links); len(cats) > 0 {
 		e.purger.Purge(ctx, nil, cats...)
 		jobs = append(jobs, e.cdnJobs(cats...)...)
 	}

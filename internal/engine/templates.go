@@ -15,27 +15,23 @@ import (
 // so that an edit of one of them reaches every page using it
 // (runTransclusions).
 
-// expand expands the templates in text, the source of page t, and returns
-// the expanded text and the pages it transcluded. A text without "{{" is
-// returned as it is, without a look-up.
-func (e *Engine) expand(ctx context.Context, t wiki.Title, text string) (string, []wiki.Title, error) {
+// expand expands the templates in text, the source of page t: the
+// expanded text, the pages it transcluded and its DEFAULTSORT. A text
+// without "{{" is returned as it is, without a look-up.
+func (e *Engine) expand(ctx context.Context, t wiki.Title, text string) (template.Result, error) {
 	if !template.Has(text) {
-		return text, nil, nil
+		return template.Result{Text: text}, nil
 	}
 	page := template.Page{Title: t, SiteName: e.siteName, Rules: e.renderer.TitleRules()}
-	res, err := template.Expand(ctx, text, page, e.loadTemplate, render.IsMacro, template.Limits{})
-	if err != nil {
-		return "", nil, err
-	}
-	return res.Text, res.Templates, nil
+	return template.Expand(ctx, text, page, e.loadTemplate, render.IsMacro, template.Limits{})
 }
 
 // plainText is the text of page t's source src as readers see it, for
 // its search entry: expanded, then without markup. A template that cannot
 // be loaded leaves its call as written.
 func (e *Engine) plainText(ctx context.Context, t wiki.Title, src string) string {
-	if text, _, err := e.expand(ctx, t, src); err == nil {
-		src = text
+	if res, err := e.expand(ctx, t, src); err == nil {
+		src = res.Text
 	}
 	return e.renderer.PlainText(src)
 }

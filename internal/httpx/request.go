@@ -37,6 +37,13 @@ const (
 	// Talk), written in plain decimal; "all" is every namespace, the same
 	// as no value, and is dropped.
 	Namespace
+	// SortCursor is a place in a category listing, as MediaWiki's
+	// pagefrom: a sort key, folded (wiki.SortKey: "b" is "B"), optionally
+	// followed by a line break and a title in its key form ("B\nBanana_split",
+	// the member to start at among those of that key). It is not trimmed
+	// of white space, which a key may be (" " lists a page first); a
+	// control character other than that line break is refused.
+	SortCursor
 )
 
 // Param is one parameter a route reads.
@@ -95,6 +102,9 @@ func (s *Spec) Canonical(q Query, rules wiki.TitleRules) (Params, error) {
 }
 
 func (p *Param) normalize(v string, rules wiki.TitleRules) (string, error) {
+	if p.Kind == SortCursor {
+		return p.sortCursor(v)
+	}
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return "", nil
@@ -175,6 +185,30 @@ func (p *Param) normalize(v string, rules wiki.TitleRules) (string, error) {
 		return "", wiki.Errorf(wiki.KindInvalid, "the parameter %s has the unknown value %.40q; known: %s", p.Name, v, strings.Join(p.Values, ", "))
 	}
 	return "", nil
+}
+
+// maxCursorTitle bounds the title of a SortCursor (titles are at most 255
+// bytes; a cursor's need be no longer).
+const maxCursorTitle = 255
+
+// sortCursor normalizes a SortCursor value: the key folded, the title in
+// its key form (underscores for spaces, as Title.Key). The title is not
+// checked against the title rules: it only places the cursor among the
+// members of its key, by the bytes of their titles.
+func (p *Param) sortCursor(v string) (string, error) {
+	key, title, hasTitle := strings.Cut(v, "\n")
+	if strings.IndexFunc(key, isControl) >= 0 || strings.IndexFunc(title, isControl) >= 0 {
+		return "", wiki.Errorf(wiki.KindInvalid, "the parameter %s must be a sort key, optionally followed by a line break (%%0A) and a title, without other control characters, not %.40q; fix the link", p.Name, v)
+	}
+	title = strings.ReplaceAll(strings.TrimSpace(strings.ReplaceAll(title, "_", " ")), " ", "_")
+	if len(title) > maxCursorTitle {
+		return "", wiki.Errorf(wiki.KindInvalid, "the title in the parameter %s is longer than %d bytes; a title is never longer, fix the link", p.Name, maxCursorTitle)
+	}
+	key = wiki.SortKey(key)
+	if !hasTitle || title == "" {
+		return key, nil
+	}
+	return key + "\n" + title, nil
 }
 
 // namespaceNumbers lists the namespaces' numbers for error messages:
@@ -291,6 +325,22 @@ func (q *Request) Title(name string) wiki.Title {
 		return ""
 	}
 	return t
+}
+
+// SortCursor returns a SortCursor parameter as a category cursor, or the
+// zero cursor (the listing's start) when it is absent.
+func (q *Request) SortCursor(name string) wiki.CategoryCursor {
+	key, title, _ := strings.Cut(q.Params.Get(name), "\n")
+	return wiki.CategoryCursor{SortKey: key, Title: wiki.Title(strings.ReplaceAll(title, "_", " "))}
+}
+
+// SortCursorValue is the value of a SortCursor parameter that names c:
+// for links to a place in a category listing.
+func SortCursorValue(c wiki.CategoryCursor) string {
+	if c.Title == "" {
+		return c.SortKey
+	}
+	return c.SortKey + "\n" + c.Title.Key()
 }
 
 type ctxKey int

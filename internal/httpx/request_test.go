@@ -18,6 +18,7 @@ var testSpec = &Spec{Name: "test", Params: []Param{
 	{Name: "q", Alias: "search", Kind: Text, Max: 20},
 	{Name: "go", Kind: Flag},
 	{Name: "namespace", Kind: Namespace},
+	{Name: "pagefrom", Kind: SortCursor},
 }}
 
 func TestCanonicalForms(t *testing.T) {
@@ -82,6 +83,24 @@ func TestCanonicalForms(t *testing.T) {
 		{"namespace=Talk", "", "must be the number of a namespace"},
 		{"namespace=1&namespace=01", "namespace=1", ""},
 		{"namespace=1&namespace=2", "", "given twice"},
+		// A category listing's cursor: the key folded as stored, the title
+		// in its key form; white space is a key, not trimmed.
+		{"pagefrom=b", "pagefrom=B", ""},
+		{"pagefrom=smith%2C+john%0AJohn%20Smith", "pagefrom=SMITH%2C+JOHN%0AJohn_Smith", ""},
+		{"pagefrom=B%0AJohn_Smith", "pagefrom=B%0AJohn_Smith", ""},
+		{"pagefrom=+", "pagefrom=+", ""},
+		{"pagefrom=a%0A", "pagefrom=A", ""},
+		{"pagefrom=a%0A+", "pagefrom=A", ""},
+		{"pagefrom=%0AX", "pagefrom=%0AX", ""},
+		{"pagefrom=%C3%A9lan", "pagefrom=%C3%89LAN", ""},
+		{"pagefrom=e%CC%81", "pagefrom=%C3%89", ""},
+		{"pagefrom=%09a", "pagefrom=A", ""},
+		{"pagefrom=", "", ""},
+		{"pagefrom=a%01", "", "without other control characters"},
+		{"pagefrom=a%0Ab%0Ac", "", "a sort key, optionally followed by a line break"},
+		{"pagefrom=a%0A" + strings.Repeat("x", 256), "", "longer than 255 bytes"},
+		{"pagefrom=b&pagefrom=B", "pagefrom=B", ""},
+		{"pagefrom=a&pagefrom=b", "", "given twice"},
 	} {
 		q, err := ParseQuery(tc.query)
 		var got Params

@@ -282,6 +282,13 @@ func (r *Renderer) parse(src string, b *budget) ([]byte, ast.Node, wiki.LinkSet)
 				seenCat[l.Target] = true
 				ls.Categories = append(ls.Categories, l.Target)
 			}
+			// As MediaWiki: the last key given for a category is its key.
+			if l.SortKey != "" {
+				if ls.SortKeys == nil {
+					ls.SortKeys = map[wiki.Title]string{}
+				}
+				ls.SortKeys[l.Target] = l.SortKey
+			}
 		case !l.Target.IsSpecial():
 			if !seenLink[l.Target] {
 				seenLink[l.Target] = true

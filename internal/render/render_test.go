@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -325,6 +326,32 @@ func TestLinks(t *testing.T) {
 	}
 	if strings.Contains(res.HTML, "REDIRECT") || strings.Contains(strings.ToLower(res.HTML), "redirect") {
 		t.Errorf("the redirect line was rendered: %s", res.HTML)
+	}
+}
+
+// A category link's text after the pipe is the page's sort key there, as
+// in MediaWiki: trimmed, none when empty, " " when only white space (the
+// idiom that lists a category's main article first), the last one given
+// when a category is linked twice.
+func TestCategorySortKeys(t *testing.T) {
+	r := New()
+	src := "[[Category:A|Smith, John]] [[Category:B|]] [[Category:C|  ]] [[Category:D| key ]] [[Category:E]]\n\n" +
+		"[[Category:F|first]] [[Category:F|second]] [[Category:G|x]] [[Category:G]] [[:Category:H|label]] [[Other|label]]\n\n" +
+		"| a | b |\n|---|---|\n| [[Category:I\\|in a cell]] | x |\n"
+	want := map[wiki.Title]string{"Category:A": "Smith, John", "Category:C": " ", "Category:D": "key", "Category:F": "second", "Category:G": "x", "Category:I": "in a cell"}
+	for _, ls := range []wiki.LinkSet{r.Links(src), mustRender(t, src, nil).Links} {
+		if !maps.Equal(ls.SortKeys, want) {
+			t.Errorf("sort keys = %q, want %q", ls.SortKeys, want)
+		}
+		if len(ls.Categories) != 8 {
+			t.Errorf("categories = %q", ls.Categories)
+		}
+	}
+	if ls := r.Links("[[Category:A]]"); ls.SortKeys != nil {
+		t.Errorf("sort keys without any given = %q", ls.SortKeys)
+	}
+	if html := mustRender(t, src, nil).HTML; strings.Contains(html, "Smith") || strings.Contains(html, "second") {
+		t.Errorf("a sort key was rendered: %s", html)
 	}
 }
 

@@ -30,6 +30,10 @@ type wikiLink struct {
 	Invalid  bool
 	Exists   bool   // set before rendering
 	open     string // the <a> start tag, set before rendering
+	// SortKey is a category link's sort key ([[Category:X|key]]), trimmed:
+	// "" when none is given, " " when only white space is (MediaWiki's
+	// idiom for a category's main article, listed first).
+	SortKey string
 }
 
 func (n *wikiLink) Kind() ast.NodeKind { return kindWikiLink }
@@ -90,6 +94,12 @@ func parseWikiLink(raw, inner string, rules wiki.TitleRules) *wikiLink {
 	}
 	n.Target, n.Fragment = t, frag
 	n.Category = !colon && t.Namespace() == wiki.NSCategory
+	if n.Category && piped && label != "" {
+		n.SortKey = strings.TrimSpace(label)
+		if n.SortKey == "" {
+			n.SortKey = " "
+		}
+	}
 	label = strings.TrimSpace(label)
 	if !piped || label == "" {
 		label = target

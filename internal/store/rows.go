@@ -48,14 +48,20 @@ type LinkRows struct {
 	Pages map[int64]bool // pages with rows here
 }
 
-// LinkRow is one row of the links table.
+// LinkRow is one row of the links table. A category row also holds the
+// page's sort key in the category and whether the page is a category
+// itself (listed among the subcategories): the category listing's index
+// is ordered by them.
 type LinkRow struct {
 	From        int64
 	Kind, Title string // Kind: link, category, redirect or template
+	SortKey     string
+	Subcat      bool
 }
 
-// Add adds the page's rows, in place of any it had here already.
-func (rs *LinkRows) Add(pageID int64, ls wiki.LinkSet) {
+// Add adds the rows of page pageID, whose title is page, in place of any
+// it had here already.
+func (rs *LinkRows) Add(pageID int64, page wiki.Title, ls wiki.LinkSet) {
 	if rs.Pages[pageID] {
 		rs.Rows = slices.DeleteFunc(rs.Rows, func(r LinkRow) bool { return r.From == pageID })
 	}
@@ -64,16 +70,17 @@ func (rs *LinkRows) Add(pageID int64, ls wiki.LinkSet) {
 	}
 	rs.Pages[pageID] = true
 	for _, t := range ls.Links {
-		rs.Rows = append(rs.Rows, LinkRow{pageID, "link", string(t)})
+		rs.Rows = append(rs.Rows, LinkRow{From: pageID, Kind: "link", Title: string(t)})
 	}
 	for _, t := range ls.Categories {
-		rs.Rows = append(rs.Rows, LinkRow{pageID, "category", string(t)})
+		rs.Rows = append(rs.Rows, LinkRow{From: pageID, Kind: "category", Title: string(t),
+			SortKey: ls.CategorySortKey(page, t), Subcat: page.IsSubcategory()})
 	}
 	if ls.Redirect != "" {
-		rs.Rows = append(rs.Rows, LinkRow{pageID, "redirect", string(ls.Redirect)})
+		rs.Rows = append(rs.Rows, LinkRow{From: pageID, Kind: "redirect", Title: string(ls.Redirect)})
 	}
 	for _, t := range ls.Templates {
-		rs.Rows = append(rs.Rows, LinkRow{pageID, "template", string(t)})
+		rs.Rows = append(rs.Rows, LinkRow{From: pageID, Kind: "template", Title: string(t)})
 	}
 }
 

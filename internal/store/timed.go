@@ -99,12 +99,12 @@ func (st Timed) Backlinks(ctx context.Context, t wiki.Title, q wiki.ListQuery) (
 	return st.Store.Backlinks(ctx, t, q)
 }
 
-func (st Timed) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.ListQuery) ([]wiki.Page, error) {
+func (st Timed) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.CategoryQuery) ([]wiki.CategoryMember, error) {
 	defer since(ctx, time.Now())
 	return st.Store.CategoryMembers(ctx, cat, q)
 }
 
-func (st Timed) PageCategories(ctx context.Context, pageID int64) ([]wiki.Title, error) {
+func (st Timed) PageCategories(ctx context.Context, pageID int64) ([]wiki.CategoryLink, error) {
 	defer since(ctx, time.Now())
 	return st.Store.PageCategories(ctx, pageID)
 }

@@ -104,6 +104,9 @@ var (
 	diffParam     = httpx.Param{Name: "diff", Kind: httpx.ID, What: "a revision number, prev or cur", Values: []string{"prev", "cur"}}
 	fromParam     = httpx.Param{Name: "from", Kind: httpx.TitleKey}
 	offsetParam   = httpx.Param{Name: "offset", Kind: httpx.ID, What: "a revision number"}
+	// pagefromParam is where a category page's listing starts, as
+	// MediaWiki's pagefrom (and its older from, which redirects to it).
+	pagefromParam = httpx.Param{Name: "pagefrom", Alias: "from", Kind: httpx.SortCursor}
 )
 
 // pageRoute is one thing /wiki/Title does: its parameters and its handler.
@@ -119,7 +122,7 @@ func pageSpec(name string, params ...httpx.Param) *httpx.Spec {
 
 var (
 	routeView     = &pageRoute{spec: pageSpec("page", redirectParam), handle: (*Server).view, splice: true}
-	routeCategory = &pageRoute{spec: pageSpec("page", redirectParam, fromParam), handle: (*Server).view, splice: true}
+	routeCategory = &pageRoute{spec: pageSpec("page", redirectParam, pagefromParam), handle: (*Server).view, splice: true}
 	routeOldid    = &pageRoute{spec: pageSpec("page:oldid", oldidParam), handle: (*Server).viewOld}
 	routeDiff     = &pageRoute{spec: pageSpec("page:diff", diffParam, oldidParam), handle: (*Server).diffPage}
 	routeEdit     = &pageRoute{spec: pageSpec("page:edit", oldidParam, httpx.Param{Name: "redlink", Kind: httpx.Enum, Values: []string{"1"}}), handle: (*Server).editForm}
@@ -313,11 +316,18 @@ type viewData struct {
 	RedirectTarget wiki.Title
 	OldRevision    bool
 	Breadcrumbs    []crumb
-	Members        []wiki.Page
-	MembersNext    string
+	// Members are a category's members that are not categories, one
+	// page of them by sort key, grouped by the first letter of their
+	// keys; MemberCount counts them and MembersNext links to the next
+	// page.
+	Members     []memberGroup
+	MemberCount int
+	MembersNext string
 	// Subcategories are the members that are categories themselves
-	// (the first page of them); MoreSubcategories says there are more.
-	Subcategories     []wiki.Page
+	// (the first page of them), grouped as Members; MoreSubcategories
+	// says there are more.
+	Subcategories     []memberGroup
+	SubcategoryCount  int
 	MoreSubcategories bool
 	// Protection is the page's active protection, drawn as a lock. It is
 	// part of the cached page: protecting purges the page, and the entry
@@ -392,31 +402,84 @@ func (s *Server) fillPageExtras(r *http.Request, d *viewData) error {
 	}
 	if d.Title.Namespace() == wiki.NSCategory {
 		q := httpx.From(r)
-		from := q.Title("from")
+		from := q.SortCursor(pagefromParam.Name)
 		const limit = 200
 		// Subcategories first, as MediaWiki lists them: on the first page,
-		// then the other members, paged by title.
-		if from == "" {
-			subcats, err := s.store.CategoryMembers(ctx, d.Title, wiki.ListQuery{Limit: limit + 1, Namespaces: []string{wiki.NSCategory}})
+		// then the other members, paged by (sort key, title).
+		if from.IsZero() {
+			subcats, err := s.store.CategoryMembers(ctx, d.Title, wiki.CategoryQuery{Limit: limit + 1, Subcategories: true})
 			if err != nil {
 				return err
 			}
 			if len(subcats) > limit {
 				subcats, d.MoreSubcategories = subcats[:limit], true
 			}
-			d.Subcategories = subcats
+			d.Subcategories, d.SubcategoryCount = groupMembers(subcats, false, true), len(subcats)
 		}
-		members, err := s.store.CategoryMembers(ctx, d.Title, wiki.ListQuery{From: from, Limit: limit + 1, Namespaces: notCategories})
+		members, err := s.store.CategoryMembers(ctx, d.Title, wiki.CategoryQuery{From: from, Limit: limit + 1})
 		if err != nil {
 			return err
 		}
 		if len(members) > limit {
-			d.MembersNext = q.Link(d.Title.URL(), "from", members[limit].Title.Key())
+			d.MembersNext = q.Link(d.Title.URL(), pagefromParam.Name, httpx.SortCursorValue(members[limit].Cursor()))
 			members = members[:limit]
 		}
-		d.Members = members
+		// A page that starts inside a letter's group says its heading
+		// continues one of the page before ("B cont."): a member of that
+		// letter comes before the first one here.
+		cont := false
+		if !from.IsZero() && len(members) > 0 {
+			first := members[0]
+			before, err := s.store.CategoryMembers(ctx, d.Title, wiki.CategoryQuery{
+				From: wiki.CategoryCursor{SortKey: wiki.SortKeyInitial(first.SortKey)}, Before: first.Cursor(), Limit: 1})
+			if err != nil {
+				return err
+			}
+			cont = len(before) > 0
+		}
+		d.Members, d.MemberCount = groupMembers(members, cont, false), len(members)
 	}
 	return nil
+}
+
+// memberGroup is the members of a category listing whose sort keys start
+// with one letter, under its heading.
+type memberGroup struct {
+	Initial string // the heading: the first character of their sort keys
+	Cont    bool   // the group began on the page before
+	Subcats bool   // the members are subcategories, shown without their prefix
+	Members []wiki.Page
+}
+
+// maxUnbrokenGroup is the most members a group of a category listing has
+// for its column layout to keep it whole: a longer one flows on into the
+// next column, where keeping it whole would make one column as long as
+// the group and leave the others short.
+const maxUnbrokenGroup = 12
+
+// Long reports whether g is too long to be kept in one column.
+func (g memberGroup) Long() bool { return len(g.Members) > maxUnbrokenGroup }
+
+// groupMembers groups members, in listing order, by the first character
+// of their sort keys (wiki.SortKeyInitial), as MediaWiki heads a category
+// page's columns; cont says the first group began on an earlier page,
+// subcats that the members are the subcategories. A key that starts with
+// white space (" ", the idiom that lists a page first) is headed by a
+// no-break space, which keeps the heading's height.
+func groupMembers(members []wiki.CategoryMember, cont, subcats bool) []memberGroup {
+	var out []memberGroup
+	for _, m := range members {
+		initial := wiki.SortKeyInitial(m.SortKey)
+		if strings.TrimSpace(initial) == "" {
+			initial = "\u00a0"
+		}
+		if len(out) == 0 || out[len(out)-1].Initial != initial {
+			out = append(out, memberGroup{Initial: initial, Cont: cont && len(out) == 0, Subcats: subcats})
+		}
+		g := &out[len(out)-1]
+		g.Members = append(g.Members, m.Page)
+	}
+	return out
 }
 
 type missingData struct {
@@ -441,18 +504,6 @@ func (s *Server) titleLog(r *http.Request, t wiki.Title) ([]wiki.LogEntry, error
 	}
 	return out, nil
 }
-
-// notCategories are the namespaces of a category's members that are not
-// subcategories.
-var notCategories = func() []string {
-	var ns []string
-	for _, n := range wiki.Namespaces {
-		if n.Name != wiki.NSCategory {
-			ns = append(ns, n.Name)
-		}
-	}
-	return ns
-}()
 
 // missing answers a view of a page that does not exist: 404 with a
 // "create it" link (a category page still lists its members).

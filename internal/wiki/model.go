@@ -218,7 +218,13 @@ func (t Token) Valid(at time.Time) bool { return t.Expires.IsZero() || at.Before
 type LinkSet struct {
 	Links      []Title // wiki links, deduplicated, without fragments
 	Categories []Title // "Category:…" titles
-	Redirect   Title   // non-empty for #REDIRECT pages
+	// SortKeys are the sort keys the text's category links give
+	// ([[Category:X|key]]), by category, as written (the last one when a
+	// category is linked twice); DefaultSort is the text's
+	// {{DEFAULTSORT:key}}. CategorySortKey makes a member's key of them.
+	SortKeys    map[Title]string
+	DefaultSort string
+	Redirect    Title // non-empty for #REDIRECT pages
 	// Templates are the pages the text transcludes ({{Name}}), directly
 	// or through other templates, existing or not: an edit of one of them
 	// makes this page's renders and rows stale.

@@ -195,10 +195,15 @@ type PageStore interface {
 	// up to MaxCount + 1 (more than MaxCount).
 	Transclusions(ctx context.Context, t Title, q ListQuery) ([]Page, error)
 	CountTransclusions(ctx context.Context, t Title) (int, error)
-	// CategoryMembers returns live pages in category cat ("Category:…"), by title.
-	CategoryMembers(ctx context.Context, cat Title, q ListQuery) ([]Page, error)
-	// PageCategories returns the categories page pageID is in.
-	PageCategories(ctx context.Context, pageID int64) ([]Title, error)
+	// CategoryMembers returns live pages in category cat ("Category:…")
+	// with their sort keys there, by (sort key, title): its subcategories
+	// or its other members (q.Subcategories). One index range, as long as
+	// q.Limit.
+	CategoryMembers(ctx context.Context, cat Title, q CategoryQuery) ([]CategoryMember, error)
+	// PageCategories returns the categories page pageID is in, with its
+	// sort key in each and whether its rows list it as a subcategory, by
+	// category.
+	PageCategories(ctx context.Context, pageID int64) ([]CategoryLink, error)
 	// PageTemplates returns the pages page pageID transcludes, by title.
 	PageTemplates(ctx context.Context, pageID int64) ([]Title, error)
 	// Search finds live pages by title and text in any language, title

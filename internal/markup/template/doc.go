@@ -21,10 +21,14 @@
 //
 // Magic words: {{PAGENAME}}, {{FULLPAGENAME}}, {{NAMESPACE}} (of the page
 // being rendered, also inside templates), {{SITENAME}}, {{!}} (a pipe) and
-// {{=}}. Parser functions: {{#if}}, {{#ifeq}}, {{#switch}}, {{#expr}} and
-// {{#ifexpr}}, with MediaWiki's semantics: only the branch taken is
-// expanded, results are trimmed, comparisons are numeric when both sides
-// are numbers.
+// {{=}}. {{DEFAULTSORT:key}} (or DEFAULTSORTKEY, DEFAULTCATEGORYSORT, in
+// upper case) sets the page's default category sort key
+// (Result.DefaultSort) and writes nothing; a later one replaces it with a
+// warning, unless given |noerror (replace silently) or |noreplace (keep
+// the earlier one). Parser functions: {{#if}}, {{#ifeq}}, {{#switch}},
+// {{#expr}} and {{#ifexpr}}, with MediaWiki's semantics: only the branch
+// taken is expanded, results are trimmed, comparisons are numeric when
+// both sides are numbers.
 //
 // # Text that is not expanded
 //

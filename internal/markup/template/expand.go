@@ -64,6 +64,13 @@ type expander struct {
 	memo      map[string]*entry
 	keyBuf    []byte
 	exprs     map[string]exprResult // by expression: each is evaluated once
+
+	// The page's default sort key ({{DEFAULTSORT}}), whether one was
+	// set, and the DEFAULTSORTs met in the template being expanded, for
+	// its memo entry to replay.
+	sortKey string
+	sortSet bool
+	sortOps sortOps
 }
 
 type resolved struct {
@@ -93,6 +100,7 @@ type entry struct {
 	errors int
 	height int    // levels of templates in it, itself included
 	titles bitset // ids of the pages it transcluded
+	sorts  sortOps
 }
 
 // frame is one text being expanded: the page itself (depth 0) or a
@@ -395,6 +403,10 @@ func (e *expander) callIn(n *node, f *frame, o *out) {
 			return
 		}
 	}
+	if key, ok := defaultSortCall(name); ok {
+		e.defaultSort(key, parts, f, o)
+		return
+	}
 	if fn, first, ok := parserFunction(name); ok {
 		fn(e, first, parts, f, o)
 		return
@@ -573,6 +585,7 @@ func (e *expander) transclude(t wiki.Title, a *args, f *frame, o *out) {
 		}
 		e.put(o, m.out, true)
 		e.errors += m.errors
+		e.setDefaultSort(m.sorts)
 		f.height = max(f.height, m.height)
 		f.titles.or(m.titles)
 		return
@@ -592,15 +605,19 @@ func (e *expander) transclude(t wiki.Title, a *args, f *frame, o *out) {
 	e.push(ct)
 	start, saved := len(o.b), o.trimAt
 	o.trimAt = -1 // a template's output is remembered untrimmed
-	post, errs := e.post, e.errors
+	post, errs, sorts := e.post, e.errors, e.sortOps
+	e.sortOps = sortOps{}
 	e.expandTree(nf, o)
+	inner := e.sortOps
+	e.sortOps = sorts.then(inner)
 	o.trimAt = saved
 	e.pop()
 	f.height = max(f.height, nf.height+1)
 	f.dirty = f.dirty || nf.dirty
 	f.titles.or(nf.titles)
 	if !nf.dirty && !e.stopped() && e.spend(len(o.b)-start) {
-		e.memo[key] = &entry{out: string(o.b[start:]), cost: e.post - post, errors: e.errors - errs, height: nf.height + 1, titles: nf.titles}
+		e.memo[key] = &entry{out: string(o.b[start:]), cost: e.post - post, errors: e.errors - errs, height: nf.height + 1, titles: nf.titles,
+			sorts: inner}
 	}
 	if saved == start {
 		// The call began a trimmed region: drop the output's leading

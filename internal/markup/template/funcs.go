@@ -1,6 +1,7 @@
 package template
 
 import (
+	"fmt"
 	"html"
 	"strconv"
 	"strings"
@@ -25,6 +26,93 @@ func (e *expander) magic(name string) (string, bool) {
 		return "=", true
 	}
 	return "", false
+}
+
+// defaultSortNames are the names of MediaWiki's DEFAULTSORT magic word,
+// which, as there, are written in upper case.
+var defaultSortNames = []string{"DEFAULTSORT:", "DEFAULTSORTKEY:", "DEFAULTCATEGORYSORT:"}
+
+// defaultSortCall returns the key of a {{DEFAULTSORT:key}} call named
+// name (the name expanded and trimmed), trimmed.
+func defaultSortCall(name string) (string, bool) {
+	for _, n := range defaultSortNames {
+		if key, ok := strings.CutPrefix(name, n); ok {
+			return trimSpace(key), true
+		}
+	}
+	return "", false
+}
+
+// sortOps sums up DEFAULTSORTs met in order by their effect, in constant
+// space, so that a template's remembered output can replay those it met
+// however many it met: the first key given, and the last key given
+// without noreplace, which wins over every one before it.
+type sortOps struct {
+	first, last  string
+	any, replace bool
+}
+
+// then returns the sum of s and the DEFAULTSORTs of t, met after s's.
+func (s sortOps) then(t sortOps) sortOps {
+	switch {
+	case !t.any:
+		return s
+	case !s.any:
+		return t
+	case t.replace:
+		s.last, s.replace = t.last, true
+	}
+	return s
+}
+
+// apply returns the default sort key (and whether there is one) after
+// the DEFAULTSORTs of s, from key (and set).
+func (s sortOps) apply(key string, set bool) (string, bool) {
+	switch {
+	case !s.any:
+		return key, set
+	case s.replace:
+		return s.last, true
+	case set:
+		return key, true
+	}
+	return s.first, true
+}
+
+// defaultSort handles {{DEFAULTSORT:key|option}} as MediaWiki does: it
+// sets the page's default category sort key (Result.DefaultSort) and
+// writes nothing, unless it replaces an earlier, different key: then it
+// writes a warning, which the option noerror silences. With noreplace, an
+// earlier key stays (and no warning is written). An empty key does
+// nothing.
+func (e *expander) defaultSort(key string, args []part, f *frame, o *out) {
+	if key == "" || !e.spend(len(key)) {
+		return
+	}
+	option := ""
+	if len(args) > 0 {
+		option = strings.ToLower(e.str(f.t.nodes(&args[0]), f, true))
+		if e.stopped() {
+			return
+		}
+	}
+	op := sortOps{first: key, any: true}
+	if option != "noreplace" {
+		op.last, op.replace = key, true
+	}
+	old, had := e.sortKey, e.sortSet
+	e.setDefaultSort(op)
+	if had && old != key && option != "noerror" && option != "noreplace" {
+		e.errorBox(o, fmt.Sprintf("Warning: Default sort key &#34;%s&#34; overrides earlier default sort key &#34;%s&#34;.",
+			html.EscapeString(key), html.EscapeString(old)))
+	}
+}
+
+// setDefaultSort applies ops to the page's default sort key and adds them
+// to those of the text being expanded.
+func (e *expander) setDefaultSort(ops sortOps) {
+	e.sortKey, e.sortSet = ops.apply(e.sortKey, e.sortSet)
+	e.sortOps = e.sortOps.then(ops)
 }
 
 // A parserFunc writes its result to o. first is the text after the colon,

@@ -66,6 +66,9 @@ type Result struct {
 	// without repeats, in order of first use.
 	Templates []wiki.Title
 	Errors    int // error boxes emitted: loops, limits, expression errors
+	// DefaultSort is the page's default category sort key, as the last
+	// {{DEFAULTSORT:key}} expanded set it ("" for none).
+	DefaultSort string
 }
 
 // Has reports whether src may contain anything to expand: "{{" or one of
@@ -102,5 +105,5 @@ func Expand(ctx context.Context, src string, p Page, load Loader, keep func(inne
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Text: text, Templates: e.templates, Errors: e.errors}, nil
+	return Result{Text: text, Templates: e.templates, Errors: e.errors, DefaultSort: e.sortKey}, nil
 }

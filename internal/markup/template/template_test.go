@@ -726,3 +726,59 @@ func TestCaseSensitiveTitleRules(t *testing.T) {
 		t.Errorf("capital_links true: %q, %v; want %q", res.Text, err, "upper upper")
 	}
 }
+
+func TestDefaultSort(t *testing.T) {
+	p := pages{
+		"Template:Person": "<includeonly>{{DEFAULTSORT:{{{last}}}, {{{first}}}}}</includeonly>{{{first}}} {{{last}}}",
+		"Template:Sorted": "{{DEFAULTSORT:{{{1}}}|noerror}}",
+		"Template:Keep":   "{{DEFAULTSORT:{{{1}}}|noreplace}}",
+		"Template:Twice":  "{{Sorted|{{{1}}}}}{{Sorted|{{{1}}}}}",
+	}
+	warn := func(newKey, old string) string {
+		return `<strong class="error">Warning: Default sort key &#34;` + newKey + `&#34; overrides earlier default sort key &#34;` + old + `&#34;.</strong>`
+	}
+	for _, c := range []struct {
+		name, src, text, key string
+		errors               int
+	}{
+		{"none", "text", "text", "", 0},
+		{"writes nothing, trimmed", "a{{DEFAULTSORT: Smith, John }}b", "ab", "Smith, John", 0},
+		{"the other names", "{{DEFAULTSORTKEY:x}}{{DEFAULTCATEGORYSORT:x}}", "", "x", 0},
+		{"upper case only, as MediaWiki", "{{defaultsort:x}}", "[[Template:Defaultsort:x]]", "", 0},
+		{"a key built by magic words", "{{DEFAULTSORT:{{PAGENAME}}}}", "", "Foo bar", 0},
+		{"an empty key does nothing", "{{DEFAULTSORT:a}}{{DEFAULTSORT: }}", "", "a", 0},
+		{"the same key again is no warning", "{{DEFAULTSORT:a}}{{DEFAULTSORT:a}}", "", "a", 0},
+		{"a later key replaces an earlier one, with a warning", "{{DEFAULTSORT:a}}{{DEFAULTSORT:b}}", warn("b", "a"), "b", 1},
+		{"the warning escapes the keys", "{{DEFAULTSORT:<a>}}{{DEFAULTSORT:b&c}}", warn("b&amp;c", "&lt;a&gt;"), "b&c", 1},
+		{"noerror replaces silently", "{{DEFAULTSORT:a}}{{DEFAULTSORT:b|noerror}}", "", "b", 0},
+		{"noreplace keeps the earlier key", "{{DEFAULTSORT:a}}{{DEFAULTSORT:b|NoReplace}}", "", "a", 0},
+		{"noreplace sets the first key", "{{DEFAULTSORT:b|noreplace}}{{DEFAULTSORT:c|noerror}}", "", "c", 0},
+		{"from a template", "{{Person|first=Ada|last=Lovelace}}", "Ada Lovelace", "Lovelace, Ada", 0},
+		{"only in the branch taken", "{{#if: x | {{DEFAULTSORT:yes}} | {{DEFAULTSORT:no}} }}", "", "yes", 0},
+		// A template called again with the same arguments is not expanded
+		// again: its remembered output replays its DEFAULTSORT.
+		{"replayed from the memo, in order", "{{Sorted|a}}{{Sorted|b}}{{Sorted|a}}", "", "a", 0},
+		{"replayed noreplace", "{{Keep|a}}{{Sorted|b}}{{Keep|a}}", "", "b", 0},
+		{"replayed from a template's template", "{{Twice|a}}{{Sorted|b}}{{Twice|a}}", "", "a", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := mustExpand(t, p, c.src, Limits{})
+			if res.Text != c.text || res.DefaultSort != c.key || res.Errors != c.errors {
+				t.Errorf("Expand(%q) = %q, DefaultSort %q, %d errors; want %q, %q, %d", c.src, res.Text, res.DefaultSort, res.Errors, c.text, c.key, c.errors)
+			}
+		})
+	}
+}
+
+// A template's memo entry sums up its DEFAULTSORTs: nesting templates
+// that each call the one below ten times replays them in constant space.
+func TestDefaultSortReplayIsBounded(t *testing.T) {
+	p := pages{"Template:L0": "{{DEFAULTSORT:k|noerror}}"}
+	for i := 1; i <= 6; i++ {
+		p[fmt.Sprintf("Template:L%d", i)] = strings.Repeat(fmt.Sprintf("{{L%d}}", i-1), 10)
+	}
+	res := mustExpand(t, p, strings.Repeat("{{L6}}", 1000), Limits{})
+	if res.DefaultSort != "k" || res.Text != "" {
+		t.Errorf("DefaultSort %q, text %q", res.DefaultSort, res.Text)
+	}
+}

@@ -144,6 +144,11 @@ func (db *DB) migrate(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, string(body)); err != nil {
 				return err
 			}
+			if fill := backfills[m.version]; fill != nil {
+				if err := fill(ctx, tx); err != nil {
+					return err
+				}
+			}
 			_, err := tx.Exec(ctx, `INSERT INTO schema_version (version, applied) VALUES ($1, $2)`, m.version, time.Now().UnixMilli())
 			return err
 		})
@@ -152,6 +157,49 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// backfills are the steps of migrations that SQL cannot take, by
+// version: each runs after its migration's script, in its transaction.
+var backfills = map[int]func(context.Context, pgx.Tx) error{
+	12: backfillSortKeys,
+}
+
+// backfillSortKeys gives the category rows that migration 12 found the
+// sort keys an old wikid's rows stand for: their pages' default keys
+// (wiki.Title.DefaultSortKey), and whether their pages are categories.
+// A thousand pages per round trip, in ID order.
+func backfillSortKeys(ctx context.Context, tx pgx.Tx) error {
+	const batch = 1000
+	for after := int64(0); ; {
+		rows, err := tx.Query(ctx, `SELECT id, title FROM pages p WHERE id > $1
+			AND EXISTS (SELECT 1 FROM links WHERE from_page = p.id AND kind = 'category') ORDER BY id LIMIT $2`, after, batch)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		var keys []string
+		var subcats []bool
+		var id int64
+		var title string
+		_, err = pgx.ForEachRow(rows, []any{&id, &title}, func() error {
+			t := wiki.Title(title)
+			ids, keys, subcats = append(ids, id), append(keys, t.DefaultSortKey()), append(subcats, t.IsSubcategory())
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE links l SET sortkey = u.sortkey, subcat = u.subcat
+			FROM unnest($1::bigint[], $2::text[], $3::boolean[]) AS u(id, sortkey, subcat)
+			WHERE l.from_page = u.id AND l.kind = 'category'`, ids, keys, subcats); err != nil {
+			return err
+		}
+		after = ids[len(ids)-1]
+	}
 }
 
 type migration struct {

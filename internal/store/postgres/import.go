@@ -246,7 +246,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 			batchPages = append(batchPages, st.page.ID)
 		}
 		rewritten[st.page.ID] = true
-		links.Add(st.page.ID, req.Links)
+		links.Add(st.page.ID, req.Title, req.Links)
 		for _, t := range req.Links.Links {
 			linkedInBatch[string(t)] = true
 		}

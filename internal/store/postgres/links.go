@@ -11,40 +11,45 @@ import (
 	"github.com/wikid/wikid/internal/wiki"
 )
 
-// insertLinks inserts link rows given as three parallel arrays (from_page,
-// kind, target_title), in one statement; duplicates are dropped.
-const insertLinks = `INSERT INTO links (from_page, kind, target_title)
-	SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING`
+// insertLinks inserts link rows given as parallel arrays (from_page,
+// kind, target_title, sortkey, subcat), in one statement; duplicates are
+// dropped.
+const insertLinks = `INSERT INTO links (from_page, kind, target_title, sortkey, subcat)
+	SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::boolean[]) ON CONFLICT DO NOTHING`
 
 // queueLinkRows queues the insertion of the rows on b, if there are any,
 // in the order of the target index (LinkRows.Sort).
 func queueLinkRows(b *pgx.Batch, rs *store.LinkRows) {
 	rs.Sort()
 	var from []int64
-	var kinds, titles []string
+	var kinds, titles, keys []string
+	var subcats []bool
 	for _, r := range rs.Rows {
 		if r.Title == "" {
 			continue
 		}
 		from, kinds, titles = append(from, r.From), append(kinds, r.Kind), append(titles, r.Title)
+		keys, subcats = append(keys, r.SortKey), append(subcats, r.Subcat)
 	}
 	if len(from) > 0 {
-		b.Queue(insertLinks, from, kinds, titles)
+		b.Queue(insertLinks, from, kinds, titles, keys, subcats)
 	}
 }
 
-// queueReplaceLinks queues on b what makes the page's link rows those of ls.
-func queueReplaceLinks(b *pgx.Batch, pageID int64, ls wiki.LinkSet) {
+// queueReplaceLinks queues on b what makes the link rows of page pageID,
+// titled page, those of ls.
+func queueReplaceLinks(b *pgx.Batch, pageID int64, page wiki.Title, ls wiki.LinkSet) {
 	b.Queue(`DELETE FROM links WHERE from_page = $1`, pageID)
 	var rows store.LinkRows
-	rows.Add(pageID, ls)
+	rows.Add(pageID, page, ls)
 	queueLinkRows(b, &rows)
 }
 
-// replaceLinks makes the page's link rows those of ls, in one round trip.
-func replaceLinks(ctx context.Context, tx pgx.Tx, pageID int64, ls wiki.LinkSet) error {
+// replaceLinks makes the link rows of page pageID, titled page, those of
+// ls, in one round trip.
+func replaceLinks(ctx context.Context, tx pgx.Tx, pageID int64, page wiki.Title, ls wiki.LinkSet) error {
 	var b pgx.Batch
-	queueReplaceLinks(&b, pageID, ls)
+	queueReplaceLinks(&b, pageID, page, ls)
 	return tx.SendBatch(ctx, &b).Close()
 }
 
@@ -57,7 +62,8 @@ func (db *DB) RefreshLinks(ctx context.Context, pageID, revID int64, ls wiki.Lin
 		done = false
 		var latest int64
 		var deleted bool
-		err := tx.QueryRow(ctx, `SELECT latest_rev, deleted FROM pages WHERE id = $1 FOR UPDATE`, pageID).Scan(&latest, &deleted)
+		var title string
+		err := tx.QueryRow(ctx, `SELECT latest_rev, deleted, title FROM pages WHERE id = $1 FOR UPDATE`, pageID).Scan(&latest, &deleted, &title)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -65,7 +71,7 @@ func (db *DB) RefreshLinks(ctx context.Context, pageID, revID int64, ls wiki.Lin
 			return err
 		}
 		done = true
-		return replaceLinks(ctx, tx, pageID, ls)
+		return replaceLinks(ctx, tx, pageID, wiki.Title(title), ls)
 	})
 	if err != nil {
 		return false, fmt.Errorf("postgres: refresh links of page %d: %w", pageID, err)

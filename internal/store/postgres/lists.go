@@ -170,15 +170,68 @@ func (db *DB) CountTransclusions(ctx context.Context, t wiki.Title) (int, error)
 	return n, nil
 }
 
-// CategoryMembers lists live pages in category cat, by title.
-func (db *DB) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.ListQuery) ([]wiki.Page, error) {
-	return db.listPages(ctx, fmt.Sprintf("members of %q", cat),
-		` AND p.id IN (SELECT from_page FROM links WHERE target_title = $1 AND kind = 'category')`, q, string(cat))
+// CategoryMembers lists live pages in category cat with their sort keys,
+// by (sort key, title): one range of the links_category index, from the
+// cursor on, the pages joined by ID. Members with equal keys are sorted by
+// title among themselves (an incremental sort of that part of the order
+// only, which the LIMIT ends).
+func (db *DB) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.CategoryQuery) ([]wiki.CategoryMember, error) {
+	for _, s := range []string{q.From.SortKey, string(q.From.Title), q.Before.SortKey, string(q.Before.Title)} {
+		if !searchable(s) {
+			return nil, fmt.Errorf("postgres: members of %q: the cursor %q holds NUL or invalid UTF-8, which no stored sort key or title does: fold keys with wiki.SortKey", cat, s)
+		}
+	}
+	args := []any{string(cat), q.Subcategories}
+	param := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	query := `SELECT ` + pageCols + `, l.sortkey FROM links l JOIN pages p ON p.id = l.from_page
+		WHERE l.target_title = $1 AND l.kind = 'category' AND l.subcat = $2 AND NOT p.deleted` +
+		store.CategoryRange(q, param)
+	query += ` ORDER BY l.sortkey, p.title LIMIT ` + param(limit(q.Limit))
+	rows, err := db.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: members of %q: %w", cat, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.CategoryMember, error) {
+		var m wiki.CategoryMember
+		var err error
+		m.Page, err = scanPage(extraScanner{row, []any{&m.SortKey}})
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: members of %q: %w", cat, err)
+	}
+	return out, nil
 }
 
-// PageCategories returns the categories page pageID is in, by title.
-func (db *DB) PageCategories(ctx context.Context, pageID int64) ([]wiki.Title, error) {
-	return db.pageTargets(ctx, pageID, "category")
+// extraScanner scans the columns after a row's first ones into extra.
+type extraScanner struct {
+	row   pgx.Row
+	extra []any
+}
+
+func (x extraScanner) Scan(dest ...any) error { return x.row.Scan(append(dest, x.extra...)...) }
+
+// PageCategories returns the categories page pageID is in, with its rows'
+// sort key and subcategory flag, by category.
+func (db *DB) PageCategories(ctx context.Context, pageID int64) ([]wiki.CategoryLink, error) {
+	rows, err := db.pool.Query(ctx, `SELECT target_title, sortkey, subcat FROM links WHERE from_page = $1 AND kind = 'category' ORDER BY target_title`, pageID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: categories of page %d: %w", pageID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.CategoryLink, error) {
+		var c wiki.CategoryLink
+		var t string
+		err := row.Scan(&t, &c.SortKey, &c.Subcat)
+		c.Category = wiki.Title(t)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: categories of page %d: %w", pageID, err)
+	}
+	return out, nil
 }
 
 // PageTemplates returns the pages page pageID transcludes, by title.

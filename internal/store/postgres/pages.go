@@ -243,7 +243,7 @@ func savePageTx(ctx context.Context, tx pgx.Tx, req wiki.SaveRequest, sha, terms
 	if live {
 		parentID, oldSize = cur.LatestID, cur.Size
 		if cur.latestSHA == sha {
-			if err := replaceLinks(ctx, tx, cur.ID, req.Links); err != nil {
+			if err := replaceLinks(ctx, tx, cur.ID, req.Title, req.Links); err != nil {
 				return wiki.SaveResult{}, err
 			}
 			if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
@@ -284,7 +284,7 @@ func savePageTx(ctx context.Context, tx pgx.Tx, req wiki.SaveRequest, sha, terms
 	var b pgx.Batch
 	b.Queue(`UPDATE pages SET latest_rev = $1, redirect = $2, deleted = false, touched = $3, size = $4 WHERE id = $5`,
 		page.LatestID, string(page.Redirect), ms(at), page.Size, pageID)
-	queueReplaceLinks(&b, pageID, req.Links)
+	queueReplaceLinks(&b, pageID, req.Title, req.Links)
 	b.Queue(insertChangeSQL, changeArgs(wiki.Change{
 		Kind: kind, Title: req.Title, PageID: pageID, RevID: rev.ID, OldRevID: parentID,
 		UserID: req.UserID, UserName: req.UserName, Time: at, Summary: req.Summary,
@@ -423,7 +423,7 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 		b = pgx.Batch{}
 		b.Queue(`UPDATE pages SET latest_rev = $1, redirect = $2, size = $3 WHERE id = $4`,
 			rr.ID, string(req.RedirectLinks.Redirect), rr.Size, redirID)
-		queueReplaceLinks(&b, redirID, req.RedirectLinks)
+		queueReplaceLinks(&b, redirID, req.From, req.RedirectLinks)
 		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return err
 		}

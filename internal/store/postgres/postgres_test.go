@@ -71,3 +71,27 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatalf("opening a newer schema: %v", err)
 	}
 }
+
+// The sort key migration gives the category rows an older wikid wrote
+// their pages' default keys, in its transaction.
+func TestSortKeyBackfill(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.SortKeyBackfill(t, db, func(t *testing.T) wiki.Store {
+		if _, err := db.Pool().Exec(ctx, `DROP INDEX links_category;
+			ALTER TABLE links DROP COLUMN sortkey, DROP COLUMN subcat;
+			DELETE FROM schema_version WHERE version = 12`); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if db, err = postgres.Open(ctx, dsn); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	})
+}

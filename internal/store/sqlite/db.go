@@ -262,10 +262,66 @@ func (db *DB) apply(ctx context.Context, version int, name string) error {
 	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 		return err
 	}
+	if fill := backfills[version]; fill != nil {
+		if err := fill(ctx, tx); err != nil {
+			return err
+		}
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, applied) VALUES (?, ?)`, version, time.Now().UnixMilli()); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+// backfills are the steps of migrations that SQL cannot take, by
+// version: each runs after its migration's script, in its transaction.
+var backfills = map[int]func(context.Context, *sql.Tx) error{
+	12: backfillSortKeys,
+}
+
+// backfillSortKeys gives the category rows that migration 12 found the
+// sort keys an old wikid's rows stand for: their pages' default keys
+// (wiki.Title.DefaultSortKey), and whether their pages are categories.
+// Page by page in ID order, a thousand pages per read: the update of a
+// page's rows does not run beside a read of the table it changes.
+func backfillSortKeys(ctx context.Context, tx *sql.Tx) error {
+	update, err := tx.PrepareContext(ctx, `UPDATE links SET sortkey = ?, subcat = ? WHERE from_page = ? AND kind = 'category'`)
+	if err != nil {
+		return err
+	}
+	defer update.Close()
+	type page struct {
+		id    int64
+		title wiki.Title
+	}
+	batch := make([]page, 0, 1000)
+	for after := int64(0); ; after = batch[len(batch)-1].id {
+		rows, err := tx.QueryContext(ctx, `SELECT id, title FROM pages p WHERE id > ?
+			AND EXISTS (SELECT 1 FROM links WHERE from_page = p.id AND kind = 'category') ORDER BY id LIMIT ?`, after, cap(batch))
+		if err != nil {
+			return err
+		}
+		batch = batch[:0]
+		for rows.Next() {
+			var p page
+			if err := rows.Scan(&p.id, &p.title); err != nil {
+				rows.Close()
+				return err
+			}
+			batch = append(batch, p)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		for _, p := range batch {
+			if _, err := update.ExecContext(ctx, p.title.DefaultSortKey(), b2i(p.title.IsSubcategory()), p.id); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE on the single

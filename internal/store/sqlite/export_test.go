@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"time"
+
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 // JournalMode reports the journal mode of db's writer connection.
@@ -92,4 +94,11 @@ func SetSearchBudget(t interface{ Cleanup(func()) }, d time.Duration) {
 	old := searchBudget
 	searchBudget = d
 	t.Cleanup(func() { searchBudget = old })
+}
+
+// CategoryMembersPlan returns the EXPLAIN QUERY PLAN lines of the query
+// CategoryMembers runs for cat and q.
+func CategoryMembersPlan(ctx context.Context, db *DB, cat wiki.Title, q wiki.CategoryQuery) ([]string, error) {
+	query, args := categoryMembersQuery(cat, q)
+	return Plan(ctx, db, query, args...)
 }

@@ -302,7 +302,8 @@ func (db *DB) RefreshLinks(ctx context.Context, pageID, revID int64, ls wiki.Lin
 	err := db.write(ctx, func(tx *wtx) error {
 		var latest int64
 		var deleted bool
-		err := tx.QueryRowContext(ctx, `SELECT latest_rev, deleted FROM pages WHERE id = ?`, pageID).Scan(&latest, &deleted)
+		var title string
+		err := tx.QueryRowContext(ctx, `SELECT latest_rev, deleted, title FROM pages WHERE id = ?`, pageID).Scan(&latest, &deleted, &title)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -310,7 +311,7 @@ func (db *DB) RefreshLinks(ctx context.Context, pageID, revID int64, ls wiki.Lin
 			return err
 		}
 		done = true
-		return replaceLinks(ctx, tx, pageID, ls)
+		return replaceLinks(ctx, tx, pageID, wiki.Title(title), ls)
 	})
 	if err != nil {
 		return false, fmt.Errorf("sqlite: refresh links of page %d: %w", pageID, err)

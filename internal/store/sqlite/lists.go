@@ -176,15 +176,70 @@ func (db *DB) CountTransclusions(ctx context.Context, t wiki.Title) (int, error)
 	return n, nil
 }
 
-// CategoryMembers lists live pages in category cat, by title.
-func (db *DB) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.ListQuery) ([]wiki.Page, error) {
-	return db.listPages(ctx, fmt.Sprintf("members of %q", cat), "",
-		` AND p.id IN (SELECT from_page FROM links WHERE target_title = ? AND kind = 'category')`, q, string(cat))
+// CategoryMembers lists live pages in category cat with their sort keys,
+// by (sort key, title): one range of the links_category index, from the
+// cursor on, the pages joined by ID. Members with equal keys are sorted by
+// title among themselves (a temporary B-tree for that part of the order
+// only, which the LIMIT ends).
+func (db *DB) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.CategoryQuery) ([]wiki.CategoryMember, error) {
+	query, args := categoryMembersQuery(cat, q)
+	rows, err := db.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: members of %q: %w", cat, err)
+	}
+	defer rows.Close()
+	var out []wiki.CategoryMember
+	for rows.Next() {
+		var m wiki.CategoryMember
+		if m.Page, err = scanPage(extraScanner{rows, []any{&m.SortKey}}); err != nil {
+			return nil, fmt.Errorf("sqlite: members of %q: %w", cat, err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: members of %q: %w", cat, err)
+	}
+	return out, nil
 }
 
-// PageCategories returns the categories page pageID is in, by title.
-func (db *DB) PageCategories(ctx context.Context, pageID int64) ([]wiki.Title, error) {
-	return db.pageTargets(ctx, pageID, "category")
+// categoryMembersQuery is CategoryMembers' query and its arguments.
+func categoryMembersQuery(cat wiki.Title, q wiki.CategoryQuery) (string, []any) {
+	args := []any{string(cat), b2i(q.Subcategories)}
+	query := `SELECT ` + pageCols + `, l.sortkey FROM links l JOIN pages p ON p.id = l.from_page
+		WHERE l.target_title = ? AND l.kind = 'category' AND l.subcat = ? AND p.deleted = 0` +
+		store.CategoryRange(q, func(v any) string { args = append(args, v); return "?" }) +
+		` ORDER BY l.sortkey, p.title LIMIT ?`
+	return query, append(args, limit(q.Limit))
+}
+
+// extraScanner scans the columns after a row's first ones into extra.
+type extraScanner struct {
+	s     scanner
+	extra []any
+}
+
+func (x extraScanner) Scan(dest ...any) error { return x.s.Scan(append(dest, x.extra...)...) }
+
+// PageCategories returns the categories page pageID is in, with its rows'
+// sort key and subcategory flag, by category.
+func (db *DB) PageCategories(ctx context.Context, pageID int64) ([]wiki.CategoryLink, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT target_title, sortkey, subcat FROM links WHERE from_page = ? AND kind = 'category' ORDER BY target_title`, pageID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: categories of page %d: %w", pageID, err)
+	}
+	defer rows.Close()
+	var out []wiki.CategoryLink
+	for rows.Next() {
+		var c wiki.CategoryLink
+		if err := rows.Scan(&c.Category, &c.SortKey, &c.Subcat); err != nil {
+			return nil, fmt.Errorf("sqlite: categories of page %d: %w", pageID, err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: categories of page %d: %w", pageID, err)
+	}
+	return out, nil
 }
 
 // PageTemplates returns the pages page pageID transcludes, by title.

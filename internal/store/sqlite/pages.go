@@ -155,13 +155,13 @@ func insertRevision(ctx context.Context, tx *wtx, nr newRevision) (wiki.Revision
 	return r, err
 }
 
-// replaceLinks makes the page's link rows those of ls.
-func replaceLinks(ctx context.Context, tx *wtx, pageID int64, ls wiki.LinkSet) error {
+// replaceLinks makes the link rows of page pageID, titled page, those of ls.
+func replaceLinks(ctx context.Context, tx *wtx, pageID int64, page wiki.Title, ls wiki.LinkSet) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
 		return err
 	}
 	var rows store.LinkRows
-	rows.Add(pageID, ls)
+	rows.Add(pageID, page, ls)
 	return insertLinkRows(ctx, tx, &rows)
 }
 
@@ -175,7 +175,8 @@ func insertLinkRows(ctx context.Context, tx *wtx, rs *store.LinkRows) error {
 		if r.Title == "" {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO links (from_page, kind, target_title) VALUES (?, ?, ?)`, r.From, r.Kind, r.Title); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO links (from_page, kind, target_title, sortkey, subcat) VALUES (?, ?, ?, ?, ?)`,
+			r.From, r.Kind, r.Title, r.SortKey, b2i(r.Subcat)); err != nil {
 			return err
 		}
 	}
@@ -433,12 +434,12 @@ func searchTerms(req wiki.SaveRequest) string {
 func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedText, terms string, links *store.LinkRows) (wiki.SaveResult, searchEntry, error) {
 	setLinks := func(pageID int64) error {
 		if links == nil {
-			return replaceLinks(ctx, tx, pageID, req.Links)
+			return replaceLinks(ctx, tx, pageID, req.Title, req.Links)
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
 			return err
 		}
-		links.Add(pageID, req.Links)
+		links.Add(pageID, req.Title, req.Links)
 		return nil
 	}
 	at := now(req.Time)
@@ -620,7 +621,7 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 			rr.ID, string(req.RedirectLinks.Redirect), rr.Size, redirID); err != nil {
 			return err
 		}
-		return replaceLinks(ctx, tx, redirID, req.RedirectLinks)
+		return replaceLinks(ctx, tx, redirID, req.From, req.RedirectLinks)
 	})
 	if err != nil {
 		return wiki.Page{}, fmt.Errorf("sqlite: move page %q to %q: %w", req.From, req.To, err)

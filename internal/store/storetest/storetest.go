@@ -41,6 +41,9 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"all pages lists by title with prefix and cursor", testAllPages},
 		{"all pages, recent changes and search filter by namespace", testNamespaceFilters},
 		{"backlinks and category members list live pages only", testLinks},
+		{"category members list by sort key, then title, subcategories apart", testCategorySortKeys},
+		{"a category listing pages by (sort key, title) across equal keys", testCategoryPaging},
+		{"the links job and imports write sort keys, and a key change moves the member", testCategorySortKeyWriters},
 		{"transclusions are listed and counted apart from links, and gate their jobs", testTransclusions},
 		{"search finds English text with title matches first", testSearchEnglish},
 		{"search finds Korean, Chinese and Japanese text", testSearchCJK},
@@ -142,6 +145,15 @@ func titles(ps []wiki.Page) string {
 	return strings.Join(b, ",")
 }
 
+// members lists the titles of a category listing, in order.
+func members(ms []wiki.CategoryMember) string {
+	var b []string
+	for _, m := range ms {
+		b = append(b, string(m.Title))
+	}
+	return strings.Join(b, ",")
+}
+
 func testCreate(t *testing.T, s wiki.Store) {
 	res, err := s.SavePage(ctx, wiki.SaveRequest{
 		Title: "Main Page", Text: "Hello", Summary: "first", Minor: true, UserID: 7, UserName: "Alice",
@@ -220,8 +232,8 @@ func testNullEdit(t *testing.T, s wiki.Store) {
 	if res.Revision.ID != first.Revision.ID || res.Created {
 		t.Fatalf("null edit made revision %d, want %d", res.Revision.ID, first.Revision.ID)
 	}
-	cats := must[[]wiki.Title](t)(s.PageCategories(ctx, first.Page.ID))
-	if len(cats) != 1 || cats[0] != "Category:X" {
+	cats := must[[]wiki.CategoryLink](t)(s.PageCategories(ctx, first.Page.ID))
+	if len(cats) != 1 || cats[0] != (wiki.CategoryLink{Category: "Category:X", SortKey: "A"}) {
 		t.Fatalf("categories after null edit = %v", cats)
 	}
 	if h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: first.Page.ID})); len(h) != 1 {
@@ -252,8 +264,8 @@ func testDeleteUndelete(t *testing.T, s wiki.Store) {
 	if bl := must[[]wiki.Page](t)(s.Backlinks(ctx, "Target", wiki.ListQuery{})); titles(bl) != "B" {
 		t.Fatalf("backlinks = %s", titles(bl))
 	}
-	if m := must[[]wiki.Page](t)(s.CategoryMembers(ctx, "Category:C", wiki.ListQuery{})); len(m) != 0 {
-		t.Fatalf("members = %s", titles(m))
+	if m := must[[]wiki.CategoryMember](t)(s.CategoryMembers(ctx, "Category:C", wiki.CategoryQuery{})); len(m) != 0 {
+		t.Fatalf("members = %s", members(m))
 	}
 	if h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: p.ID})); len(h) != 0 {
 		t.Fatalf("history of deleted page has %d revisions", len(h))
@@ -273,8 +285,8 @@ func testDeleteUndelete(t *testing.T, s wiki.Store) {
 	if h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: p.ID})); len(h) != 3 {
 		t.Fatalf("history after undelete has %d revisions", len(h))
 	}
-	if m := must[[]wiki.Page](t)(s.CategoryMembers(ctx, "Category:C", wiki.ListQuery{})); titles(m) != "A" {
-		t.Fatalf("members = %s", titles(m))
+	if m := must[[]wiki.CategoryMember](t)(s.CategoryMembers(ctx, "Category:C", wiki.CategoryQuery{})); members(m) != "A" {
+		t.Fatalf("members = %s", members(m))
 	}
 	rc = must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{Limit: 1}))
 	if rc[0].Kind != wiki.ChangeUndelete || rc[0].RevID != u.LatestID {
@@ -630,14 +642,14 @@ func testLinks(t *testing.T, s wiki.Store) {
 	if p := must[wiki.Page](t)(s.FindPage(ctx, "Trees")); p.Redirect != "Tree" {
 		t.Fatalf("redirect = %q", p.Redirect)
 	}
-	if m := must[[]wiki.Page](t)(s.CategoryMembers(ctx, cat, wiki.ListQuery{})); titles(m) != "Apple,Banana,Cherry" {
-		t.Fatalf("members = %s", titles(m))
+	if m := must[[]wiki.CategoryMember](t)(s.CategoryMembers(ctx, cat, wiki.CategoryQuery{})); members(m) != "Apple,Banana,Cherry" {
+		t.Fatalf("members = %s", members(m))
 	}
-	if m := must[[]wiki.Page](t)(s.CategoryMembers(ctx, cat, wiki.ListQuery{Limit: 2})); titles(m) != "Apple,Banana" {
-		t.Fatalf("members page = %s", titles(m))
+	if m := must[[]wiki.CategoryMember](t)(s.CategoryMembers(ctx, cat, wiki.CategoryQuery{Limit: 2})); members(m) != "Apple,Banana" {
+		t.Fatalf("members page = %s", members(m))
 	}
 	c := must[wiki.Page](t)(s.FindPage(ctx, "Cherry"))
-	if cats := must[[]wiki.Title](t)(s.PageCategories(ctx, c.ID)); len(cats) != 2 || cats[0] != cat || cats[1] != "Category:Red" {
+	if cats := must[[]wiki.CategoryLink](t)(s.PageCategories(ctx, c.ID)); len(cats) != 2 || cats[0].Category != cat || cats[1].Category != "Category:Red" {
 		t.Fatalf("categories = %v", cats)
 	}
 	// An edit replaces the link set.
@@ -645,7 +657,7 @@ func testLinks(t *testing.T, s wiki.Store) {
 	if bl := must[[]wiki.Page](t)(s.Backlinks(ctx, "Tree", wiki.ListQuery{})); titles(bl) != "Apple,Trees" {
 		t.Fatalf("backlinks after edit = %s", titles(bl))
 	}
-	if cats := must[[]wiki.Title](t)(s.PageCategories(ctx, c.ID)); len(cats) != 0 {
+	if cats := must[[]wiki.CategoryLink](t)(s.PageCategories(ctx, c.ID)); len(cats) != 0 {
 		t.Fatalf("categories after edit = %v", cats)
 	}
 }
