@@ -25,7 +25,7 @@ import (
 
 // Version changes whenever the HTML output for the same source changes;
 // it is part of render cache keys (through Renderer.Version).
-const Version = 8
+const Version = 9
 
 // caseSensitiveVersion marks the Version of a renderer whose links keep the
 // first letter of titles as written (capital_links false): the same source
