@@ -84,6 +84,27 @@ func (rs *LinkRows) Add(pageID int64, page wiki.Title, ls wiki.LinkSet) {
 	}
 }
 
+// Same reports whether stored, the rows the links table holds for page
+// pageID, are the rows rs holds for it (duplicates and rows without a
+// target count once, as the writers drop them): a links job whose parse
+// found what the table has need not write.
+func (rs *LinkRows) Same(pageID int64, stored []LinkRow) bool {
+	norm := func(rows []LinkRow) []LinkRow {
+		out := make([]LinkRow, 0, len(rows))
+		for _, r := range rows {
+			if r.From == pageID && r.Title != "" {
+				out = append(out, r)
+			}
+		}
+		slices.SortStableFunc(out, func(a, b LinkRow) int {
+			return cmp.Or(strings.Compare(a.Title, b.Title), strings.Compare(a.Kind, b.Kind))
+		})
+		// The table's key is (from, kind, title): a later duplicate is dropped.
+		return slices.CompactFunc(out, func(a, b LinkRow) bool { return a.Title == b.Title && a.Kind == b.Kind })
+	}
+	return slices.Equal(norm(rs.Rows), norm(stored))
+}
+
 // Sort orders the rows as the links table's target index (title, kind,
 // page): a batch's rows then reach each page of that index once, in
 // order, where rows in page order would reach them at random (the index

@@ -57,8 +57,14 @@ func replaceLinks(ctx context.Context, tx pgx.Tx, pageID int64, page wiki.Title,
 // revision and the page is live. The page row is locked first, so that a
 // save of the page (which writes its own links) waits or is waited for.
 func (db *DB) RefreshLinks(ctx context.Context, pageID, revID int64, ls wiki.LinkSet) (bool, error) {
+	// Most refreshes find the rows the table has: checked by reads first,
+	// without a transaction or a lock (see the SQLite store's).
+	same, err := db.sameLinks(ctx, pageID, revID, ls)
+	if err != nil || same {
+		return same, err
+	}
 	done := false
-	err := db.write(ctx, func(tx pgx.Tx) error {
+	err = db.write(ctx, func(tx pgx.Tx) error {
 		done = false
 		var latest int64
 		var deleted bool
@@ -77,4 +83,34 @@ func (db *DB) RefreshLinks(ctx context.Context, pageID, revID int64, ls wiki.Lin
 		return false, fmt.Errorf("postgres: refresh links of page %d: %w", pageID, err)
 	}
 	return done, nil
+}
+
+// sameLinks reports whether revID is the latest revision of the live page
+// pageID and its rows are those of ls (as the SQLite store's).
+func (db *DB) sameLinks(ctx context.Context, pageID, revID int64, ls wiki.LinkSet) (bool, error) {
+	var latest int64
+	var deleted bool
+	var title string
+	err := db.pool.QueryRow(ctx, `SELECT latest_rev, deleted, title FROM pages WHERE id = $1`, pageID).Scan(&latest, &deleted, &title)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (latest != revID || deleted)) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("postgres: refresh links of page %d: %w", pageID, err)
+	}
+	rows, err := db.pool.Query(ctx, `SELECT kind, target_title, sortkey, subcat FROM links WHERE from_page = $1`, pageID)
+	if err != nil {
+		return false, fmt.Errorf("postgres: refresh links of page %d: %w", pageID, err)
+	}
+	stored, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.LinkRow, error) {
+		r := store.LinkRow{From: pageID}
+		err := row.Scan(&r.Kind, &r.Title, &r.SortKey, &r.Subcat)
+		return r, err
+	})
+	if err != nil {
+		return false, fmt.Errorf("postgres: refresh links of page %d: %w", pageID, err)
+	}
+	var want store.LinkRows
+	want.Add(pageID, wiki.Title(title), ls)
+	return want.Same(pageID, stored), nil
 }

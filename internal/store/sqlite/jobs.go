@@ -298,8 +298,15 @@ func (db *DB) deleteWhere(ctx context.Context, what, q string, args ...any) (int
 // RefreshLinks replaces the page's link rows if revID is still its latest
 // revision and the page is live.
 func (db *DB) RefreshLinks(ctx context.Context, pageID, revID int64, ls wiki.LinkSet) (bool, error) {
+	// Most refreshes find the rows the table has (a template's edit that
+	// changed its text, not its links): they are checked by reads, which
+	// do not wait for the writer.
+	same, err := db.sameLinks(ctx, pageID, revID, ls)
+	if err != nil || same {
+		return same, err
+	}
 	done := false
-	err := db.write(ctx, func(tx *wtx) error {
+	err = db.write(ctx, func(tx *wtx) error {
 		var latest int64
 		var deleted bool
 		var title string
@@ -317,6 +324,42 @@ func (db *DB) RefreshLinks(ctx context.Context, pageID, revID int64, ls wiki.Lin
 		return false, fmt.Errorf("sqlite: refresh links of page %d: %w", pageID, err)
 	}
 	return done, nil
+}
+
+// sameLinks reports whether revID is the latest revision of the live page
+// pageID and its rows are those of ls. A save between the two reads wrote
+// the rows of a newer revision: reporting those as done is what a write
+// would have come to, since the save's rows stay.
+func (db *DB) sameLinks(ctx context.Context, pageID, revID int64, ls wiki.LinkSet) (bool, error) {
+	var latest int64
+	var deleted bool
+	var title string
+	err := db.r.QueryRowContext(ctx, `SELECT latest_rev, deleted, title FROM pages WHERE id = ?`, pageID).Scan(&latest, &deleted, &title)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && (latest != revID || deleted)) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("sqlite: refresh links of page %d: %w", pageID, err)
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT kind, target_title, sortkey, subcat FROM links WHERE from_page = ?`, pageID)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: refresh links of page %d: %w", pageID, err)
+	}
+	defer rows.Close()
+	var stored []store.LinkRow
+	for rows.Next() {
+		r := store.LinkRow{From: pageID}
+		if err := rows.Scan(&r.Kind, &r.Title, &r.SortKey, &r.Subcat); err != nil {
+			return false, fmt.Errorf("sqlite: refresh links of page %d: %w", pageID, err)
+		}
+		stored = append(stored, r)
+	}
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("sqlite: refresh links of page %d: %w", pageID, err)
+	}
+	var want store.LinkRows
+	want.Add(pageID, wiki.Title(title), ls)
+	return want.Same(pageID, stored), nil
 }
 
 // MarkSearchStale makes the next UpdateSearchIndex of the page write its
