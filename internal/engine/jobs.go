@@ -367,13 +367,13 @@ func (e *Engine) runRefresh(ctx context.Context, j wiki.Job) error {
 // runReparse brings a page up to date with the pages it transcludes, one
 // of which changed: one parse of its latest revision gives its new render
 // and link rows (its search entry is its batch's reindex job's). The rows
-// are written first; then the new
-// render replaces the stored one before the page's epoch moves on (a view
-// that sees the new epoch reads the new render), and the cached responses
-// are rendered again from it and swapped in (Purger.Refresh). Until then
-// readers get the old version from every cache, as from a stale response.
-// A render that an invalidation overtook (a linked page created meanwhile)
-// is not kept: the page's renders are dropped and its next view renders it.
+// are written first; then the new render replaces the stored one before
+// the page's epoch moves on (a view that sees the new epoch reads the new
+// render), and the cached responses are rendered again from it and
+// swapped in (Purger.Refresh). Until then readers get the old version
+// from every cache, as from a stale response. A render that an
+// invalidation overtook (a linked page created meanwhile) is not kept:
+// the page's renders are dropped and its next view renders it.
 func (e *Engine) runReparse(ctx context.Context, j wiki.Job) error {
 	pl, err := decode[titlePayload](j)
 	if err != nil {
