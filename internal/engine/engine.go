@@ -631,6 +631,20 @@ func (e *Engine) changeJobs(t wiki.Title, existenceChanged, reindex bool, also .
 	return append(jobs, e.cdnJobs(append([]wiki.Title{t}, also...)...)...)
 }
 
+// categoriesOf returns the categories page pageID is in: their pages list
+// it, so a change of its title or of its existence changes them.
+func (e *Engine) categoriesOf(ctx context.Context, pageID int64) ([]wiki.Title, error) {
+	links, err := e.store.PageCategories(ctx, pageID)
+	if err != nil {
+		return nil, err
+	}
+	cats := make([]wiki.Title, len(links))
+	for i, l := range links {
+		cats[i] = l.Category
+	}
+	return cats, nil
+}
+
 // withPair returns titles and the talk page or subject of t (Title.Pair),
 // for a change that creates or removes page t: the views of that other
 // page show whether t exists (their Page or Discussion tab, blue or red),
@@ -771,9 +785,18 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 		summary += ": " + r
 	}
 	redirect := "#REDIRECT [[" + to.String() + "]]\n"
+	var ids []int64
+	var cats []wiki.Title
+	if cur, err := e.store.FindPage(ctx, from); err == nil {
+		ids = []int64{cur.ID}
+		if cats, err = e.categoriesOf(ctx, cur.ID); err != nil {
+			return wiki.Page{}, err
+		}
+	}
 	// To now exists; From stops existing unless a redirect stays. Both
 	// titles' search entries follow (the moved page's, the redirect's).
-	also := withPair([]wiki.Title{from, purge.LogTitle}, to)
+	// The pages of its categories list it under its new title.
+	also := withPair(append([]wiki.Title{from, purge.LogTitle}, cats...), to)
 	if !leaveRedirect {
 		also = withPair(also, from)
 	}
@@ -783,10 +806,6 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	jobs = append(jobs, e.changeJobs(from, !leaveRedirect, false)...)
 	if leaveRedirect {
 		jobs = append(jobs, IndexJob(from))
-	}
-	var ids []int64
-	if cur, err := e.store.FindPage(ctx, from); err == nil {
-		ids = []int64{cur.ID}
 	}
 	jobs = append(jobs, e.purger.Outbox(ids, append([]wiki.Title{to}, also...)...)...)
 	p, err := e.store.MovePage(ctx, wiki.MoveRequest{
@@ -819,10 +838,14 @@ func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Edi
 	if err != nil {
 		return err
 	}
+	cats, err := e.categoriesOf(ctx, p.ID)
+	if err != nil {
+		return err
+	}
 	// The store drops the search entry in the transaction; the jobs only
 	// recolour the links to t, bring the pages transcluding it up to date
-	// and purge external caches.
-	titles := withPair([]wiki.Title{t, purge.LogTitle}, t)
+	// and purge external caches. The pages of its categories list it.
+	titles := withPair(append([]wiki.Title{t, purge.LogTitle}, cats...), t)
 	jobs := append([]wiki.JobSpec{BacklinksJob(t), TransclusionsJob(t)}, e.cdnJobs(titles...)...)
 	jobs = append(jobs, e.purger.Outbox([]int64{p.ID}, titles...)...)
 	if err := e.store.DeletePage(ctx, t, ed.UserID, ed.UserName, wiki.OneLine(reason, 500), e.now(), jobs...); err != nil {
@@ -837,12 +860,17 @@ func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Edi
 func (e *Engine) Undelete(ctx context.Context, t wiki.Title, reason string, ed Editor) (wiki.Page, error) {
 	// The restored latest revision may not be the one the kept link rows
 	// came from (a page recreated, then its old history restored): relink.
-	also := withPair([]wiki.Title{purge.LogTitle}, t)
-	jobs := e.changeJobs(t, true, true, also...)
 	var ids []int64
+	var cats []wiki.Title
 	if old, err := e.store.FindPage(ctx, t); err == nil {
 		ids = []int64{old.ID} // the page's renders, if another process kept any
+		// Its link rows were kept: the pages of its categories list it again.
+		if cats, err = e.categoriesOf(ctx, old.ID); err != nil {
+			return wiki.Page{}, err
+		}
 	}
+	also := withPair(append([]wiki.Title{purge.LogTitle}, cats...), t)
+	jobs := e.changeJobs(t, true, true, also...)
 	jobs = append(jobs, e.purger.Outbox(ids, append([]wiki.Title{t}, also...)...)...)
 	p, err := e.store.UndeletePage(ctx, t, ed.UserID, ed.UserName, wiki.OneLine(reason, 500), e.now(), jobs...)
 	if err != nil {

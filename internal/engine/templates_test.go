@@ -448,3 +448,37 @@ func TestReparseSwapsTheRenderIn(t *testing.T) {
 		t.Fatalf("search for the new text: %v, %v; want Page among the hits", hits, err)
 	}
 }
+
+// A category's page lists its members by title: moving, deleting or
+// restoring a member purges it, as an edit that changes the member's
+// categories does.
+func TestMemberChangesPurgeTheirCategories(t *testing.T) {
+	t.Parallel()
+	db, e, p := templateWiki(t)
+	saveText(t, e, "Member", "In [[Category:Fruit]] and [[Category:Red things|Apple]].")
+	drainAll(t, db, e)
+	ed := engine.Editor{UserName: "U"}
+	for _, step := range []struct {
+		name string
+		do   func() error
+	}{
+		{"move", func() error { _, err := e.Move(ctx, "Member", "Moved", "", false, ed); return err }},
+		{"delete", func() error { return e.Delete(ctx, "Moved", "", ed) }},
+		{"undelete", func() error { _, err := e.Undelete(ctx, "Moved", "", ed); return err }},
+	} {
+		p.mu.Lock()
+		p.titles = nil
+		p.mu.Unlock()
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		p.mu.Lock()
+		got := slices.Clone(p.titles)
+		p.mu.Unlock()
+		for _, cat := range []string{"Category:Fruit", "Category:Red things"} {
+			if !slices.Contains(got, cat) {
+				t.Errorf("%s purged %v, not %s", step.name, got, cat)
+			}
+		}
+	}
+}
