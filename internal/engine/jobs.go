@@ -48,9 +48,11 @@ const backlinkBatch = 500
 
 type titlePayload struct {
 	Title wiki.Title `json:"title"`
-	// After is where a backlinks or transclusions job goes on: the last
-	// page of the batch its previous part handled.
-	After wiki.Title `json:"after,omitempty"`
+	// AfterID is where a backlinks or transclusions job goes on: the ID of
+	// the last page of the batch its previous part handled. (A part queued
+	// by an older version, which went by title, starts again from the
+	// first page: its work is idempotent.)
+	AfterID int64 `json:"after_id,omitempty"`
 }
 
 type titlesPayload struct {
@@ -262,7 +264,7 @@ func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
-	return e.staleDependents(ctx, j.Kind, pl, e.store.Backlinks)
+	return e.staleDependents(ctx, j.Kind, pl, wiki.LinkUse)
 }
 
 // runTransclusions handles a change of a page that others transclude: in
@@ -276,7 +278,7 @@ func (e *Engine) runTransclusions(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
-	return e.dependents(ctx, j.Kind, pl, e.store.Transclusions, func(ids []int64, titles []wiki.Title) ([]wiki.JobSpec, error) {
+	return e.dependents(ctx, j.Kind, pl, wiki.TemplateUse, func(ids []int64, titles []wiki.Title) ([]wiki.JobSpec, error) {
 		jobs := make([]wiki.JobSpec, len(titles), len(titles)+1)
 		for i, t := range titles {
 			jobs[i] = ReparseJob(t)
@@ -286,11 +288,11 @@ func (e *Engine) runTransclusions(ctx context.Context, j wiki.Job) error {
 	})
 }
 
-// staleDependents marks stale one batch of the pages that list(pl.Title)
-// returns after pl.After (see runBacklinks, and dependents for the
+// staleDependents marks stale one batch of the pages that use pl.Title as
+// use says, after pl.AfterID (see runBacklinks, and dependents for the
 // batches).
-func (e *Engine) staleDependents(ctx context.Context, kind string, pl titlePayload, list func(context.Context, wiki.Title, wiki.ListQuery) ([]wiki.Page, error)) error {
-	return e.dependents(ctx, kind, pl, list, func(ids []int64, titles []wiki.Title) ([]wiki.JobSpec, error) {
+func (e *Engine) staleDependents(ctx context.Context, kind string, pl titlePayload, use wiki.Use) error {
+	return e.dependents(ctx, kind, pl, use, func(ids []int64, titles []wiki.Title) ([]wiki.JobSpec, error) {
 		if err := e.store.DeleteRenders(ctx, ids); err != nil {
 			return nil, err
 		}
@@ -307,17 +309,18 @@ func (e *Engine) staleDependents(ctx context.Context, kind string, pl titlePaylo
 	})
 }
 
-// dependents handles one batch of the pages that list(pl.Title) returns
-// after pl.After: batch returns the batch's jobs. When there are more, it
+// dependents handles one batch of the pages that use pl.Title as use
+// says, in page ID order after pl.AfterID (wiki.Store.Dependents, one
+// index range per batch): batch returns the batch's jobs. When there are
+// more, it
 // queues the job of kind for the next batch behind the batch's own jobs:
 // a batch is handled when the jobs before it are done, so that a stale
 // page's refresh comes within the time a stale response is served
 // (edge.StaleGrace) however many pages use the title, and the queue holds
 // one batch's jobs at a time. Such a part has no key: an edit meanwhile
 // queues a job from the first page, which must not merge into a part.
-func (e *Engine) dependents(ctx context.Context, kind string, pl titlePayload, list func(context.Context, wiki.Title, wiki.ListQuery) ([]wiki.Page, error), batch func(ids []int64, titles []wiki.Title) ([]wiki.JobSpec, error)) error {
-	q := wiki.ListQuery{Limit: backlinkBatch, After: pl.After}
-	pages, err := list(ctx, pl.Title, q)
+func (e *Engine) dependents(ctx context.Context, kind string, pl titlePayload, use wiki.Use, batch func(ids []int64, titles []wiki.Title) ([]wiki.JobSpec, error)) error {
+	pages, err := e.store.Dependents(ctx, pl.Title, use, pl.AfterID, backlinkBatch)
 	if err != nil || len(pages) == 0 {
 		return err
 	}
@@ -330,8 +333,8 @@ func (e *Engine) dependents(ctx context.Context, kind string, pl titlePayload, l
 	if err != nil {
 		return err
 	}
-	if len(pages) == q.Limit {
-		b, _ := json.Marshal(titlePayload{Title: pl.Title, After: pages[len(pages)-1].Title})
+	if len(pages) == backlinkBatch {
+		b, _ := json.Marshal(titlePayload{Title: pl.Title, AfterID: pages[len(pages)-1].ID})
 		jobs = append(jobs, wiki.JobSpec{Kind: kind, Payload: b})
 	}
 	if len(jobs) > 0 {

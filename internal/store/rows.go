@@ -84,6 +84,29 @@ func (rs *LinkRows) Add(pageID int64, page wiki.Title, ls wiki.LinkSet) {
 	}
 }
 
+// UseKinds are the kinds of link rows that make a page use a title as use
+// says (Store.Dependents).
+func UseKinds(use wiki.Use) []string {
+	if use == wiki.TemplateUse {
+		return []string{"template"}
+	}
+	return []string{"link", "redirect"}
+}
+
+// MergeDependents merges the pages read per kind of row (each in ID
+// order): the first limit distinct pages by ID.
+func MergeDependents(perKind [][]wiki.Page, limit int) []wiki.Page {
+	var out []wiki.Page
+	for _, ps := range perKind {
+		out = append(out, ps...)
+	}
+	if len(perKind) > 1 {
+		slices.SortFunc(out, func(a, b wiki.Page) int { return cmp.Compare(a.ID, b.ID) })
+		out = slices.CompactFunc(out, func(a, b wiki.Page) bool { return a.ID == b.ID })
+	}
+	return out[:min(len(out), limit)]
+}
+
 // Same reports whether stored, the rows the links table holds for page
 // pageID, are the rows rs holds for it (duplicates and rows without a
 // target count once, as the writers drop them): a links job whose parse

@@ -125,6 +125,14 @@ type ChangeQuery struct {
 	Namespaces []string
 }
 
+// Use is how pages use a title, for Store.Dependents.
+type Use int
+
+const (
+	LinkUse     Use = iota // wiki links and redirects to the title
+	TemplateUse            // transclusions of the title
+)
+
 // SearchQuery is one page of a full-text search.
 type SearchQuery struct {
 	Text   string // the words, phrases and prefixes (store.ParseQuery)
@@ -195,6 +203,12 @@ type PageStore interface {
 	// up to MaxCount + 1 (more than MaxCount).
 	Transclusions(ctx context.Context, t Title, q ListQuery) ([]Page, error)
 	CountTransclusions(ctx context.Context, t Title) (int, error)
+	// Dependents returns up to limit live pages that use t as use says,
+	// in page ID order after afterID: the pages a change of t makes stale,
+	// which jobs walk in batches. Each call reads one index range per kind
+	// of row from afterID on, so walking N pages costs O(N) whatever N is
+	// (Backlinks and Transclusions order by title, for people).
+	Dependents(ctx context.Context, t Title, use Use, afterID int64, limit int) ([]Page, error)
 	// CategoryMembers returns live pages in category cat ("Category:…")
 	// with their sort keys there, by (sort key, title): its subcategories
 	// or its other members (q.Subcategories). One index range, as long as

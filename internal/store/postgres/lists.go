@@ -158,6 +158,25 @@ func (db *DB) Transclusions(ctx context.Context, t wiki.Title, q wiki.ListQuery)
 		` AND p.id IN (SELECT from_page FROM links WHERE target_title = $1 AND kind = 'template')`, q, string(t))
 }
 
+// Dependents lists the live pages using t, by ID after afterID: per kind
+// of row, one range of the links_target index (target, kind, from_page).
+func (db *DB) Dependents(ctx context.Context, t wiki.Title, use wiki.Use, afterID int64, limit int) ([]wiki.Page, error) {
+	kinds := store.UseKinds(use)
+	perKind := make([][]wiki.Page, len(kinds))
+	for i, kind := range kinds {
+		rows, err := db.pool.Query(ctx, `SELECT `+pageCols+` FROM links l JOIN pages p ON p.id = l.from_page
+			WHERE l.target_title = $1 AND l.kind = $2 AND l.from_page > $3 AND NOT p.deleted ORDER BY l.from_page LIMIT $4`,
+			string(t), kind, afterID, limit)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: pages using %q: %w", t, err)
+		}
+		if perKind[i], err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.Page, error) { return scanPage(row) }); err != nil {
+			return nil, fmt.Errorf("postgres: pages using %q: %w", t, err)
+		}
+	}
+	return store.MergeDependents(perKind, limit), nil
+}
+
 // CountTransclusions counts the live pages that transclude t, up to
 // wiki.MaxCount + 1.
 func (db *DB) CountTransclusions(ctx context.Context, t wiki.Title) (int, error) {

@@ -102,3 +102,9 @@ func CategoryMembersPlan(ctx context.Context, db *DB, cat wiki.Title, q wiki.Cat
 	query, args := categoryMembersQuery(cat, q)
 	return Plan(ctx, db, query, args...)
 }
+
+// DependentsPlan returns the EXPLAIN QUERY PLAN lines of the query
+// Dependents runs for one kind of row.
+func DependentsPlan(ctx context.Context, db *DB) ([]string, error) {
+	return Plan(ctx, db, dependentsQuery, "Template:T", "template", 0, 500)
+}

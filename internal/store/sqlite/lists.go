@@ -164,6 +164,39 @@ func (db *DB) Transclusions(ctx context.Context, t wiki.Title, q wiki.ListQuery)
 		` AND p.id IN (SELECT from_page FROM links WHERE target_title = ? AND kind = 'template')`, q, string(t))
 }
 
+// dependentsQuery reads the live pages with rows of one kind naming a
+// title, by ID after a cursor: one range of the links_target index
+// (target_title, kind, from_page), in its order.
+const dependentsQuery = `SELECT ` + pageCols + ` FROM links l JOIN pages p ON p.id = l.from_page
+	WHERE l.target_title = ? AND l.kind = ? AND l.from_page > ? AND p.deleted = 0 ORDER BY l.from_page LIMIT ?`
+
+// Dependents lists the live pages using t, by ID after afterID: per kind
+// of row, one index range (dependentsQuery).
+func (db *DB) Dependents(ctx context.Context, t wiki.Title, use wiki.Use, afterID int64, limit int) ([]wiki.Page, error) {
+	kinds := store.UseKinds(use)
+	perKind := make([][]wiki.Page, len(kinds))
+	for i, kind := range kinds {
+		rows, err := db.r.QueryContext(ctx, dependentsQuery, string(t), kind, afterID, limit)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: pages using %q: %w", t, err)
+		}
+		for rows.Next() {
+			p, err := scanPage(rows)
+			if err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("sqlite: pages using %q: %w", t, err)
+			}
+			perKind[i] = append(perKind[i], p)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: pages using %q: %w", t, err)
+		}
+	}
+	return store.MergeDependents(perKind, limit), nil
+}
+
 // CountTransclusions counts the live pages that transclude t, up to
 // wiki.MaxCount + 1.
 func (db *DB) CountTransclusions(ctx context.Context, t wiki.Title) (int, error) {

@@ -414,6 +414,17 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("the pages using a title are read in one range of links_target, in its order", func(t *testing.T) {
+		plan, err := sqlite.DependentsPlan(ctx, sqlitetest.Open(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := strings.Join(plan, "; ")
+		if !strings.Contains(p, "links_target (target_title=? AND kind=? AND from_page>?)") || strings.Contains(p, "TEMP B-TREE") {
+			t.Errorf("plan = %s", p)
+		}
+	})
+
 	t.Run("the sort key migration gives old category rows their pages' keys", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "k.db")
 		db, err := sqlite.Open(ctx, path)

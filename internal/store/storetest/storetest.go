@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"a category listing pages by (sort key, title) across equal keys", testCategoryPaging},
 		{"the links job and imports write sort keys, and a key change moves the member", testCategorySortKeyWriters},
 		{"transclusions are listed and counted apart from links, and gate their jobs", testTransclusions},
+		{"dependents are listed by page ID from a cursor, each page once, live pages only", testDependents},
 		{"search finds English text with title matches first", testSearchEnglish},
 		{"search finds Korean, Chinese and Japanese text", testSearchCJK},
 		{"search never fails on query syntax", testSearchSyntax},
@@ -2109,5 +2110,57 @@ func testTransclusions(t *testing.T, s wiki.Store) {
 	}
 	if err := s.ReindexPages(ctx, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func testDependents(t *testing.T, s wiki.Store) {
+	const target = "Target"
+	link := wiki.LinkSet{Links: []wiki.Title{target}}
+	// Saved in this order, so that IDs rise from Zed to Alpha: the order
+	// is by ID, not by title.
+	save(t, s, "Zed", 0, "links", link)
+	save(t, s, "Young", 0, "#REDIRECT [[Target]]", wiki.LinkSet{Links: []wiki.Title{target}, Redirect: target})
+	save(t, s, "Xray", 0, "uses", wiki.LinkSet{Links: []wiki.Title{target}, Templates: []wiki.Title{target}})
+	save(t, s, "Gone", 0, "links", link)
+	save(t, s, "Alpha", 0, "uses", wiki.LinkSet{Templates: []wiki.Title{target}})
+	save(t, s, "Other", 0, "links elsewhere", wiki.LinkSet{Links: []wiki.Title{"Elsewhere"}})
+	if err := s.DeletePage(ctx, "Gone", 2, "Admin", "gone", at(2)); err != nil {
+		t.Fatal(err)
+	}
+	names := func(ps []wiki.Page) string {
+		var out []string
+		for i, p := range ps {
+			if i > 0 && p.ID <= ps[i-1].ID {
+				t.Errorf("not in ID order: %v", ps)
+			}
+			out = append(out, string(p.Title))
+		}
+		return strings.Join(out, ",")
+	}
+	walk := func(use wiki.Use, limit int) string {
+		var parts []string
+		after := int64(0)
+		for range 10 {
+			ps := must[[]wiki.Page](t)(s.Dependents(ctx, target, use, after, limit))
+			if len(ps) == 0 {
+				return strings.Join(parts, "|")
+			}
+			if len(ps) > limit {
+				t.Fatalf("%d pages for a limit of %d", len(ps), limit)
+			}
+			parts = append(parts, names(ps))
+			after = ps[len(ps)-1].ID
+		}
+		t.Fatal("the walk does not end")
+		return ""
+	}
+	if got, want := walk(wiki.LinkUse, 2), "Zed,Young|Xray"; got != want {
+		t.Errorf("links in batches of 2: %s, want %s", got, want)
+	}
+	if got, want := walk(wiki.LinkUse, 500), "Zed,Young,Xray"; got != want {
+		t.Errorf("links: %s, want %s", got, want)
+	}
+	if got, want := walk(wiki.TemplateUse, 1), "Xray|Alpha"; got != want {
+		t.Errorf("transclusions in batches of 1: %s, want %s", got, want)
 	}
 }
