@@ -1,8 +1,10 @@
 package wiki
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -75,5 +77,24 @@ func TestSortKeyInitial(t *testing.T) {
 		if got := SortKeyInitial(in); got != want {
 			t.Errorf("SortKeyInitial(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A page's sort key in each of its categories is made from its
+// DEFAULTSORT, which a page or template can make as long as the page (a
+// save, a links job and a reparse fold it once per category): folding
+// it costs what the stored key holds, not what the text gave.
+func TestCategorySortKeyCostIsBoundedByTheKey(t *testing.T) {
+	ls := LinkSet{DefaultSort: strings.Repeat("a\u0301", 1<<19)} // 1.5 MiB
+	const categories = 20
+	start := time.Now()
+	for i := range categories {
+		if k := ls.CategorySortKey("Page", Title(fmt.Sprintf("Category:C%d", i))); len(k) > MaxSortKeyBytes || !strings.HasPrefix(k, "Á") {
+			t.Fatalf("key %.20q… (%d bytes)", k, len(k))
+		}
+	}
+	// A page of 2 MiB holds tens of thousands of category links.
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Errorf("the keys of a page with a 1.5 MiB DEFAULTSORT in %d categories took %v (%v each)", categories, d, d/categories)
 	}
 }
