@@ -19,6 +19,13 @@ import (
 // 230 bytes): a longer key is cut at a character boundary.
 const MaxSortKeyBytes = 255
 
+// maxSortKeyInput bounds how much of a text SortKey folds: the key keeps
+// MaxSortKeyBytes, and a DEFAULTSORT can be as long as a page, folded once
+// per category of the page. Folding changes a character's length by a
+// small factor, so four times the key's bound is enough to fill it, but
+// for a text that opens with a kilobyte of control characters.
+const maxSortKeyInput = 4 * MaxSortKeyBytes
+
 // SortKey returns s as sort keys are stored and compared: in upper case,
 // in NFC, without control characters (a newline in a key is dropped, as
 // MediaWiki drops it), and at most MaxSortKeyBytes bytes long. Letters are
@@ -26,6 +33,13 @@ const MaxSortKeyBytes = 255
 // case of its own (the Greek iota subscript) is too: the result is
 // idempotent, a stored key folds to itself.
 func SortKey(s string) string {
+	if len(s) > maxSortKeyInput {
+		n := maxSortKeyInput
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n]
+	}
 	s = normalizeNFC(strings.Map(func(r rune) rune {
 		if r == utf8.RuneError || unicode.IsControl(r) {
 			return -1
