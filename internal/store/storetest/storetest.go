@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"search ranks title matches, then rare words by BM25, then the newest", testSearchRanking},
 		{"title completion ignores case and accents and skips deleted pages", testSearchTitles},
 		{"an import saves pages in one batch, found by search at once", testImportPages},
+		{"an import batch saving a page twice indexes its last text only", testImportTwiceSearch},
 		{"random page and page count see live pages", testRandomCount},
 		{"user names are unique case-insensitively", testUsers},
 		{"a user name that looks like an existing one is refused, naming it", testUserLookAlike},
@@ -1894,6 +1895,24 @@ func testImportPages(t *testing.T, s wiki.Store) {
 	}
 	if !slices.Contains(kinds, "backlinks:Batch target") {
 		t.Fatalf("backlinks jobs = %v, want the one of a title linked earlier in the same batch", kinds)
+	}
+}
+
+// A dump with a page's history holds its title more than once, and an
+// import batch may save it twice or more: the search index holds its last
+// text, as after the same saves one by one.
+func testImportTwiceSearch(t *testing.T, s wiki.Store) {
+	create(t, s, "Before", "earlier page")
+	req := func(title, text string) wiki.SaveRequest {
+		return wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "Importer", Summary: "import", Time: at(3)}
+	}
+	must[[]wiki.SaveResult](t)(s.ImportPages(ctx, []wiki.SaveRequest{
+		req("Twice", "first wombat text"), req("Before", "later numbat text"), req("Twice", "second quokka text"), req("Before", "last bilby text"),
+	}))
+	for q, want := range map[string]string{"wombat": "", "quokka": "Twice", "earlier": "", "numbat": "", "bilby": "Before"} {
+		if got := hitTitles(searchTitles(t, s, q)); got != want {
+			t.Errorf("search %q after the import = %q, want %q", q, got, want)
+		}
 	}
 }
 
