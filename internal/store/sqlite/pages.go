@@ -211,10 +211,14 @@ type searchEntry struct {
 // entries are all deleted before the first new one is inserted: FTS5
 // writes out what is pending whenever a write's rowid is not above the
 // last one's (fts5IndexBeginWrite).
+//
+// A page saved more than once in the batch (an import of its history) has
+// an entry per save: only its last is written, since the others, inserted
+// after the deletes under the same rowid, would stay in the index beside
+// it.
 func writeSearch(ctx context.Context, tx *wtx, entries []searchEntry) error {
-	if !slices.IsSortedFunc(entries, bySearchRow) {
-		entries = slices.Clone(entries)
-		slices.SortFunc(entries, bySearchRow)
+	if !slices.IsSortedFunc(entries, bySearchRow) || hasDuplicatePages(entries) {
+		entries = lastPerPage(entries)
 	}
 	for _, e := range entries {
 		if _, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = ?, title_fold = ? WHERE id = ?`,
@@ -242,6 +246,34 @@ func writeSearch(ctx context.Context, tx *wtx, entries []searchEntry) error {
 }
 
 func bySearchRow(a, b searchEntry) int { return cmp.Compare(a.pageID, b.pageID) }
+
+// hasDuplicatePages reports whether entries, in rowid order, hold a page
+// twice.
+func hasDuplicatePages(entries []searchEntry) bool {
+	for i := 1; i < len(entries); i++ {
+		if entries[i].pageID == entries[i-1].pageID {
+			return true
+		}
+	}
+	return false
+}
+
+// lastPerPage returns entries in rowid order with the last entry of each
+// page only; it replaces the page's entry if any of its saves would have.
+func lastPerPage(entries []searchEntry) []searchEntry {
+	out := slices.Clone(entries)
+	slices.SortStableFunc(out, bySearchRow)
+	n := 0
+	for _, e := range out {
+		if n > 0 && out[n-1].pageID == e.pageID {
+			e.replace = e.replace || out[n-1].replace
+			n--
+		}
+		out[n] = e
+		n++
+	}
+	return out[:n]
+}
 
 // deleteSearch deletes the page's rows of the search indexes.
 func deleteSearch(ctx context.Context, tx *wtx, pageID int64) error {
