@@ -167,3 +167,47 @@ func TestCategorySortKeys(t *testing.T) {
 		}
 	})
 }
+
+// A category page is cached like any page; deleting, moving or restoring
+// one of its members changes its listing (the member goes, its new title
+// is listed, it comes back), also when the member's sort key, given by its
+// link, stays the same: the cached listing must not keep the old state.
+func TestCategoryListingFollowsDeleteMoveUndelete(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	_, pw := w.CreateUser(t, "Shelver", wiki.GroupUser)
+	u := w.Login(t, "Shelver", pw)
+	anon := w.Client(t)
+	admin := engine.Editor{UserName: "Shelver", Group: wiki.GroupAdmin}
+	ctx := context.Background()
+	u.Edit("Plum", "A fruit. [[Category:Shelf|P]]")
+	u.Edit("Quince", "A fruit. [[Category:Shelf|Q]]")
+	u.Edit("Rowan", "A tree. [[Category:Shelf|R]]")
+	w.Settle(t)
+
+	check := func(when, want string) {
+		t.Helper()
+		anon.Get("/wiki/Category:Shelf") // the first view after a purge fills the cache
+		res := anon.Get("/wiki/Category:Shelf")
+		mustStatus(t, res, http.StatusOK)
+		if titles, _ := listed(t, res); strings.Join(titles, ",") != want {
+			t.Errorf("%s: listed %q, want %q (X-Cache %q)", when, strings.Join(titles, ","), want, xcache(res))
+		}
+	}
+	check("before", "Plum,Quince,Rowan")
+	if err := w.App.Engine.Delete(ctx, "Plum", "test", admin); err != nil {
+		t.Fatal(err)
+	}
+	w.Settle(t)
+	check("after Plum's deletion", "Quince,Rowan")
+	if _, err := w.App.Engine.Move(ctx, "Quince", "Quince tree", "test", false, admin); err != nil {
+		t.Fatal(err)
+	}
+	w.Settle(t)
+	check("after Quince's move", "Quince tree,Rowan")
+	if _, err := w.App.Engine.Undelete(ctx, "Plum", "test", admin); err != nil {
+		t.Fatal(err)
+	}
+	w.Settle(t)
+	check("after Plum's undeletion", "Plum,Quince tree,Rowan")
+}
