@@ -464,14 +464,30 @@ const reindexBatch = 100
 // reindexBatch to a transaction (wiki.Store.ReindexPages). Each page's
 // text is made in a slot of the render gate, one page at a time. A page
 // gone or moved meanwhile is left out: its change indexed it.
+//
+// A page's text can take as long as a render to make, and the job must
+// end within its lease (ctx's deadline): once half the time left at its
+// start is spent, it writes the entries it made and leaves the titles it
+// did not reach to a reindex job of their own. Every run so writes some
+// entries, where a run that ran out of time would fail with none, and
+// so would every retry, from the same first title.
 func (e *Engine) runReindex(ctx context.Context, j wiki.Job) error {
 	pl, err := decode[titlesPayload](j)
 	if err != nil {
 		return err
 	}
-	for chunk := range slices.Chunk(pl.Titles, reindexBatch) {
-		entries := make([]wiki.SearchEntry, 0, len(chunk))
-		for _, t := range chunk {
+	var stopAt time.Time
+	if deadline, ok := ctx.Deadline(); ok {
+		stopAt = time.Now().Add(time.Until(deadline) / 2)
+	}
+	over := func() bool { return !stopAt.IsZero() && time.Now().After(stopAt) }
+	for titles := pl.Titles; len(titles) > 0; {
+		entries := make([]wiki.SearchEntry, 0, min(len(titles), reindexBatch))
+		n := 0
+		// At least one title per transaction, however late.
+		for n < len(titles) && n < reindexBatch && (n == 0 || !over()) {
+			t := titles[n]
+			n++
 			p, ok, err := e.livePage(ctx, t)
 			if err != nil {
 				return err
@@ -496,6 +512,14 @@ func (e *Engine) runReindex(ctx context.Context, j wiki.Job) error {
 		}
 		if err := e.store.ReindexPages(ctx, entries); err != nil {
 			return err
+		}
+		if titles = titles[n:]; len(titles) > 0 && over() {
+			b, _ := json.Marshal(titlesPayload{Titles: titles})
+			if err := e.store.EnqueueJobs(ctx, []wiki.JobSpec{{Kind: wiki.JobReindex, Payload: b}}); err != nil {
+				return err
+			}
+			e.jobsQueued()
+			return nil
 		}
 	}
 	return nil
