@@ -701,14 +701,16 @@ func (e *Engine) invalidate(pageIDs ...int64) {
 func (e *Engine) Invalidate(pageIDs ...int64) { e.invalidate(pageIDs...) }
 
 // Forget drops the renders of pages whose links another process found
-// changed colour (purge.Node applies its events): the stored ones, which a
-// render of this process that began before the change may have saved
-// after that process dropped them, then the in-memory ones.
+// changed colour (purge.Node applies its events): the in-memory ones,
+// then the stored ones, which a render of this process that began before
+// the change may have saved after that process dropped them. In that
+// order, a render of this process stored after the deletion finds its
+// epoch gone and drops it (renderRevision).
 func (e *Engine) Forget(ctx context.Context, pageIDs ...int64) {
+	e.invalidate(pageIDs...)
 	if err := e.store.DeleteRenders(ctx, pageIDs); err != nil {
 		e.log.Warn("engine: drop renders another process invalidated", "pages", len(pageIDs), "err", err)
 	}
-	e.invalidate(pageIDs...)
 }
 
 // ForgetAll drops every render held in memory, for a process that missed

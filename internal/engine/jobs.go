@@ -293,10 +293,14 @@ func (e *Engine) runTransclusions(ctx context.Context, j wiki.Job) error {
 // batches).
 func (e *Engine) staleDependents(ctx context.Context, kind string, pl titlePayload, use wiki.Use) error {
 	return e.dependents(ctx, kind, pl, use, func(ids []int64, titles []wiki.Title) ([]wiki.JobSpec, error) {
+		// The epochs move on before the stored renders go: a render begun
+		// before, and stored after the deletion, then finds its epoch gone
+		// and drops what it stored (renderRevision, runReparse). The other
+		// order lets one store between the two and keep it.
+		e.invalidate(ids...)
 		if err := e.store.DeleteRenders(ctx, ids); err != nil {
 			return nil, err
 		}
-		e.invalidate(ids...)
 		cached := e.purger.Stale(ctx, ids, titles...)
 		var jobs []wiki.JobSpec
 		for _, t := range cached {
