@@ -74,7 +74,7 @@ func (rs *LinkRows) Add(pageID int64, page wiki.Title, ls wiki.LinkSet) {
 	}
 	for _, t := range ls.Categories {
 		rs.Rows = append(rs.Rows, LinkRow{From: pageID, Kind: "category", Title: string(t),
-			SortKey: ls.CategorySortKey(page, t), Subcat: page.IsSubcategory()})
+			SortKey: wiki.StoredSortKey(ls.CategorySortKey(page, t), page), Subcat: page.IsSubcategory()})
 	}
 	if ls.Redirect != "" {
 		rs.Rows = append(rs.Rows, LinkRow{From: pageID, Kind: "redirect", Title: string(ls.Redirect)})

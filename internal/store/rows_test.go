@@ -19,7 +19,7 @@ func TestLinkRowsSame(t *testing.T) {
 	want.Add(7, "Category:Page", ls)
 	stored := []LinkRow{
 		{From: 7, Kind: "template", Title: "Template:T"},
-		{From: 7, Kind: "category", Title: "Category:C", SortKey: wiki.SortKey("Key"), Subcat: true},
+		{From: 7, Kind: "category", Title: "Category:C", SortKey: wiki.StoredSortKey(wiki.SortKey("Key"), "Category:Page"), Subcat: true},
 		{From: 7, Kind: "link", Title: "A"},
 		{From: 7, Kind: "link", Title: "B"},
 	}

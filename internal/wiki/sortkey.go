@@ -115,6 +115,28 @@ type CategoryCursor struct {
 // IsZero reports whether c is the zero cursor (the listing's start).
 func (c CategoryCursor) IsZero() bool { return c.SortKey == "" && c.Title == "" }
 
+// Stored is c in the form of a stored sort column (StoredSortKey): the
+// column's values at or after it are the members at or after c.
+func (c CategoryCursor) Stored() string {
+	if c.Title == "" {
+		return c.SortKey // before every "key\n…" of its key
+	}
+	return StoredSortKey(c.SortKey, c.Title)
+}
+
+// StoredSortKey is a category row's sort column: the member's folded key
+// (SortKey), a line break and its title, as MediaWiki's cl_sortkey. A
+// folded key holds no control character, so the column's byte order is
+// the order of (key, title): a page of a listing is one range of the
+// index, however many members share a key.
+func StoredSortKey(key string, member Title) string { return key + "\n" + string(member) }
+
+// SortKeyOf returns the folded key of a stored sort column.
+func SortKeyOf(stored string) string {
+	key, _, _ := strings.Cut(stored, "\n")
+	return key
+}
+
 // CategoryQuery pages through a category's members by (sort key, title):
 // its subcategories (members that are categories) or its other members,
 // apart, as MediaWiki lists them.

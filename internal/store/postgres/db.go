@@ -184,7 +184,7 @@ func backfillSortKeys(ctx context.Context, tx pgx.Tx) error {
 		var title string
 		_, err = pgx.ForEachRow(rows, []any{&id, &title}, func() error {
 			t := wiki.Title(title)
-			ids, keys, subcats = append(ids, id), append(keys, t.DefaultSortKey()), append(subcats, t.IsSubcategory())
+			ids, keys, subcats = append(ids, id), append(keys, wiki.StoredSortKey(t.DefaultSortKey(), t)), append(subcats, t.IsSubcategory())
 			return nil
 		})
 		if err != nil {

@@ -208,7 +208,7 @@ func (db *DB) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.Catego
 	query := `SELECT ` + pageCols + `, l.sortkey FROM links l JOIN pages p ON p.id = l.from_page
 		WHERE l.target_title = $1 AND l.kind = 'category' AND l.subcat = $2 AND NOT p.deleted` +
 		store.CategoryRange(q, param)
-	query += ` ORDER BY l.sortkey, p.title LIMIT ` + param(limit(q.Limit))
+	query += ` ORDER BY l.sortkey LIMIT ` + param(limit(q.Limit))
 	rows, err := db.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: members of %q: %w", cat, err)
@@ -217,6 +217,7 @@ func (db *DB) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.Catego
 		var m wiki.CategoryMember
 		var err error
 		m.Page, err = scanPage(extraScanner{row, []any{&m.SortKey}})
+		m.SortKey = wiki.SortKeyOf(m.SortKey)
 		return m, err
 	})
 	if err != nil {
@@ -244,7 +245,7 @@ func (db *DB) PageCategories(ctx context.Context, pageID int64) ([]wiki.Category
 		var c wiki.CategoryLink
 		var t string
 		err := row.Scan(&t, &c.SortKey, &c.Subcat)
-		c.Category = wiki.Title(t)
+		c.Category, c.SortKey = wiki.Title(t), wiki.SortKeyOf(c.SortKey)
 		return c, err
 	})
 	if err != nil {

@@ -317,7 +317,7 @@ func backfillSortKeys(ctx context.Context, tx *sql.Tx) error {
 			return nil
 		}
 		for _, p := range batch {
-			if _, err := update.ExecContext(ctx, p.title.DefaultSortKey(), b2i(p.title.IsSubcategory()), p.id); err != nil {
+			if _, err := update.ExecContext(ctx, wiki.StoredSortKey(p.title.DefaultSortKey(), p.title), b2i(p.title.IsSubcategory()), p.id); err != nil {
 				return err
 			}
 		}

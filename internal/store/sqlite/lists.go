@@ -227,6 +227,7 @@ func (db *DB) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.Catego
 		if m.Page, err = scanPage(extraScanner{rows, []any{&m.SortKey}}); err != nil {
 			return nil, fmt.Errorf("sqlite: members of %q: %w", cat, err)
 		}
+		m.SortKey = wiki.SortKeyOf(m.SortKey)
 		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
@@ -241,7 +242,7 @@ func categoryMembersQuery(cat wiki.Title, q wiki.CategoryQuery) (string, []any) 
 	query := `SELECT ` + pageCols + `, l.sortkey FROM links l JOIN pages p ON p.id = l.from_page
 		WHERE l.target_title = ? AND l.kind = 'category' AND l.subcat = ? AND p.deleted = 0` +
 		store.CategoryRange(q, func(v any) string { args = append(args, v); return "?" }) +
-		` ORDER BY l.sortkey, p.title LIMIT ?`
+		` ORDER BY l.sortkey LIMIT ?`
 	return query, append(args, limit(q.Limit))
 }
 
@@ -267,6 +268,7 @@ func (db *DB) PageCategories(ctx context.Context, pageID int64) ([]wiki.Category
 		if err := rows.Scan(&c.Category, &c.SortKey, &c.Subcat); err != nil {
 			return nil, fmt.Errorf("sqlite: categories of page %d: %w", pageID, err)
 		}
+		c.SortKey = wiki.SortKeyOf(c.SortKey)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {

@@ -393,7 +393,7 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
-	t.Run("a category listing reads one range of links_category, sorting ties only", func(t *testing.T) {
+	t.Run("a category listing reads one range of links_category, in its order", func(t *testing.T) {
 		db := sqlitetest.Open(t)
 		for _, q := range []wiki.CategoryQuery{
 			{Limit: 201},
@@ -405,10 +405,12 @@ func TestSQLite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The members come in key order from the index; only the
-			// titles of equal keys are sorted ("RIGHT PART OF ORDER BY").
+			// The members come in (key, title) order from the index,
+			// without a sort: a page among a million members of one key
+			// (one template's DEFAULTSORT gives them all one) costs what
+			// any page costs.
 			p := strings.Join(plan, "; ")
-			if !strings.Contains(p, "links_category (target_title=? AND subcat=?") || strings.Contains(p, "TEMP B-TREE FOR ORDER BY") {
+			if !strings.Contains(p, "links_category (target_title=? AND subcat=?") || strings.Contains(p, "TEMP B-TREE") {
 				t.Errorf("plan of %+v = %s", q, p)
 			}
 		}
