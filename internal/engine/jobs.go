@@ -155,6 +155,24 @@ func (e *Engine) livePage(ctx context.Context, t wiki.Title) (wiki.Page, bool, e
 	return p, !p.Deleted, nil
 }
 
+// liveRevision finds the live page at t and its latest revision; ok is
+// false when there is none (deleted or moved meanwhile: that change queued
+// its own jobs).
+func (e *Engine) liveRevision(ctx context.Context, t wiki.Title) (wiki.Page, wiki.Revision, bool, error) {
+	p, ok, err := e.livePage(ctx, t)
+	if err != nil || !ok {
+		return wiki.Page{}, wiki.Revision{}, false, err
+	}
+	rev, err := e.store.FindRevision(ctx, p.LatestID)
+	if errors.Is(err, wiki.ErrNotFound) {
+		return wiki.Page{}, wiki.Revision{}, false, nil // deleted meanwhile
+	}
+	if err != nil {
+		return wiki.Page{}, wiki.Revision{}, false, err
+	}
+	return p, rev, true, nil
+}
+
 // runLinks re-derives a page's link and category rows from its latest
 // revision. It writes nothing if a newer revision was saved meanwhile (that
 // save wrote its own rows).
@@ -163,15 +181,8 @@ func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
-	p, ok, err := e.livePage(ctx, pl.Title)
+	p, rev, ok, err := e.liveRevision(ctx, pl.Title)
 	if err != nil || !ok {
-		return err
-	}
-	rev, err := e.store.FindRevision(ctx, p.LatestID)
-	if errors.Is(err, wiki.ErrNotFound) {
-		return nil // deleted meanwhile
-	}
-	if err != nil {
 		return err
 	}
 	// A page with templates gets its search entry from the same parse:
@@ -386,15 +397,8 @@ func (e *Engine) runReparse(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err
 	}
-	p, ok, err := e.livePage(ctx, pl.Title)
+	p, rev, ok, err := e.liveRevision(ctx, pl.Title)
 	if err != nil || !ok {
-		return err
-	}
-	rev, err := e.store.FindRevision(ctx, p.LatestID)
-	if errors.Is(err, wiki.ErrNotFound) {
-		return nil // deleted meanwhile
-	}
-	if err != nil {
 		return err
 	}
 	ep := e.epoch(p.ID)
@@ -492,19 +496,12 @@ func (e *Engine) runReindex(ctx context.Context, j wiki.Job) error {
 		for n < len(titles) && n < reindexBatch && (n == 0 || !over()) {
 			t := titles[n]
 			n++
-			p, ok, err := e.livePage(ctx, t)
+			p, rev, ok, err := e.liveRevision(ctx, t)
 			if err != nil {
 				return err
 			}
 			if !ok {
 				continue
-			}
-			rev, err := e.store.FindRevision(ctx, p.LatestID)
-			if errors.Is(err, wiki.ErrNotFound) {
-				continue // deleted meanwhile
-			}
-			if err != nil {
-				return err
 			}
 			release, err := e.gate.acquire(ctx)
 			if err != nil {
