@@ -79,11 +79,11 @@ func TestTemplateEditReachesItsPages(t *testing.T) {
 	if h := viewHTML(t, e, "Pear"); !strings.Contains(h, "inner none") {
 		t.Fatalf("Pear renders %q", h)
 	}
-	users, err := db.Transclusions(ctx, "Template:Inner", wiki.ListQuery{})
+	users, err := db.Dependents(ctx, "Template:Inner", wiki.TemplateUse, 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := titlesOf(users); got != "Apple,Pear,Template:Box" {
+	if got := titlesOf(users); got != "Template:Box,Apple,Pear" {
 		t.Fatalf("Template:Inner is transcluded by %s", got)
 	}
 

@@ -103,6 +103,9 @@ var (
 	oldidParam    = httpx.Param{Name: "oldid", Kind: httpx.ID, What: "a revision number"}
 	diffParam     = httpx.Param{Name: "diff", Kind: httpx.ID, What: "a revision number, prev or cur", Values: []string{"prev", "cur"}}
 	fromParam     = httpx.Param{Name: "from", Kind: httpx.TitleKey}
+	// fromPageParam is where Special:WhatLinksHere's listing starts: a
+	// page ID, as MediaWiki's (its listing is in page ID order).
+	fromPageParam = httpx.Param{Name: "from", Kind: httpx.ID, What: "a page number (the links at Next give it)"}
 	offsetParam   = httpx.Param{Name: "offset", Kind: httpx.ID, What: "a revision number"}
 	// pagefromParam is where a category page's listing starts, as
 	// MediaWiki's pagefrom (and its older from, which redirects to it).

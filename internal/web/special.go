@@ -55,7 +55,7 @@ var specialRoutes = func() map[string]*specialRoute {
 		{name: "Search", spec: specialSpec("Search", httpx.Param{Name: "q", Alias: "search", Kind: httpx.Text, Max: 300},
 			httpx.Param{Name: "go", Kind: httpx.Flag}, httpx.Param{Name: "offset", Kind: httpx.Offset, Max: 10000}, namespaceParam), handle: (*Server).search},
 		{name: "Random", spec: specialSpec("Random"), handle: (*Server).random},
-		{name: "WhatLinksHere", spec: specialSpec("WhatLinksHere", fromParam, limitParam(1000, "200")), handle: (*Server).whatLinksHere},
+		{name: "WhatLinksHere", spec: specialSpec("WhatLinksHere", fromPageParam, limitParam(1000, "200")), handle: (*Server).whatLinksHere},
 		{name: "Contributions", spec: specialSpec("Contributions", rcOffsetParam, limitParam(500, "50"), namespaceParam), handle: (*Server).contributions},
 		{name: "SpecialPages", spec: specialSpec("SpecialPages"), handle: (*Server).specialPages},
 		{name: "Preferences", spec: specialSpec("Preferences"), post: true, handle: (*Server).preferencesPage},
@@ -535,6 +535,12 @@ func (s *Server) listTitles(w http.ResponseWriter, r *http.Request, d titlesData
 		pages = pages[:limit]
 	}
 	d.Pages = pages
+	s.writeTitles(w, r, d)
+	return nil
+}
+
+// writeTitles answers with the list page of d.
+func (s *Server) writeTitles(w http.ResponseWriter, r *http.Request, d titlesData) {
 	heading := d.Heading
 	if d.HeadingName != "" {
 		heading += " “" + d.HeadingName + "”"
@@ -542,7 +548,6 @@ func (s *Server) listTitles(w http.ResponseWriter, r *http.Request, d titlesData
 	p := s.page(r, heading)
 	p.Data = d
 	s.writeBodyPage(w, r, p, "titles", cacheShort, time.Time{})
-	return nil
 }
 
 func (s *Server) allPages(w http.ResponseWriter, r *http.Request, _ string) error {
@@ -586,26 +591,32 @@ func (s *Server) whatLinksHere(w http.ResponseWriter, r *http.Request, arg strin
 	t := wiki.Title(arg) // normalized by special
 	d := titlesData{Heading: "Pages that link to", HeadingName: string(t), Empty: "No pages link to or transclude", EmptyName: string(t),
 		Transcluded: map[wiki.Title]bool{}}
-	// Links and transclusions, as one list by title: each list is read
-	// from the same cursor as far as the page needs, then merged.
-	list := func(q wiki.ListQuery) ([]wiki.Page, error) {
-		links, err := s.store.Backlinks(r.Context(), t, q)
-		if err != nil {
-			return nil, err
-		}
-		trans, err := s.store.Transclusions(r.Context(), t, q)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range trans {
-			d.Transcluded[p.Title] = true
-		}
-		all := append(links, trans...)
-		slices.SortFunc(all, func(a, b wiki.Page) int { return strings.Compare(string(a.Title), string(b.Title)) })
-		all = slices.CompactFunc(all, func(a, b wiki.Page) bool { return a.Title == b.Title })
-		return all[:min(len(all), q.Limit)], nil
+	// Links and transclusions, as one list in page ID order (as
+	// MediaWiki's): each is read from the cursor as far as the page needs,
+	// one index range (Store.Dependents), then merged. By title, every
+	// page of the listing would read every row naming t.
+	rq := httpx.From(r)
+	limit := int(rq.Int("limit", 200))
+	after := max(rq.Int("from", 0)-1, 0)
+	links, err := s.store.Dependents(r.Context(), t, wiki.LinkUse, after, limit+1)
+	if err != nil {
+		return err
 	}
-	return s.listTitles(w, r, d, list, wiki.ListQuery{}, view.WhatLinksHereURL(t))
+	trans, err := s.store.Dependents(r.Context(), t, wiki.TemplateUse, after, limit+1)
+	if err != nil {
+		return err
+	}
+	pages := store.MergeDependents([][]wiki.Page{links, trans}, limit+1)
+	if len(pages) > limit {
+		d.Next = rq.Link(view.WhatLinksHereURL(t), "from", strconv.FormatInt(pages[limit].ID, 10), "limit", strconv.Itoa(limit))
+		pages = pages[:limit]
+	}
+	for _, p := range trans {
+		d.Transcluded[p.Title] = true
+	}
+	d.Pages = pages
+	s.writeTitles(w, r, d)
+	return nil
 }
 
 func (s *Server) specialPages(w http.ResponseWriter, r *http.Request, _ string) error {

@@ -83,3 +83,54 @@ func TestTemplatePreviewAndLoop(t *testing.T) {
 		t.Errorf("the missing template is not listed as a red link")
 	}
 }
+
+// Special:WhatLinksHere lists links and transclusions together in page ID
+// order, as MediaWiki does, a page at a time from a page-ID cursor (one
+// index range per page of the listing, however many pages use the title).
+func TestWhatLinksHerePagesByPageID(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	_, pw := w.CreateUser(t, "Ann", wiki.GroupUser)
+	ann := w.Login(t, "Ann", pw)
+	anon := w.Client(t)
+	ann.Edit("Template:Used", "used")
+	// Created in this order: their IDs rise from Zulu to Alpha.
+	ann.Edit("Zulu", "[[Template:Used]]")
+	ann.Edit("Yankee", "{{Used}}")
+	ann.Edit("Xray", "[[Template:Used]] and {{Used}}")
+	ann.Edit("Alpha", "[[Template:Used]]")
+	w.Settle(t)
+
+	first := anon.Get("/wiki/Special:WhatLinksHere/Template:Used?limit=2")
+	mustStatus(t, first, http.StatusOK)
+	mustContain(t, first, `href="/wiki/Zulu"`, `href="/wiki/Yankee"`, "(transclusion)")
+	mustNotContain(t, first, `href="/wiki/Xray"`, `href="/wiki/Alpha"`)
+	if strings.Index(first.Body, `href="/wiki/Zulu"`) > strings.Index(first.Body, `href="/wiki/Yankee"`) {
+		t.Errorf("not in page ID order:\n%s", first.Body)
+	}
+	next := between(first.Body, `href="/wiki/Special:WhatLinksHere/Template:Used?from=`, `"`)
+	if next == "" {
+		t.Fatalf("no next link:\n%s", first.Body)
+	}
+	rest := anon.Get("/wiki/Special:WhatLinksHere/Template:Used?from=" + strings.ReplaceAll(next, "&amp;", "&"))
+	mustStatus(t, rest, http.StatusOK)
+	mustContain(t, rest, `href="/wiki/Xray"`, `href="/wiki/Alpha"`)
+	mustNotContain(t, rest, `href="/wiki/Zulu"`, `href="/wiki/Yankee"`)
+
+	for _, bad := range []string{"Xray", "0", "-3"} {
+		res := anon.Get("/wiki/Special:WhatLinksHere/Template:Used?from=" + url.QueryEscape(bad))
+		mustStatus(t, res, http.StatusBadRequest)
+		mustContain(t, res, "page number")
+	}
+}
+
+// between returns the text of s between the first before and the next
+// after, or "".
+func between(s, before, after string) string {
+	_, rest, ok := strings.Cut(s, before)
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, after)
+	return v
+}

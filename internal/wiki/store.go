@@ -198,10 +198,9 @@ type PageStore interface {
 	AllPages(ctx context.Context, q ListQuery) ([]Page, error)
 	// Backlinks returns live pages linking to t (by wiki link or redirect), by title.
 	Backlinks(ctx context.Context, t Title, q ListQuery) ([]Page, error)
-	// Transclusions returns live pages that transclude t (directly or
-	// through other templates), by title; CountTransclusions counts them,
-	// up to MaxCount + 1 (more than MaxCount).
-	Transclusions(ctx context.Context, t Title, q ListQuery) ([]Page, error)
+	// CountTransclusions counts the live pages that transclude t (directly
+	// or through other templates), up to MaxCount + 1 (more than
+	// MaxCount); Dependents lists them.
 	CountTransclusions(ctx context.Context, t Title) (int, error)
 	// Dependents returns up to limit live pages that use t as use says,
 	// in page ID order after afterID: the pages a change of t makes stale,

@@ -152,12 +152,6 @@ func (db *DB) Backlinks(ctx context.Context, t wiki.Title, q wiki.ListQuery) ([]
 		` AND p.id IN (SELECT from_page FROM links WHERE target_title = $1 AND kind IN ('link', 'redirect'))`, q, string(t))
 }
 
-// Transclusions lists live pages that transclude t, by title.
-func (db *DB) Transclusions(ctx context.Context, t wiki.Title, q wiki.ListQuery) ([]wiki.Page, error) {
-	return db.listPages(ctx, fmt.Sprintf("transclusions of %q", t),
-		` AND p.id IN (SELECT from_page FROM links WHERE target_title = $1 AND kind = 'template')`, q, string(t))
-}
-
 // Dependents lists the live pages using t, by ID after afterID: per kind
 // of row, one range of the links_target index (target, kind, from_page).
 func (db *DB) Dependents(ctx context.Context, t wiki.Title, use wiki.Use, afterID int64, limit int) ([]wiki.Page, error) {

@@ -158,12 +158,6 @@ func (db *DB) Backlinks(ctx context.Context, t wiki.Title, q wiki.ListQuery) ([]
 		` AND p.id IN (SELECT from_page FROM links WHERE target_title = ? AND kind IN ('link', 'redirect'))`, q, string(t))
 }
 
-// Transclusions lists live pages that transclude t, by title.
-func (db *DB) Transclusions(ctx context.Context, t wiki.Title, q wiki.ListQuery) ([]wiki.Page, error) {
-	return db.listPages(ctx, fmt.Sprintf("transclusions of %q", t), "",
-		` AND p.id IN (SELECT from_page FROM links WHERE target_title = ? AND kind = 'template')`, q, string(t))
-}
-
 // dependentsQuery reads the live pages with rows of one kind naming a
 // title, by ID after a cursor: one range of the links_target index
 // (target_title, kind, from_page), in its order.
