@@ -113,6 +113,18 @@ func ReparseJob(t wiki.Title) wiki.JobSpec { return titleJob(wiki.JobReparse, t)
 // HousekeepingJob is the periodic recent-changes and queue trim.
 func HousekeepingJob() wiki.JobSpec { return wiki.JobSpec{Kind: wiki.JobRC, Key: wiki.JobRC} }
 
+// enqueue queues jobs (none: nothing) and wakes the workers.
+func (e *Engine) enqueue(ctx context.Context, jobs []wiki.JobSpec) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
+		return err
+	}
+	e.jobsQueued()
+	return nil
+}
+
 func (e *Engine) jobsQueued() {
 	if e.onQueued != nil {
 		e.onQueued()
@@ -173,6 +185,27 @@ func (e *Engine) liveRevision(ctx context.Context, t wiki.Title) (wiki.Page, wik
 	return p, rev, true, nil
 }
 
+// relink writes page p's link rows for revision revID from links and
+// purges here the categories whose listings that changes (joined, left,
+// another sort key there). It reports whether it wrote (not when a newer
+// revision was saved meanwhile, which wrote its own rows) and returns
+// those categories, for their purge at the caches in front.
+func (e *Engine) relink(ctx context.Context, p wiki.Page, revID int64, links wiki.LinkSet) (bool, []wiki.Title, error) {
+	old, err := e.store.PageCategories(ctx, p.ID)
+	if err != nil {
+		return false, nil, err
+	}
+	done, err := e.store.RefreshLinks(ctx, p.ID, revID, links)
+	if err != nil || !done {
+		return false, nil, err
+	}
+	cats := changedCategories(old, p.Title, links)
+	if len(cats) > 0 {
+		e.purger.Purge(ctx, nil, cats...)
+	}
+	return true, cats, nil
+}
+
 // runLinks re-derives a page's link and category rows from its latest
 // revision. It writes nothing if a newer revision was saved meanwhile (that
 // save wrote its own rows).
@@ -197,11 +230,7 @@ func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
 	if err != nil {
 		return err // busy: the job runs again later
 	}
-	old, err := e.store.PageCategories(ctx, p.ID)
-	if err != nil {
-		return err
-	}
-	done, err := e.store.RefreshLinks(ctx, p.ID, rev.ID, links)
+	done, cats, err := e.relink(ctx, p, rev.ID, links)
 	if err != nil || !done {
 		return err
 	}
@@ -219,18 +248,10 @@ func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
 			return err
 		}
 	}
-	// A template's edit can move the page in or out of categories, or
-	// change its sort key there: their listings change.
-	if cats := changedCategories(old, p.Title, links); len(cats) > 0 {
-		e.purger.Purge(ctx, nil, cats...)
-		if jobs := e.cdnJobs(cats...); len(jobs) > 0 {
-			if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
-				return err
-			}
-			e.jobsQueued()
-		}
+	if len(cats) == 0 {
+		return nil
 	}
-	return nil
+	return e.enqueue(ctx, e.cdnJobs(cats...))
 }
 
 // runSearch makes the page's index entry match its current state: the
@@ -352,13 +373,7 @@ func (e *Engine) dependents(ctx context.Context, kind string, pl titlePayload, u
 		b, _ := json.Marshal(titlePayload{Title: pl.Title, AfterID: pages[len(pages)-1].ID})
 		jobs = append(jobs, wiki.JobSpec{Kind: kind, Payload: b})
 	}
-	if len(jobs) > 0 {
-		if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
-			return err
-		}
-		e.jobsQueued()
-	}
-	return nil
+	return e.enqueue(ctx, jobs)
 }
 
 // runRefresh renders the cached responses of a page again and swaps them
@@ -373,13 +388,7 @@ func (e *Engine) runRefresh(ctx context.Context, j wiki.Job) error {
 	rctx, cancel := context.WithTimeout(ctx, refreshBudget)
 	e.purger.Refresh(rctx, nil, pl.Title)
 	cancel()
-	if jobs := e.cdnJobs(pl.Title); len(jobs) > 0 {
-		if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
-			return err
-		}
-		e.jobsQueued()
-	}
-	return nil
+	return e.enqueue(ctx, e.cdnJobs(pl.Title))
 }
 
 // runReparse brings a page up to date with the pages it transcludes, one
@@ -408,11 +417,7 @@ func (e *Engine) runReparse(ctx context.Context, j wiki.Job) error {
 		return err // busy: the job runs again later
 	}
 	r.RevID = rev.ID
-	old, err := e.store.PageCategories(ctx, p.ID)
-	if err != nil {
-		return err
-	}
-	done, err := e.store.RefreshLinks(ctx, p.ID, rev.ID, links)
+	done, cats, err := e.relink(ctx, p, rev.ID, links)
 	if err != nil || !done {
 		return err // !done: a newer revision was saved, with all of this
 	}
@@ -448,19 +453,10 @@ func (e *Engine) runReparse(ctx context.Context, j wiki.Job) error {
 	cancel()
 
 	jobs := e.cdnJobs(p.Title)
-	// The page may have joined or left categories, or changed its sort
-	// key there: their listings change.
-	if cats := changedCategories(old, p.Title, links); len(cats) > 0 {
-		e.purger.Purge(ctx, nil, cats...)
+	if len(cats) > 0 {
 		jobs = append(jobs, e.cdnJobs(cats...)...)
 	}
-	if len(jobs) > 0 {
-		if err := e.store.EnqueueJobs(ctx, jobs); err != nil {
-			return err
-		}
-		e.jobsQueued()
-	}
-	return nil
+	return e.enqueue(ctx, jobs)
 }
 
 // reindexBatch is how many search entries a reindex job writes per
@@ -516,11 +512,7 @@ func (e *Engine) runReindex(ctx context.Context, j wiki.Job) error {
 		}
 		if titles = titles[n:]; len(titles) > 0 && over() {
 			b, _ := json.Marshal(titlesPayload{Titles: titles})
-			if err := e.store.EnqueueJobs(ctx, []wiki.JobSpec{{Kind: wiki.JobReindex, Payload: b}}); err != nil {
-				return err
-			}
-			e.jobsQueued()
-			return nil
+			return e.enqueue(ctx, []wiki.JobSpec{{Kind: wiki.JobReindex, Payload: b}})
 		}
 	}
 	return nil
