@@ -303,3 +303,23 @@ func (st Timed) TrimPurges(ctx context.Context, before time.Time) (int, error) {
 	defer since(ctx, time.Now())
 	return st.Store.TrimPurges(ctx, before)
 }
+
+func (st Timed) Watchlist(ctx context.Context, userID int64, from wiki.Title, limit int, now time.Time) ([]wiki.Watch, error) {
+	defer since(ctx, time.Now())
+	return st.Store.Watchlist(ctx, userID, from, limit, now)
+}
+
+func (st Timed) WatchedChanges(ctx context.Context, userID int64, q wiki.ChangeQuery, now time.Time) ([]wiki.Change, error) {
+	defer since(ctx, time.Now())
+	return st.Store.WatchedChanges(ctx, userID, q, now)
+}
+
+func (st Timed) WatchTitles(ctx context.Context, userID int64, titles []wiki.Title, expires, now time.Time) error {
+	defer since(ctx, time.Now())
+	return st.Store.WatchTitles(ctx, userID, titles, expires, now)
+}
+
+func (st Timed) UnwatchTitles(ctx context.Context, userID int64, titles []wiki.Title) error {
+	defer since(ctx, time.Now())
+	return st.Store.UnwatchTitles(ctx, userID, titles)
+}

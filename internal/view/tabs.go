@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"html/template"
+	"strings"
 )
 
 // Tab is one of the page actions above the content, or one of the
@@ -12,6 +13,9 @@ type Tab struct {
 	URL    string
 	Active bool
 	New    bool // it names a page that does not exist: a red link
+	// Class is an extra class of the link (the watch star's "watch" or
+	// "watch watched", which its script toggles).
+	Class string
 }
 
 // WriteTabs writes the tab bar. The layout and the logged-in splice path
@@ -27,13 +31,20 @@ func writeNav(b *bytes.Buffer, class, label string, tabs []Tab) {
 		b.WriteString(`<a href="`)
 		template.HTMLEscape(b, []byte(t.URL))
 		b.WriteByte('"')
-		switch {
-		case t.Active && t.New:
-			b.WriteString(` class="active new" aria-current="page"`)
-		case t.Active:
-			b.WriteString(` class="active" aria-current="page"`)
-		case t.New:
-			b.WriteString(` class="new"`)
+		class := t.Class
+		if t.Active {
+			class = strings.TrimSpace("active " + class)
+		}
+		if t.New {
+			class = strings.TrimSpace(class + " new")
+		}
+		if class != "" {
+			b.WriteString(` class="`)
+			template.HTMLEscape(b, []byte(class))
+			b.WriteByte('"')
+		}
+		if t.Active {
+			b.WriteString(` aria-current="page"`)
 		}
 		b.WriteByte('>')
 		template.HTMLEscape(b, []byte(t.Label))

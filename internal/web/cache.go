@@ -257,7 +257,8 @@ func (s *Server) splice(viewer Viewer, key string, v *edge.Variant, gz bool, inm
 		return spliced{}, false
 	}
 	user := s.userBar(viewer)
-	tabs := shared.tabsFor(viewer.Group().Rank(), func() []byte { return s.tabsHTML(viewer, t, exists) })
+	watched := viewer.Watching(t, s.now())
+	tabs := shared.tabsFor(tabsVariant(viewer.Group().Rank(), watched), func() []byte { return s.tabsHTML(viewer, t, exists, watched) })
 	etag := httpx.ETagOf([]byte(base), user, tabs.html)
 	if gz {
 		etag = edge.VariantETag(etag, edge.Gzip)
@@ -504,8 +505,8 @@ func (s *Server) userBarGz(v Viewer) gzUser {
 }
 
 // tabsHTML renders the page tabs for the viewer, as the layout does.
-func (s *Server) tabsHTML(v Viewer, t wiki.Title, exists bool) []byte {
+func (s *Server) tabsHTML(v Viewer, t wiki.Title, exists, watched bool) []byte {
 	var b bytes.Buffer
-	view.WriteTabs(&b, s.tabsFor(v, t, "view", exists))
+	view.WriteTabs(&b, s.pageTabs(v, t, "view", exists, watched))
 	return b.Bytes()
 }

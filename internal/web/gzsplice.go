@@ -114,8 +114,9 @@ type gzEntry struct {
 	crc0   uint32                    // CRC of part 0
 	crc4   uint32                    // CRC of part 4, the long rest of the page
 	shift4 *crcShift                 // appends len(part 4) zero bytes
-	tabs   [3]atomic.Pointer[gzTabs] // by wiki.Group rank
-	marks  atomic.Pointer[[4]int]    // offsets of the user bar's and tabs' markers (splice)
+	tabs   [6]atomic.Pointer[gzTabs] // by tabsVariant
+
+	marks atomic.Pointer[[4]int] // offsets of the user bar's and tabs' markers (splice)
 }
 
 type gzTabs struct {
@@ -151,14 +152,24 @@ func (c *gzCache) entry(key, etag string) *gzEntry {
 	return e
 }
 
-// tabsFor returns the tabs of group rank, rendering them on first use.
-func (e *gzEntry) tabsFor(rank int, render func() []byte) *gzTabs {
-	if t := e.tabs[rank].Load(); t != nil {
+// tabsVariant numbers the tab bars a page version has: one per group
+// (wiki.Group.Rank) and watch state.
+func tabsVariant(rank int, watched bool) int {
+	if watched {
+		return 2*rank + 1
+	}
+	return 2 * rank
+}
+
+// tabsFor returns the tabs of variant n (tabsVariant), rendering them on
+// first use.
+func (e *gzEntry) tabsFor(n int, render func() []byte) *gzTabs {
+	if t := e.tabs[n].Load(); t != nil {
 		return t
 	}
 	html := render()
 	t := &gzTabs{html: html, gz: deflateFlushed(html)}
-	e.tabs[rank].Store(t)
+	e.tabs[n].Store(t)
 	return t
 }
 

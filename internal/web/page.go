@@ -98,7 +98,7 @@ func (s *Server) titleFromPath(r *http.Request) (wiki.Title, error) {
 // The parameters of /wiki/Title, as MediaWiki names them.
 var (
 	actionParam = httpx.Param{Name: "action", Kind: httpx.Enum, Default: "view",
-		Values: []string{"view", "edit", "submit", "history", "raw", "move", "delete", "undelete", "purge", "revert", "protect", "unprotect"}}
+		Values: []string{"view", "edit", "submit", "history", "raw", "move", "delete", "undelete", "purge", "revert", "protect", "unprotect", "watch", "unwatch"}}
 	redirectParam = httpx.Param{Name: "redirect", Kind: httpx.Enum, Values: []string{"no"}}
 	oldidParam    = httpx.Param{Name: "oldid", Kind: httpx.ID, What: "a revision number"}
 	diffParam     = httpx.Param{Name: "diff", Kind: httpx.ID, What: "a revision number, prev or cur", Values: []string{"prev", "cur"}}
@@ -142,6 +142,8 @@ var (
 		return s.undeleteForm(w, r, t, "")
 	}}
 	routePurge   = &pageRoute{spec: pageSpec("page:purge"), handle: (*Server).purgeForm}
+	routeWatch   = &pageRoute{spec: pageSpec("page:watch"), handle: (*Server).watchForm}
+	routeUnwatch = &pageRoute{spec: pageSpec("page:unwatch"), handle: (*Server).unwatchForm}
 	routeProtect = &pageRoute{spec: pageSpec("page:protect"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 		return s.protectForm(w, r, t, "")
 	}}
@@ -157,6 +159,8 @@ var postRoutes = map[string]*pageRoute{
 	"undelete": {spec: pageSpec("page:undelete"), handle: (*Server).undelete},
 	"purge":    {spec: pageSpec("page:purge"), handle: (*Server).purge},
 	"protect":  {spec: pageSpec("page:protect"), handle: (*Server).protect},
+	"watch":    {spec: pageSpec("page:watch"), handle: (*Server).watch},
+	"unwatch":  {spec: pageSpec("page:unwatch"), handle: (*Server).unwatch},
 }
 
 // pageRouteGet chooses what a GET of /wiki/Title does, from the query as
@@ -190,8 +194,12 @@ func (s *Server) pageRouteGet(t wiki.Title, q httpx.Query) (*pageRoute, error) {
 		return routePurge, nil
 	case "protect", "unprotect":
 		return routeProtect, nil
+	case "watch":
+		return routeWatch, nil
+	case "unwatch":
+		return routeUnwatch, nil
 	default:
-		return nil, wiki.Errorf(wiki.KindInvalid, "unknown action %q; known actions: view, edit, history, raw, move, delete, undelete, purge, protect", sanitizeLine(action))
+		return nil, wiki.Errorf(wiki.KindInvalid, "unknown action %q; known actions: view, edit, history, raw, move, delete, undelete, purge, protect, watch, unwatch", sanitizeLine(action))
 	}
 }
 
@@ -220,7 +228,7 @@ func (s *Server) wikiPage(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		action := raw.First("action")
 		if rt = postRoutes[action]; rt == nil {
-			err = wiki.Errorf(wiki.KindInvalid, "unknown action %q for POST; known: submit, revert, move, delete, undelete, purge, protect", sanitizeLine(action))
+			err = wiki.Errorf(wiki.KindInvalid, "unknown action %q for POST; known: submit, revert, move, delete, undelete, purge, protect, watch, unwatch", sanitizeLine(action))
 		}
 	default:
 		err = methodNotAllowed(w, "GET, HEAD, POST")
@@ -635,6 +643,9 @@ type editData struct {
 	// Templates are the pages the text transcludes: the preview's, else
 	// the saved text's.
 	Templates []templateUse
+	// ShowWatch offers the "watch this page" box (logged-in editors);
+	// Watch ticks it.
+	ShowWatch, Watch bool
 }
 
 // templateUse is a page transcluded, listed under the edit box.
@@ -721,6 +732,14 @@ func (s *Server) writeEdit(w http.ResponseWriter, r *http.Request, status int, d
 		return err
 	}
 	s.listTemplates(r, d)
+	if v := viewerOf(r); v.LoggedIn && !v.Token {
+		d.ShowWatch = true
+		if _, posted := r.PostForm["watchthis-shown"]; posted {
+			d.Watch = r.PostFormValue("watchthis") != ""
+		} else {
+			d.Watch = v.Watching(d.Title, s.now()) || !v.User.Prefs.NoAutoWatch
+		}
+	}
 	if !d.Creating {
 		// What a save of a template sets going: shown before it is saved.
 		if n, err := s.eng.CountTransclusions(r.Context(), d.Title); err == nil && n > 0 {
@@ -840,6 +859,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 		}
 		return err
 	}
+	s.autoWatch(r, out.Page.Title)
 	redirect(w, r, out.Page.Title.URL(), http.StatusSeeOther)
 	return nil
 }

@@ -101,7 +101,7 @@ func (s *Server) changePrefs(w http.ResponseWriter, r *http.Request) (info, secr
 		return plural(n, "other session was", "other sessions were") + " signed out.", "", nil
 	case "prefs":
 		p := wiki.Prefs{TimeZone: strings.TrimSpace(r.PostFormValue("timezone")), DateFormat: r.PostFormValue("dateformat"),
-			MinorDefault: r.PostFormValue("minordefault") != ""}
+			MinorDefault: r.PostFormValue("minordefault") != "", NoAutoWatch: r.PostFormValue("autowatch") == ""}
 		if p.TimeZone == "UTC" {
 			p.TimeZone = ""
 		}

@@ -143,6 +143,12 @@ var subjectTabLabels = map[string]string{
 }
 
 func (s *Server) tabsFor(v Viewer, t wiki.Title, active string, exists bool) []Tab {
+	return s.pageTabs(v, t, active, exists, v.Watching(t, s.now()))
+}
+
+// pageTabs returns the tabs of tabsFor, with the watch star as watched
+// says (a logged-in viewer's).
+func (s *Server) pageTabs(v Viewer, t wiki.Title, active string, exists, watched bool) []Tab {
 	tabs := []Tab{{Label: "Read", URL: t.URL(), Active: active == "view"}}
 	if s.canEdit(v) || !v.LoggedIn {
 		label := "Edit"
@@ -160,6 +166,13 @@ func (s *Server) tabsFor(v Viewer, t wiki.Title, active string, exists bool) []T
 	}
 	if v.IsAdmin() {
 		tabs = append(tabs, Tab{Label: "Protect", URL: t.URL() + "?action=protect", Active: active == "protect"})
+	}
+	if v.LoggedIn && !v.Token {
+		if watched {
+			tabs = append(tabs, Tab{Label: "Unwatch", URL: t.URL() + "?action=unwatch", Active: active == "unwatch", Class: "watch watched"})
+		} else {
+			tabs = append(tabs, Tab{Label: "Watch", URL: t.URL() + "?action=watch", Active: active == "watch", Class: "watch"})
+		}
 	}
 	return tabs
 }

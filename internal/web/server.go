@@ -40,6 +40,7 @@ type Server struct {
 	reqID    atomic.Uint64
 	edge     *edge.Cache // nil: no in-process cache
 	sessions *sessionCache
+	watches  *watchCache       // users' watchlists, for logged-in views (watches.go)
 	others   Others            // nil: no other processes to tell
 	gz       *gzCache          // deflated static parts of spliced pages
 	throttle *session.Throttle // failed logins per (address, account), address and device (special.go)
@@ -102,7 +103,7 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("web: %w", err)
 	}
 	s := &Server{cfg: o.Config, eng: o.Engine, store: o.Engine.Store(), views: o.Views, log: o.Logger,
-		secret: o.Secret, now: o.Now, mainPage: mp, titles: titles, edge: o.Edge, sessions: newSessionCache(o.Now), gz: newGzCache(),
+		secret: o.Secret, now: o.Now, mainPage: mp, titles: titles, edge: o.Edge, sessions: newSessionCache(o.Now), watches: &watchCache{}, gz: newGzCache(),
 		throttle: session.NewThrottle(session.DefaultPolicy(), o.Now), signups: session.NewThrottle(session.RegistrationPolicy(), o.Now),
 		devices: session.NewDevices(o.Secret), hashing: session.DefaultGate(), proxies: httpx.NewProxies(trusted, o.Config.ClientIPHeader),
 		purges: newRateLimit(30, time.Minute, o.Now), others: o.Others}

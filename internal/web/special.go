@@ -48,7 +48,11 @@ var specialRoutes = func() map[string]*specialRoute {
 		{name: "UserLogin", spec: specialSpec("UserLogin", returnToParam), post: true, open: true, handle: (*Server).loginPage},
 		{name: "CreateAccount", spec: specialSpec("CreateAccount", returnToParam), post: true, open: true, handle: (*Server).createAccountPage},
 		{name: "UserLogout", spec: specialSpec("UserLogout"), post: true, open: true, handle: (*Server).logoutPage},
-		{name: "RecentChanges", spec: specialSpec("RecentChanges", rcOffsetParam, limitParam(500, "50"), namespaceParam), handle: (*Server).recentChanges},
+		{name: "RecentChanges", spec: specialSpec("RecentChanges", append([]httpx.Param{rcOffsetParam, limitParam(500, "50"), namespaceParam}, changeFilterParams("")...)...),
+			handle: (*Server).recentChanges},
+		{name: "Watchlist", spec: specialSpec("Watchlist", append([]httpx.Param{rcOffsetParam, limitParam(500, "50"), namespaceParam}, changeFilterParams("7")...)...),
+			handle: (*Server).watchlistPage},
+		{name: "EditWatchlist", spec: specialSpec("EditWatchlist", fromParam, limitParam(1000, "500")), post: true, handle: (*Server).editWatchlistPage},
 		{name: "AllPages", spec: specialSpec("AllPages", httpx.Param{Name: "prefix", Kind: httpx.TitleKey}, fromParam, limitParam(1000, "200"), namespaceParam),
 			handle: (*Server).allPages},
 		{name: "Categories", spec: specialSpec("Categories", fromParam, limitParam(1000, "200")), handle: (*Server).categories},
@@ -56,7 +60,8 @@ var specialRoutes = func() map[string]*specialRoute {
 			httpx.Param{Name: "go", Kind: httpx.Flag}, httpx.Param{Name: "offset", Kind: httpx.Offset, Max: 10000}, namespaceParam), handle: (*Server).search},
 		{name: "Random", spec: specialSpec("Random"), handle: (*Server).random},
 		{name: "WhatLinksHere", spec: specialSpec("WhatLinksHere", fromPageParam, limitParam(1000, "200")), handle: (*Server).whatLinksHere},
-		{name: "Contributions", spec: specialSpec("Contributions", rcOffsetParam, limitParam(500, "50"), namespaceParam), handle: (*Server).contributions},
+		{name: "Contributions", spec: specialSpec("Contributions", append([]httpx.Param{rcOffsetParam, limitParam(500, "50"), namespaceParam}, changeFilterParams("")...)...),
+			handle: (*Server).contributions},
 		{name: "SpecialPages", spec: specialSpec("SpecialPages"), handle: (*Server).specialPages},
 		{name: "Preferences", spec: specialSpec("Preferences"), post: true, handle: (*Server).preferencesPage},
 		{name: "UserRights", spec: specialSpec("UserRights"), post: true, handle: (*Server).userRightsPage},
@@ -447,6 +452,14 @@ type changesData struct {
 	Namespaces []nsOption
 	FormAction string
 	Limit      string
+	// The other filters' fields (changeFilters), shown when Filters is set.
+	Filters                      bool
+	DayChoices                   []formOption
+	HideMinor, HideMine, NewOnly bool
+	CanHideMine                  bool // "hide my edits" (logged-in viewers)
+	// Watchlist marks the viewer's watchlist, with the count of titles on it.
+	Watchlist bool
+	Watched   int
 }
 
 type changeDay struct {
@@ -466,20 +479,74 @@ func groupByDay(cs []wiki.Change, p *Page) []changeDay {
 	return days
 }
 
-func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesData, q wiki.ChangeQuery, base string) error {
+// changeFilterParams are the filters of the lists of changes, as
+// MediaWiki names them; days is the period in days (def, "" for all).
+func changeFilterParams(days string) []httpx.Param {
+	values := []string{"1", "3", "7", "14", "30", "90"}
+	return []httpx.Param{
+		{Name: "days", Kind: httpx.Enum, Values: values, Default: days},
+		{Name: "hideminor", Kind: httpx.Flag},
+		{Name: "hidemyself", Kind: httpx.Flag},
+		{Name: "newonly", Kind: httpx.Flag},
+	}
+}
+
+// changeFilters reads the filters of changeFilterParams into q, for the
+// viewer v ("hide my edits" applies to logged-in viewers only, so that an
+// anonymous list is the same for everyone), and fills the form's fields.
+func (s *Server) changeFilters(r *http.Request, q *wiki.ChangeQuery, d *changesData, defDays string) {
+	rq := httpx.From(r)
+	v := viewerOf(r)
+	d.Filters = true
+	d.HideMinor, d.NewOnly = rq.Has("hideminor"), rq.Has("newonly")
+	q.HideMinor, q.OnlyNew = d.HideMinor, d.NewOnly
+	if v.LoggedIn && !v.Token {
+		d.CanHideMine, d.HideMine = true, rq.Has("hidemyself")
+		if d.HideMine {
+			q.HideUser = v.User.Name
+		}
+	}
+	days := rq.Get("days")
+	if days == "" {
+		days = defDays
+	}
+	for _, n := range []string{"1", "3", "7", "14", "30", "90"} {
+		d.DayChoices = append(d.DayChoices, formOption{Value: n, Label: n + " days", Selected: n == days})
+	}
+	if days == "1" {
+		d.DayChoices[0].Label = "1 day"
+	}
+	if defDays == "" {
+		d.DayChoices = append([]formOption{{Value: "", Label: "any time", Selected: days == ""}}, d.DayChoices...)
+	}
+	if n, err := strconv.Atoi(days); err == nil {
+		q.Since = s.now().Add(-time.Duration(n) * 24 * time.Hour)
+	}
+}
+
+// listChanges reads a page of changes.
+type listChanges func(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Change, error)
+
+func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesData, q wiki.ChangeQuery, base string, list listChanges, mode cacheMode) error {
 	rq := httpx.From(r)
 	q.Before = rq.Int("offset", 0)
 	q.Limit = int(rq.Int("limit", 50))
 	limit := q.Limit
 	q.Limit++
-	var ns string
-	q.Namespaces, ns = namespaceFilter(r)
-	cs, err := s.store.RecentChanges(r.Context(), q)
+	q.Namespaces, _ = namespaceFilter(r)
+	cs, err := list(r.Context(), q)
 	if err != nil {
 		return err
 	}
 	if len(cs) > limit {
-		d.Next = rq.Link(base, "offset", strconv.FormatInt(cs[limit-1].ID, 10), "limit", strconv.Itoa(limit), "namespace", ns)
+		// The next page keeps every parameter but the cursor.
+		var link []string
+		for _, p := range rq.Params {
+			if p.Name != "offset" {
+				link = append(link, p.Name, p.Value)
+			}
+		}
+		d.Next = rq.Link(base, append(link, "offset", strconv.FormatInt(cs[limit-1].ID, 10))...)
 		cs = cs[:limit]
 	}
 	d.Namespaces, d.FormAction, d.Limit = namespaceOptions(r), base, rq.Get("limit")
@@ -487,21 +554,27 @@ func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesDa
 	d.Changes, d.Days = cs, groupByDay(cs, p)
 	p.NoIndex = true
 	p.Data = d
-	s.writeBodyPage(w, r, p, "changes", cacheShort, time.Time{})
+	s.writeBodyPage(w, r, p, "changes", mode, time.Time{})
 	return nil
 }
 
 func (s *Server) recentChanges(w http.ResponseWriter, r *http.Request, _ string) error {
-	return s.changesPage(w, r, changesData{Heading: "Recent changes", Intro: "The latest changes to the wiki, newest first."},
-		wiki.ChangeQuery{}, "/wiki/Special:RecentChanges")
+	d := changesData{Heading: "Recent changes", Intro: "The latest changes to the wiki, newest first."}
+	var q wiki.ChangeQuery
+	s.changeFilters(r, &q, &d, "")
+	return s.changesPage(w, r, d, q, "/wiki/Special:RecentChanges", s.store.RecentChanges, cacheShort)
 }
 
 func (s *Server) contributions(w http.ResponseWriter, r *http.Request, norm string) error {
 	if norm == "" {
 		return wiki.Errorf(wiki.KindInvalid, "give a user name: Special:Contributions/NAME")
 	}
-	return s.changesPage(w, r, changesData{Heading: "Contributions of", HeadingName: norm},
-		wiki.ChangeQuery{UserName: norm}, view.ContribsURL(norm))
+	d := changesData{Heading: "Contributions of", HeadingName: norm}
+	q := wiki.ChangeQuery{UserName: norm}
+	s.changeFilters(r, &q, &d, "")
+	d.CanHideMine, d.HideMine = false, false // the user's own list
+	q.HideUser = ""
+	return s.changesPage(w, r, d, q, view.ContribsURL(norm), s.store.RecentChanges, cacheShort)
 }
 
 type titlesData struct {

@@ -55,6 +55,9 @@ var (
 	// ErrProtected: the title's protection (checked in the change's own
 	// transaction) does not let the editor's group through.
 	ErrProtected = &Error{Kind: KindForbidden, Msg: "the title is protected"}
+	// ErrWatchlistFull: the watchlist would hold more than MaxWatchlist
+	// titles.
+	ErrWatchlistFull = &Error{Kind: KindInvalid, Msg: fmt.Sprintf("a watchlist holds at most %d titles; remove some on Special:EditWatchlist first", MaxWatchlist)}
 )
 
 // KindOf returns the kind of the first *Error in err's chain, or KindInternal.

@@ -101,6 +101,9 @@ type Prefs struct {
 	TimeZone     string // an IANA zone name such as "Europe/Paris"; "" is UTC
 	DateFormat   string // one of DateFormats; "" is the first
 	MinorDefault bool   // the edit form's "minor edit" box starts ticked
+	// NoAutoWatch: pages the user creates or edits are not added to their
+	// watchlist (they are by default, as in MediaWiki).
+	NoAutoWatch bool
 }
 
 // DateFormats are the date formats a user may choose, by name, as Go

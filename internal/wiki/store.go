@@ -17,6 +17,7 @@ type Store interface {
 	RenderStore
 	JobStore
 	PurgeStore
+	WatchStore
 	Close() error
 }
 
@@ -123,6 +124,13 @@ type ChangeQuery struct {
 	// names, "" the main one), by the title's prefix as the change
 	// recorded it; nil lists every namespace.
 	Namespaces []string
+	// HideUser leaves out the changes of this user (the viewer's own,
+	// "hide my edits").
+	HideUser string
+	// HideMinor leaves out minor edits; OnlyNew keeps page creations only.
+	HideMinor, OnlyNew bool
+	// Since keeps the changes made at or after it (zero: all).
+	Since time.Time
 }
 
 // Use is how pages use a title, for Store.Dependents.

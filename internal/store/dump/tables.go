@@ -100,7 +100,7 @@ func cols(spec string) []Column {
 // destination's processes start a new one) and finished jobs.
 var Tables = []*Table{
 	{Name: "users", Key: 1, Columns: cols(`id:i name:t name_key:t skeleton:t password_hash:t grp:t created:i
-		time_zone:t date_format:t minor_default:b`)},
+		time_zone:t date_format:t minor_default:b no_autowatch:b`)},
 	{Name: "pages", Key: 1, Columns: cols(`id:i title:t ns:t latest_rev:i redirect:t deleted:b touched:i size:i title_fold:t`)},
 	{Name: "revisions", Key: 1, MaxBatch: bigBatch, Columns: cols(`id:i page_id:i parent_id:i user_id:i user_name:t ts:i summary:t text:t
 		size:i sha1:t minor:b deleted:b`)},
@@ -108,6 +108,7 @@ var Tables = []*Table{
 	{Name: "changes", Key: 1, Columns: cols(`id:i kind:t title:t new_title:t page_id:i rev_id:i old_rev_id:i user_id:i
 		user_name:t ts:i summary:t size:i old_size:i minor:b`)},
 	{Name: "log", Key: 1, Columns: cols(`id:i type:t action:t ts:i user_id:i user_name:t target:t page_id:i comment:t params:j`)},
+	{Name: "watchlist", Key: 2, Columns: cols(`user_id:i title:t expires:i`)},
 	{Name: "protection", Key: 1, Columns: cols(`title:t edit_level:t move_level:t expiry:i user_id:i user_name:t reason:t ts:i`)},
 	{Name: "blocks", Key: 1, Columns: cols(`id:i user_id:i by_id:i by_name:t reason:t created:i expires:i`)},
 	{Name: "tokens", Key: 1, Columns: cols(`id:t user_id:i name:t created:i expires:i last_used:i`)},

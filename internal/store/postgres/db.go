@@ -104,8 +104,8 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 // nodes starting at once.
 const migrateLock = 0x77696b6964 // "wikid"
 
-// migrate applies migrations/NNNN_name.sql files above the recorded
-// version, each in its own transaction with its version row, under an
+// migrate applies the migrations/NNNN_name.sql files not recorded as
+// applied, each in its own transaction with its version row, under an
 // advisory lock so that nodes starting together apply each once.
 func (db *DB) migrate(ctx context.Context) error {
 	conn, err := db.pool.Acquire(ctx)
@@ -132,8 +132,22 @@ func (db *DB) migrate(ctx context.Context) error {
 	if have > known {
 		return fmt.Errorf("the database's schema is at version %d, newer than this wikid's (%d): run the wikid version that last opened it, or restore a backup made before", have, known)
 	}
+	// Each migration not recorded is applied, as SQLite's are: a version
+	// row removed by hand (a test taking one back) is applied again.
+	applied := map[int]bool{}
+	rows, err := conn.Query(ctx, `SELECT version FROM schema_version`)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, v := range versions {
+		applied[v] = true
+	}
 	for _, m := range names {
-		if m.version <= have {
+		if applied[m.version] {
 			continue
 		}
 		body, err := migrations.ReadFile(m.name)

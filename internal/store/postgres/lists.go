@@ -50,10 +50,7 @@ func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Cha
 		return "$" + strconv.Itoa(len(args))
 	}
 	query := `SELECT ` + cols + ` FROM changes WHERE id < ` + param(before)
-	if q.UserName != "" {
-		query += ` AND user_name = ` + param(q.UserName)
-	}
-	query += store.ChangeNamespaces("title", q.Namespaces, param) + ` ORDER BY id DESC LIMIT ` + param(limit(q.Limit))
+	query += store.ChangeFilters("", q, param) + ` ORDER BY id DESC LIMIT ` + param(limit(q.Limit))
 	rows, err := db.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: recent changes: %w", err)

@@ -400,6 +400,7 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 		if err := queueMoveProtection(&b, prot, req, from.ID, at); err != nil {
 			return err
 		}
+		queueMoveWatchers(&b, req.From, req.To)
 		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return err
 		}

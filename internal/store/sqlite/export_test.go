@@ -108,3 +108,10 @@ func CategoryMembersPlan(ctx context.Context, db *DB, cat wiki.Title, q wiki.Cat
 func DependentsPlan(ctx context.Context, db *DB) ([]string, error) {
 	return Plan(ctx, db, dependentsQuery, "Template:T", "template", 0, 500)
 }
+
+// WatchedChangesPlan returns the EXPLAIN QUERY PLAN lines of the query
+// WatchedChanges runs for q.
+func WatchedChangesPlan(ctx context.Context, db *DB, q wiki.ChangeQuery) ([]string, error) {
+	query, args := watchedChangesQuery(1, q, time.Now())
+	return Plan(ctx, db, query, args...)
+}

@@ -53,10 +53,7 @@ func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Cha
 	var args []any
 	param := func(v any) string { args = append(args, v); return "?" }
 	query := `SELECT ` + cols + ` FROM changes WHERE id < ` + param(before)
-	if q.UserName != "" {
-		query += ` AND user_name = ` + param(q.UserName)
-	}
-	query += store.ChangeNamespaces("title", q.Namespaces, param) + ` ORDER BY id DESC LIMIT ` + param(limit(q.Limit))
+	query += store.ChangeFilters("", q, param) + ` ORDER BY id DESC LIMIT ` + param(limit(q.Limit))
 	rows, err := db.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: recent changes: %w", err)

@@ -632,6 +632,9 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 		if err := moveProtection(ctx, tx, req, from.ID, at); err != nil {
 			return err
 		}
+		if err := moveWatchers(ctx, tx, req.From, req.To); err != nil {
+			return err
+		}
 		if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
 			return err
 		}

@@ -338,6 +338,18 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("a watchlist's changes are read per watched title, not by scanning every change", func(t *testing.T) {
+		db := sqlitetest.Open(t)
+		plan, err := sqlite.WatchedChangesPlan(ctx, db, wiki.ChangeQuery{HideMinor: true, Namespaces: []string{"Talk"}, Since: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := strings.Join(plan, "; ")
+		if !strings.Contains(p, "SEARCH w USING PRIMARY KEY (user_id=?") || !strings.Contains(p, "SEARCH c USING INDEX changes_title (title=?") {
+			t.Fatalf("plan = %s", p)
+		}
+	})
+
 	t.Run("a fresh database passes the integrity check", func(t *testing.T) {
 		db := sqlitetest.Open(t)
 		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "a", UserName: "U"}); err != nil {

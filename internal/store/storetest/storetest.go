@@ -65,6 +65,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"a password change ends the other sessions; sessions and tokens are listed and revoked", testAccountSessions},
 		{"password resets are single use and expire", testPasswordResets},
 		{"preferences are saved with the user", testPrefs},
+		{"watchlists: expiry, filtered changes, moves, bounds", testWatchlist},
 		{"renders are stored per revision and version and dropped per page", testRenders},
 		{"concurrent saves of different pages all succeed", testConcurrentDifferent},
 		{"concurrent saves on the same base: exactly one wins", testConcurrentSame},
@@ -1683,7 +1684,7 @@ func testPasswordResets(t *testing.T, s wiki.Store) {
 
 func testPrefs(t *testing.T, s wiki.Store) {
 	u := must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Fay", PasswordHash: "h"}))
-	p := wiki.Prefs{TimeZone: "Europe/Paris", DateFormat: "iso", MinorDefault: true}
+	p := wiki.Prefs{TimeZone: "Europe/Paris", DateFormat: "iso", MinorDefault: true, NoAutoWatch: true}
 	if err := s.UpdatePrefs(ctx, u.ID, p); err != nil {
 		t.Fatal(err)
 	}

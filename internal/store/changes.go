@@ -1,0 +1,27 @@
+package store
+
+import "github.com/wikid/wikid/internal/wiki"
+
+// ChangeFilters returns the conditions of q's filters (all but its
+// cursor and limit) on the changes table under alias a ("" or "c."), as
+// SQL both engines run: " AND …" for each, or "". param adds a value to
+// the query's arguments and returns its placeholder (? or $n).
+func ChangeFilters(a string, q wiki.ChangeQuery, param func(any) string) string {
+	var sql string
+	if q.UserName != "" {
+		sql += " AND " + a + "user_name = " + param(q.UserName)
+	}
+	if q.HideUser != "" {
+		sql += " AND " + a + "user_name <> " + param(q.HideUser)
+	}
+	if q.HideMinor {
+		sql += " AND " + a + "minor = " + param(false)
+	}
+	if q.OnlyNew {
+		sql += " AND " + a + "kind = " + param(string(wiki.ChangeNew))
+	}
+	if !q.Since.IsZero() {
+		sql += " AND " + a + "ts >= " + param(q.Since.UnixMilli())
+	}
+	return sql + ChangeNamespaces(a+"title", q.Namespaces, param)
+}

@@ -1,0 +1,21 @@
+-- Watchlists: the titles each user follows, a page and its talk page as
+-- two rows (wiki.Title.Pair). expires is Unix milliseconds, 0 for never;
+-- an expired row is ignored by every read and removed by the user's next
+-- change to the list. Titles need not name a page (a user may watch a
+-- page to be created), and rows are not removed when a page is deleted,
+-- as in MediaWiki.
+CREATE TABLE watchlist (
+	user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+	title   TEXT    NOT NULL,
+	expires INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (user_id, title)
+) WITHOUT ROWID;
+-- Who watches a title (page information's count, moves).
+CREATE INDEX watchlist_title ON watchlist(title);
+-- A watchlist's changes are read title by title, newest first, from
+-- this index, so their cost follows the watched pages' changes, not the
+-- whole wiki's.
+CREATE INDEX changes_title ON changes(title, id);
+-- The "add pages I create or edit to my watchlist" preference, on by
+-- default (MediaWiki's watchdefault and watchcreations).
+ALTER TABLE users ADD COLUMN no_autowatch INTEGER NOT NULL DEFAULT 0;
