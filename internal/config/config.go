@@ -62,6 +62,13 @@ type Config struct {
 	IdleTimeout       time.Duration `json:"-"`
 	MaxHeaderBytes    int           `json:"-"`
 
+	// CanonicalURL is the wiki's public base URL ("https://wiki.example.org",
+	// MediaWiki's $wgCanonicalServer): feeds need absolute URLs and IDs, and
+	// with it their shared responses are cached as the pages they follow.
+	// Without it a feed's URLs come from the request's Host, so no shared
+	// cache may keep it.
+	CanonicalURL string `json:"canonical_url"`
+
 	RenderConcurrency int      `json:"render_concurrency"` // renders at once (0: GOMAXPROCS)
 	RenderQueue       int      `json:"render_queue"`       // renders waiting for a slot before 503 (0: 32 per slot)
 	RenderWait        Duration `json:"render_wait"`        // longest wait for a render slot before 503
@@ -188,6 +195,7 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 		c.CDNPurge = splitList(v)
 	}
 	str("WIKID_OPS_ADDR", &c.OpsAddr)
+	str("WIKID_CANONICAL_URL", &c.CanonicalURL)
 	if v := getenv("WIKID_MAX_CONNS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -291,6 +299,12 @@ func (c *Config) Validate() error {
 	}
 	if c.FrontLoops < -1 || c.FrontLoops > 64 {
 		return fmt.Errorf("config: front_loops %d: want 0 (one per two CPUs), 1 to 64 event loops, or -1 (a goroutine per connection)", c.FrontLoops)
+	}
+	if c.CanonicalURL != "" {
+		u, err := url.Parse(c.CanonicalURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return fmt.Errorf("config: canonical_url %q: want the wiki's base URL such as https://wiki.example.org", c.CanonicalURL)
+		}
 	}
 	for _, b := range c.CDNPurge {
 		u, err := url.Parse(b)

@@ -46,6 +46,10 @@ func SplitIDs(s string) ([]int64, error) {
 type LinkRows struct {
 	Rows  []LinkRow
 	Pages map[int64]bool // pages with rows here
+	// At is when the rows are written: a category row new to its page
+	// records the page as added to the category then (the current time
+	// when zero; Store.CategoryAdditions).
+	At time.Time
 }
 
 // LinkRow is one row of the links table. A category row also holds the
@@ -82,6 +86,28 @@ func (rs *LinkRows) Add(pageID int64, page wiki.Title, ls wiki.LinkSet) {
 	for _, t := range ls.Templates {
 		rs.Rows = append(rs.Rows, LinkRow{From: pageID, Kind: "template", Title: string(t)})
 	}
+}
+
+// Additions returns the category rows of rs as parallel slices of
+// category titles and page IDs, for the rows that record when each page
+// was added to each category.
+func (rs *LinkRows) Additions() (cats []string, pages []int64) {
+	for _, r := range rs.Rows {
+		if r.Kind == "category" && r.Title != "" {
+			cats, pages = append(cats, r.Title), append(pages, r.From)
+		}
+	}
+	return cats, pages
+}
+
+// PageIDs returns the pages with rows here, in ID order.
+func (rs *LinkRows) PageIDs() []int64 {
+	ids := make([]int64, 0, len(rs.Pages))
+	for id := range rs.Pages {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // UseKinds are the kinds of link rows that make a page use a title as use

@@ -104,6 +104,16 @@ func (st Timed) CategoryMembers(ctx context.Context, cat wiki.Title, q wiki.Cate
 	return st.Store.CategoryMembers(ctx, cat, q)
 }
 
+func (st Timed) CategoryAdditions(ctx context.Context, cat wiki.Title, limit int) ([]wiki.CategoryMember, error) {
+	defer since(ctx, time.Now())
+	return st.Store.CategoryAdditions(ctx, cat, limit)
+}
+
+func (st Timed) FindRevisions(ctx context.Context, ids []int64) ([]wiki.Revision, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FindRevisions(ctx, ids)
+}
+
 func (st Timed) PageCategories(ctx context.Context, pageID int64) ([]wiki.CategoryLink, error) {
 	defer since(ctx, time.Now())
 	return st.Store.PageCategories(ctx, pageID)

@@ -125,11 +125,11 @@ func pageSpec(name string, params ...httpx.Param) *httpx.Spec {
 
 var (
 	routeView     = &pageRoute{spec: pageSpec("page", redirectParam), handle: (*Server).view, splice: true}
-	routeCategory = &pageRoute{spec: pageSpec("page", redirectParam, pagefromParam), handle: (*Server).view, splice: true}
+	routeCategory = &pageRoute{spec: pageSpec("page", redirectParam, pagefromParam, feedParam), handle: (*Server).view, splice: true}
 	routeOldid    = &pageRoute{spec: pageSpec("page:oldid", oldidParam), handle: (*Server).viewOld}
 	routeDiff     = &pageRoute{spec: pageSpec("page:diff", diffParam, oldidParam), handle: (*Server).diffPage}
 	routeEdit     = &pageRoute{spec: pageSpec("page:edit", oldidParam, httpx.Param{Name: "redlink", Kind: httpx.Enum, Values: []string{"1"}}), handle: (*Server).editForm}
-	routeHistory  = &pageRoute{spec: pageSpec("page:history", offsetParam,
+	routeHistory  = &pageRoute{spec: pageSpec("page:history", offsetParam, feedParam,
 		httpx.Param{Name: "limit", Kind: httpx.Limit, Max: 500, Default: "50"}), handle: (*Server).history}
 	routeRaw  = &pageRoute{spec: pageSpec("page:raw", oldidParam), handle: (*Server).raw}
 	routeMove = &pageRoute{spec: pageSpec("page:move"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
@@ -242,7 +242,7 @@ func (s *Server) wikiPage(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	var o routeOpts
+	o := routeOpts{noEdge: s.hostFeed(q)}
 	if rt.splice && len(q.Params) == 0 {
 		o.splice = t
 	}
@@ -347,6 +347,9 @@ type viewData struct {
 }
 
 func (s *Server) view(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
+	if feedFormat(r) != "" {
+		return s.categoryFeed(w, r, t)
+	}
 	ctx := r.Context()
 	noRedirect := httpx.From(r).Get("redirect") == "no"
 	v, err := s.eng.ViewPage(ctx, t, noRedirect)
@@ -376,6 +379,9 @@ func (s *Server) view(w http.ResponseWriter, r *http.Request, t wiki.Title) erro
 		expireWith(r, pr.Expiry)
 	}
 	p := s.page(r, string(d.Title))
+	if t.Namespace() == wiki.NSCategory {
+		p.Feeds = feedLinks(t.URL(), nil, s.cfg.SiteName+" – New pages in "+string(t))
+	}
 	if err := s.setTabs(p, r, d.Title, "view", true); err != nil {
 		return err
 	}
@@ -890,8 +896,12 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t wiki.Title) e
 		d.Next = q.Link(t.URL(), "action", "history", "offset", strconv.FormatInt(revs[limit-1].ID, 10), "limit", strconv.Itoa(limit))
 		revs = revs[:limit]
 	}
+	if feedFormat(r) != "" {
+		return s.historyFeed(w, r, page.Title, revs)
+	}
 	d.Revisions = revs
 	p := s.page(r, "History of "+string(t))
+	p.Feeds = feedLinks(q.Path, q.Params, s.cfg.SiteName+" – Revision history of "+string(page.Title))
 	if err := s.setTabs(p, r, t, "history", !page.Deleted); err != nil {
 		return err
 	}

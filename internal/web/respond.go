@@ -23,6 +23,7 @@ type Page struct {
 	NSTabs            []Tab // the page's and its discussion's (namespaceTabs)
 	Flash             string
 	NoIndex           bool
+	Feeds             []FeedLink // offered in the head (<link rel="alternate">)
 	Data              any
 	// zone and layout are how Date and Clock show times: the viewer's
 	// preferences on pages drawn for one logged-in viewer (never stored

@@ -145,6 +145,9 @@ type routeOpts struct {
 	splice wiki.Title
 	// onError writes errors (default: an HTML error page).
 	onError func(http.ResponseWriter, *http.Request, error)
+	// noEdge keeps the request away from the edge cache: its answer
+	// depends on more than its key (a feed's URLs built from the Host).
+	noEdge bool
 }
 
 // serve runs h for the parsed request q, the one path every route takes
@@ -189,7 +192,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, q *httpx.Request,
 	// Credentials other than the session cookie never share a response.
 	// (A Range header does not matter: every response is sent whole, which
 	// HTTP allows, so it costs no render.)
-	if get && s.edge != nil && len(r.Header["Authorization"]) == 0 {
+	if get && s.edge != nil && !o.noEdge && len(r.Header["Authorization"]) == 0 {
 		switch {
 		case q.Shared && q.AsSent:
 			s.edge.Serve(w, r, q.Key(), run)

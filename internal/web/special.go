@@ -48,7 +48,7 @@ var specialRoutes = func() map[string]*specialRoute {
 		{name: "UserLogin", spec: specialSpec("UserLogin", returnToParam), post: true, open: true, handle: (*Server).loginPage},
 		{name: "CreateAccount", spec: specialSpec("CreateAccount", returnToParam), post: true, open: true, handle: (*Server).createAccountPage},
 		{name: "UserLogout", spec: specialSpec("UserLogout"), post: true, open: true, handle: (*Server).logoutPage},
-		{name: "RecentChanges", spec: specialSpec("RecentChanges", append([]httpx.Param{rcOffsetParam, limitParam(500, "50"), namespaceParam}, changeFilterParams("")...)...),
+		{name: "RecentChanges", spec: specialSpec("RecentChanges", append([]httpx.Param{feedParam, rcOffsetParam, limitParam(500, "50"), namespaceParam}, changeFilterParams("")...)...),
 			handle: (*Server).recentChanges},
 		{name: "Watchlist", spec: specialSpec("Watchlist", append([]httpx.Param{rcOffsetParam, limitParam(500, "50"), namespaceParam}, changeFilterParams("7")...)...),
 			handle: (*Server).watchlistPage},
@@ -60,7 +60,7 @@ var specialRoutes = func() map[string]*specialRoute {
 			httpx.Param{Name: "go", Kind: httpx.Flag}, httpx.Param{Name: "offset", Kind: httpx.Offset, Max: 10000}, namespaceParam), handle: (*Server).search},
 		{name: "Random", spec: specialSpec("Random"), handle: (*Server).random},
 		{name: "WhatLinksHere", spec: specialSpec("WhatLinksHere", fromPageParam, limitParam(1000, "200")), handle: (*Server).whatLinksHere},
-		{name: "Contributions", spec: specialSpec("Contributions", append([]httpx.Param{rcOffsetParam, limitParam(500, "50"), namespaceParam}, changeFilterParams("")...)...),
+		{name: "Contributions", spec: specialSpec("Contributions", append([]httpx.Param{feedParam, rcOffsetParam, limitParam(500, "50"), namespaceParam}, changeFilterParams("")...)...),
 			handle: (*Server).contributions},
 		{name: "SpecialPages", spec: specialSpec("SpecialPages"), handle: (*Server).specialPages},
 		{name: "Preferences", spec: specialSpec("Preferences"), post: true, handle: (*Server).preferencesPage},
@@ -190,7 +190,7 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.serve(w, withTags(r), q, routeOpts{}, func(w http.ResponseWriter, r *http.Request) error {
+	s.serve(w, withTags(r), q, routeOpts{noEdge: s.hostFeed(q)}, func(w http.ResponseWriter, r *http.Request) error {
 		if post {
 			if err := r.ParseForm(); err != nil {
 				return formError(err)
@@ -549,8 +549,15 @@ func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesDa
 		d.Next = rq.Link(base, append(link, "offset", strconv.FormatInt(cs[limit-1].ID, 10))...)
 		cs = cs[:limit]
 	}
+	heading := strings.TrimSpace(d.Heading + " " + d.HeadingName)
+	if feedFormat(r) != "" {
+		return s.changesFeed(w, r, heading, d.Intro, cs)
+	}
 	d.Namespaces, d.FormAction, d.Limit = namespaceOptions(r), base, rq.Get("limit")
-	p := s.page(r, strings.TrimSpace(d.Heading+" "+d.HeadingName))
+	p := s.page(r, heading)
+	if !d.Watchlist {
+		p.Feeds = feedLinks(rq.Path, rq.Params, s.cfg.SiteName+" – "+heading)
+	}
 	d.Changes, d.Days = cs, groupByDay(cs, p)
 	p.NoIndex = true
 	p.Data = d

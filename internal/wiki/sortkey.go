@@ -2,6 +2,7 @@ package wiki
 
 import (
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -152,6 +153,9 @@ type CategoryQuery struct {
 type CategoryMember struct {
 	Page
 	SortKey string
+	// Added is when the page was added to the category (CategoryAdditions
+	// only; zero in other listings).
+	Added time.Time
 }
 
 // Cursor returns the place of m in its category's listing.

@@ -169,6 +169,11 @@ type PageStore interface {
 	// FindRevision returns a revision with its text; ErrNotFound for a
 	// revision of a deleted page.
 	FindRevision(ctx context.Context, id int64) (Revision, error)
+	// FindRevisions returns the revisions with the given IDs, with their
+	// texts, in one query, in no particular order; a revision of a deleted
+	// page, or one that does not exist, is left out. Listings that show
+	// several revisions' texts (feeds) read them with it, never one by one.
+	FindRevisions(ctx context.Context, ids []int64) ([]Revision, error)
 	// ExistingTitles returns which of titles name live (not deleted) pages.
 	// One query for the whole batch.
 	ExistingTitles(ctx context.Context, titles []Title) (map[Title]bool, error)
@@ -221,6 +226,12 @@ type PageStore interface {
 	// or its other members (q.Subcategories). One index range, as long as
 	// q.Limit.
 	CategoryMembers(ctx context.Context, cat Title, q CategoryQuery) ([]CategoryMember, error)
+	// CategoryAdditions returns up to limit live pages in category cat,
+	// subcategories included, the most recently added first, with the
+	// time each was added (CategoryMember.Added): the time the page's
+	// links first put it there since it was last out of it. One index
+	// range.
+	CategoryAdditions(ctx context.Context, cat Title, limit int) ([]CategoryMember, error)
 	// PageCategories returns the categories page pageID is in, with its
 	// sort key in each and whether its rows list it as a subcategory, by
 	// category.

@@ -105,6 +105,7 @@ var Tables = []*Table{
 	{Name: "revisions", Key: 1, MaxBatch: bigBatch, Columns: cols(`id:i page_id:i parent_id:i user_id:i user_name:t ts:i summary:t text:t
 		size:i sha1:t minor:b deleted:b`)},
 	{Name: "links", Key: 3, Columns: cols(`from_page:i kind:t target_title:t sortkey:t subcat:b`)},
+	{Name: "category_added", Key: 2, Columns: cols(`category:t page_id:i added:i`)},
 	{Name: "changes", Key: 1, Columns: cols(`id:i kind:t title:t new_title:t page_id:i rev_id:i old_rev_id:i user_id:i
 		user_name:t ts:i summary:t size:i old_size:i minor:b`)},
 	{Name: "log", Key: 1, Columns: cols(`id:i type:t action:t ts:i user_id:i user_name:t target:t page_id:i comment:t params:j`)},

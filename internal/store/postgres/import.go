@@ -247,6 +247,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 		}
 		rewritten[st.page.ID] = true
 		links.Add(st.page.ID, req.Title, req.Links)
+		links.At = req.Time
 		for _, t := range req.Links.Links {
 			linkedInBatch[string(t)] = true
 		}

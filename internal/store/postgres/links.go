@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -34,22 +35,40 @@ func queueLinkRows(b *pgx.Batch, rs *store.LinkRows) {
 	if len(from) > 0 {
 		b.Queue(insertLinks, from, kinds, titles, keys, subcats)
 	}
+	queueAdditions(b, rs)
+}
+
+// queueAdditions queues what keeps category_added in step with the
+// category rows just written for rs's pages: a membership new to its page
+// is recorded as added at rs.At, one that goes on keeps its time, and one
+// that ended is forgotten (so that coming back is a new addition).
+func queueAdditions(b *pgx.Batch, rs *store.LinkRows) {
+	if len(rs.Pages) == 0 {
+		return
+	}
+	if cats, pages := rs.Additions(); len(cats) > 0 {
+		b.Queue(`INSERT INTO category_added (category, page_id, added)
+			SELECT * FROM unnest($1::text[], $2::bigint[], array_fill($3::bigint, ARRAY[cardinality($1::text[])])) ON CONFLICT DO NOTHING`,
+			cats, pages, ms(now(rs.At)))
+	}
+	b.Queue(`DELETE FROM category_added a WHERE a.page_id = ANY($1) AND NOT EXISTS (SELECT 1 FROM links l
+		WHERE l.from_page = a.page_id AND l.kind = 'category' AND l.target_title = a.category)`, rs.PageIDs())
 }
 
 // queueReplaceLinks queues on b what makes the link rows of page pageID,
-// titled page, those of ls.
-func queueReplaceLinks(b *pgx.Batch, pageID int64, page wiki.Title, ls wiki.LinkSet) {
+// titled page, those of ls, written at time at (zero: now).
+func queueReplaceLinks(b *pgx.Batch, pageID int64, page wiki.Title, ls wiki.LinkSet, at time.Time) {
 	b.Queue(`DELETE FROM links WHERE from_page = $1`, pageID)
-	var rows store.LinkRows
+	rows := store.LinkRows{At: at}
 	rows.Add(pageID, page, ls)
 	queueLinkRows(b, &rows)
 }
 
 // replaceLinks makes the link rows of page pageID, titled page, those of
-// ls, in one round trip.
-func replaceLinks(ctx context.Context, tx pgx.Tx, pageID int64, page wiki.Title, ls wiki.LinkSet) error {
+// ls, written at time at (zero: now), in one round trip.
+func replaceLinks(ctx context.Context, tx pgx.Tx, pageID int64, page wiki.Title, ls wiki.LinkSet, at time.Time) error {
 	var b pgx.Batch
-	queueReplaceLinks(&b, pageID, page, ls)
+	queueReplaceLinks(&b, pageID, page, ls, at)
 	return tx.SendBatch(ctx, &b).Close()
 }
 
@@ -77,7 +96,7 @@ func (db *DB) RefreshLinks(ctx context.Context, pageID, revID int64, ls wiki.Lin
 			return err
 		}
 		done = true
-		return replaceLinks(ctx, tx, pageID, wiki.Title(title), ls)
+		return replaceLinks(ctx, tx, pageID, wiki.Title(title), ls, time.Time{})
 	})
 	if err != nil {
 		return false, fmt.Errorf("postgres: refresh links of page %d: %w", pageID, err)

@@ -318,3 +318,29 @@ func (db *DB) SearchTitles(ctx context.Context, prefix string, lim int) ([]wiki.
 	}
 	return out, nil
 }
+
+// CategoryAdditions lists live pages in category cat, the most recently
+// added first: one range of the category_added_time index, read
+// backwards, each row checked against its links row (the membership
+// exists) and its page (live).
+func (db *DB) CategoryAdditions(ctx context.Context, cat wiki.Title, n int) ([]wiki.CategoryMember, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+pageCols+`, l.sortkey, a.added FROM category_added a
+		JOIN links l ON l.from_page = a.page_id AND l.kind = 'category' AND l.target_title = a.category
+		JOIN pages p ON p.id = a.page_id
+		WHERE a.category = $1 AND NOT p.deleted ORDER BY a.added DESC, a.page_id DESC LIMIT $2`, string(cat), limit(n))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: additions to %q: %w", cat, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.CategoryMember, error) {
+		var m wiki.CategoryMember
+		var added int64
+		var err error
+		m.Page, err = scanPage(extraScanner{row, []any{&m.SortKey, &added}})
+		m.SortKey, m.Added = wiki.SortKeyOf(m.SortKey), fromMS(added)
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: additions to %q: %w", cat, err)
+	}
+	return out, nil
+}

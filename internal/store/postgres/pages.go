@@ -243,7 +243,7 @@ func savePageTx(ctx context.Context, tx pgx.Tx, req wiki.SaveRequest, sha, terms
 	if live {
 		parentID, oldSize = cur.LatestID, cur.Size
 		if cur.latestSHA == sha {
-			if err := replaceLinks(ctx, tx, cur.ID, req.Title, req.Links); err != nil {
+			if err := replaceLinks(ctx, tx, cur.ID, req.Title, req.Links, at); err != nil {
 				return wiki.SaveResult{}, err
 			}
 			if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
@@ -284,7 +284,7 @@ func savePageTx(ctx context.Context, tx pgx.Tx, req wiki.SaveRequest, sha, terms
 	var b pgx.Batch
 	b.Queue(`UPDATE pages SET latest_rev = $1, redirect = $2, deleted = false, touched = $3, size = $4 WHERE id = $5`,
 		page.LatestID, string(page.Redirect), ms(at), page.Size, pageID)
-	queueReplaceLinks(&b, pageID, req.Title, req.Links)
+	queueReplaceLinks(&b, pageID, req.Title, req.Links, at)
 	b.Queue(insertChangeSQL, changeArgs(wiki.Change{
 		Kind: kind, Title: req.Title, PageID: pageID, RevID: rev.ID, OldRevID: parentID,
 		UserID: req.UserID, UserName: req.UserName, Time: at, Summary: req.Summary,
@@ -424,7 +424,7 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 		b = pgx.Batch{}
 		b.Queue(`UPDATE pages SET latest_rev = $1, redirect = $2, size = $3 WHERE id = $4`,
 			rr.ID, string(req.RedirectLinks.Redirect), rr.Size, redirID)
-		queueReplaceLinks(&b, redirID, req.From, req.RedirectLinks)
+		queueReplaceLinks(&b, redirID, req.From, req.RedirectLinks, at)
 		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return err
 		}
@@ -525,4 +525,23 @@ func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, user
 		return wiki.Page{}, fmt.Errorf("postgres: undelete page %q: %w", t, err)
 	}
 	return page, nil
+}
+
+// FindRevisions returns the revisions with the given IDs with their
+// texts, in one query.
+func (db *DB) FindRevisions(ctx context.Context, ids []int64) ([]wiki.Revision, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := db.pool.Query(ctx, `SELECT `+revCols+`, r.text`+revColsFrom+` WHERE r.id = ANY($1) AND NOT r.deleted`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: find revisions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.Revision, error) {
+		return scanRevision(row, true)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: find revisions: %w", err)
+	}
+	return out, nil
 }

@@ -318,7 +318,7 @@ func (db *DB) RefreshLinks(ctx context.Context, pageID, revID int64, ls wiki.Lin
 			return err
 		}
 		done = true
-		return replaceLinks(ctx, tx, pageID, wiki.Title(title), ls)
+		return replaceLinks(ctx, tx, pageID, wiki.Title(title), ls, time.Time{})
 	})
 	if err != nil {
 		return false, fmt.Errorf("sqlite: refresh links of page %d: %w", pageID, err)

@@ -595,3 +595,32 @@ func (db *DB) SearchTitles(ctx context.Context, prefix string, lim int) ([]wiki.
 	}
 	return out, nil
 }
+
+// CategoryAdditions lists live pages in category cat, the most recently
+// added first: one range of the category_added_time index, read
+// backwards, each row checked against its links row (the membership
+// exists) and its page (live).
+func (db *DB) CategoryAdditions(ctx context.Context, cat wiki.Title, n int) ([]wiki.CategoryMember, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+pageCols+`, l.sortkey, a.added FROM category_added a
+		JOIN links l ON l.from_page = a.page_id AND l.kind = 'category' AND l.target_title = a.category
+		JOIN pages p ON p.id = a.page_id
+		WHERE a.category = ? AND p.deleted = 0 ORDER BY a.added DESC, a.page_id DESC LIMIT ?`, string(cat), limit(n))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: additions to %q: %w", cat, err)
+	}
+	defer rows.Close()
+	var out []wiki.CategoryMember
+	for rows.Next() {
+		var m wiki.CategoryMember
+		var added int64
+		if m.Page, err = scanPage(extraScanner{rows, []any{&m.SortKey, &added}}); err != nil {
+			return nil, fmt.Errorf("sqlite: additions to %q: %w", cat, err)
+		}
+		m.SortKey, m.Added = wiki.SortKeyOf(m.SortKey), fromMS(added)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: additions to %q: %w", cat, err)
+	}
+	return out, nil
+}

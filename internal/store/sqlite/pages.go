@@ -155,12 +155,13 @@ func insertRevision(ctx context.Context, tx *wtx, nr newRevision) (wiki.Revision
 	return r, err
 }
 
-// replaceLinks makes the link rows of page pageID, titled page, those of ls.
-func replaceLinks(ctx context.Context, tx *wtx, pageID int64, page wiki.Title, ls wiki.LinkSet) error {
+// replaceLinks makes the link rows of page pageID, titled page, those of
+// ls, written at time at (zero: now).
+func replaceLinks(ctx context.Context, tx *wtx, pageID int64, page wiki.Title, ls wiki.LinkSet, at time.Time) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
 		return err
 	}
-	var rows store.LinkRows
+	rows := store.LinkRows{At: at}
 	rows.Add(pageID, page, ls)
 	return insertLinkRows(ctx, tx, &rows)
 }
@@ -177,6 +178,28 @@ func insertLinkRows(ctx context.Context, tx *wtx, rs *store.LinkRows) error {
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO links (from_page, kind, target_title, sortkey, subcat) VALUES (?, ?, ?, ?, ?)`,
 			r.From, r.Kind, r.Title, r.SortKey, b2i(r.Subcat)); err != nil {
+			return err
+		}
+	}
+	return writeAdditions(ctx, tx, rs)
+}
+
+// writeAdditions keeps category_added in step with the category rows just
+// written for rs's pages: a membership new to its page is recorded as
+// added at rs.At, one that goes on keeps its time, and one that ended is
+// forgotten (so that coming back is a new addition).
+func writeAdditions(ctx context.Context, tx *wtx, rs *store.LinkRows) error {
+	at := ms(now(rs.At))
+	cats, pages := rs.Additions()
+	for i := range cats {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO category_added (category, page_id, added) VALUES (?, ?, ?)`,
+			cats[i], pages[i], at); err != nil {
+			return err
+		}
+	}
+	for _, id := range rs.PageIDs() {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM category_added WHERE page_id = ? AND NOT EXISTS (SELECT 1 FROM links l
+			WHERE l.from_page = category_added.page_id AND l.kind = 'category' AND l.target_title = category_added.category)`, id); err != nil {
 			return err
 		}
 	}
@@ -466,12 +489,13 @@ func searchTerms(req wiki.SaveRequest) string {
 func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedText, terms string, links *store.LinkRows) (wiki.SaveResult, searchEntry, error) {
 	setLinks := func(pageID int64) error {
 		if links == nil {
-			return replaceLinks(ctx, tx, pageID, req.Title, req.Links)
+			return replaceLinks(ctx, tx, pageID, req.Title, req.Links, req.Time)
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
 			return err
 		}
 		links.Add(pageID, req.Title, req.Links)
+		links.At = req.Time
 		return nil
 	}
 	at := now(req.Time)
@@ -656,7 +680,7 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 			rr.ID, string(req.RedirectLinks.Redirect), rr.Size, redirID); err != nil {
 			return err
 		}
-		return replaceLinks(ctx, tx, redirID, req.From, req.RedirectLinks)
+		return replaceLinks(ctx, tx, redirID, req.From, req.RedirectLinks, req.Time)
 	})
 	if err != nil {
 		return wiki.Page{}, fmt.Errorf("sqlite: move page %q to %q: %w", req.From, req.To, err)
@@ -759,4 +783,34 @@ func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, user
 		return wiki.Page{}, fmt.Errorf("sqlite: undelete page %q: %w", t, err)
 	}
 	return page, nil
+}
+
+// FindRevisions returns the revisions with the given IDs with their
+// texts, in one query (the IDs travel as one JSON array parameter).
+func (db *DB) FindRevisions(ctx context.Context, ids []int64) ([]wiki.Revision, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	arg, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: find revisions: %w", err)
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT `+revCols+`, r.text FROM revisions r JOIN pages p ON p.id = r.page_id
+		LEFT JOIN revisions pr ON pr.id = r.parent_id WHERE r.id IN (SELECT value FROM json_each(?)) AND r.deleted = 0`, string(arg))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: find revisions: %w", err)
+	}
+	defer rows.Close()
+	var out []wiki.Revision
+	for rows.Next() {
+		r, err := scanRevision(rows, true)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: find revisions: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: find revisions: %w", err)
+	}
+	return out, nil
 }

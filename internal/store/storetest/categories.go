@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -196,5 +197,108 @@ func SortKeyBackfill(t *testing.T, s wiki.Store, rewind func(t *testing.T) wiki.
 	z := must[wiki.Page](t)(s.FindPage(ctx, "Zeta"))
 	if cats := must[[]wiki.CategoryLink](t)(s.PageCategories(ctx, z.ID)); fmt.Sprint(cats) != fmt.Sprint([]wiki.CategoryLink{{Category: cat, SortKey: "ZETA"}}) {
 		t.Fatalf("categories of Zeta = %v", cats)
+	}
+}
+
+// saveAt saves text at title against base at time when.
+func saveAt(t *testing.T, s wiki.Store, title string, base int64, text string, ls wiki.LinkSet, when time.Time) wiki.SaveResult {
+	t.Helper()
+	res, err := s.SavePage(ctx, wiki.SaveRequest{
+		Title: wiki.MustTitle(title), Text: text, Summary: "edit " + title, UserID: 1, UserName: "Alice",
+		BaseRevID: base, Links: ls, SearchText: sourceText(text), Time: when,
+	})
+	if err != nil {
+		t.Fatalf("save %q: %v", title, err)
+	}
+	return res
+}
+
+// added lists a category's additions as "Title@minute" items, in order.
+func added(ms []wiki.CategoryMember) string {
+	var b []string
+	for _, m := range ms {
+		b = append(b, fmt.Sprintf("%s@%d", m.Title, int(m.Added.Sub(t0)/time.Minute)))
+	}
+	return strings.Join(b, ",")
+}
+
+func testCategoryAdditions(t *testing.T, s wiki.Store) {
+	news := wiki.Title("Category:News")
+	in := wiki.LinkSet{Categories: []wiki.Title{news}}
+	a := saveAt(t, s, "Alpha", 0, "a", in, at(1))
+	saveAt(t, s, "Beta", 0, "b", in, at(2))
+	saveAt(t, s, "Category:Sub", 0, "s", in, at(3)) // subcategories are members too
+	g := saveAt(t, s, "Gamma", 0, "g", wiki.LinkSet{}, at(4))
+	list := func() string {
+		t.Helper()
+		return added(must[[]wiki.CategoryMember](t)(s.CategoryAdditions(ctx, news, 10)))
+	}
+	if got := list(); got != "Category:Sub@3,Beta@2,Alpha@1" {
+		t.Fatalf("additions = %s", got)
+	}
+	// An edit that keeps the page in the category keeps its time; one that
+	// adds a page to it is an addition at the edit's time.
+	a = saveAt(t, s, "Alpha", a.Revision.ID, "a2", wiki.LinkSet{Categories: []wiki.Title{news, "Category:Other"}}, at(5))
+	saveAt(t, s, "Gamma", g.Revision.ID, "g2", in, at(6))
+	if got := list(); got != "Gamma@6,Category:Sub@3,Beta@2,Alpha@1" {
+		t.Fatalf("after edits: additions = %s", got)
+	}
+	if got := added(must[[]wiki.CategoryMember](t)(s.CategoryAdditions(ctx, "Category:Other", 10))); got != "Alpha@5" {
+		t.Fatalf("Category:Other's additions = %s", got)
+	}
+	// A page that leaves the category is not listed; when it comes back,
+	// that is a new addition.
+	a = saveAt(t, s, "Alpha", a.Revision.ID, "a3", wiki.LinkSet{}, at(7))
+	if got := list(); got != "Gamma@6,Category:Sub@3,Beta@2" {
+		t.Fatalf("after Alpha left: additions = %s", got)
+	}
+	saveAt(t, s, "Alpha", a.Revision.ID, "a4", in, at(8))
+	if got := list(); got != "Alpha@8,Gamma@6,Category:Sub@3,Beta@2" {
+		t.Fatalf("after Alpha came back: additions = %s", got)
+	}
+	// The links job keeps the time of a membership that goes on.
+	b := must[wiki.Page](t)(s.FindPage(ctx, "Beta"))
+	if _, err := s.RefreshLinks(ctx, b.ID, b.LatestID, wiki.LinkSet{Categories: []wiki.Title{news}, DefaultSort: "zz"}); err != nil {
+		t.Fatal(err)
+	}
+	// A limit, and deleted pages are not listed.
+	if got := added(must[[]wiki.CategoryMember](t)(s.CategoryAdditions(ctx, news, 2))); got != "Alpha@8,Gamma@6" {
+		t.Fatalf("limit 2: additions = %s", got)
+	}
+	if err := s.DeletePage(ctx, "Gamma", 1, "Alice", "gone", at(9)); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(); got != "Alpha@8,Category:Sub@3,Beta@2" {
+		t.Fatalf("after deleting Gamma: additions = %s", got)
+	}
+}
+
+func testFindRevisions(t *testing.T, s wiki.Store) {
+	a := save(t, s, "Alpha", 0, "first", wiki.LinkSet{})
+	a2 := save(t, s, "Alpha", a.Revision.ID, "second", wiki.LinkSet{})
+	b := save(t, s, "Beta", 0, "other", wiki.LinkSet{})
+	revs := must[[]wiki.Revision](t)(s.FindRevisions(ctx, []int64{b.Revision.ID, a.Revision.ID, a2.Revision.ID, 99999}))
+	texts := map[int64]string{}
+	for _, r := range revs {
+		texts[r.ID] = r.Text
+	}
+	want := map[int64]string{a.Revision.ID: "first", a2.Revision.ID: "second", b.Revision.ID: "other"}
+	if fmt.Sprint(texts) != fmt.Sprint(want) {
+		t.Fatalf("texts = %v, want %v", texts, want)
+	}
+	for _, r := range revs {
+		if r.ID == a2.Revision.ID && (r.ParentID != a.Revision.ID || r.Title != "Alpha" || r.ParentSize != len("first")) {
+			t.Fatalf("revision %d = %+v", r.ID, r)
+		}
+	}
+	// Revisions of a deleted page are left out.
+	if err := s.DeletePage(ctx, "Beta", 1, "Alice", "gone", at(2)); err != nil {
+		t.Fatal(err)
+	}
+	if revs := must[[]wiki.Revision](t)(s.FindRevisions(ctx, []int64{b.Revision.ID})); len(revs) != 0 {
+		t.Fatalf("revisions of a deleted page: %v", revs)
+	}
+	if revs := must[[]wiki.Revision](t)(s.FindRevisions(ctx, nil)); len(revs) != 0 {
+		t.Fatalf("no IDs: %v", revs)
 	}
 }

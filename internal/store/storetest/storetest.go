@@ -44,6 +44,8 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"category members list by sort key, then title, subcategories apart", testCategorySortKeys},
 		{"a category listing pages by (sort key, title) across equal keys", testCategoryPaging},
 		{"the links job and imports write sort keys, and a key change moves the member", testCategorySortKeyWriters},
+		{"a category's newest members come first, each with the time it was added", testCategoryAdditions},
+		{"revisions are found with their texts in one batch", testFindRevisions},
 		{"transclusions are listed and counted apart from links, and gate their jobs", testTransclusions},
 		{"dependents are listed by page ID from a cursor, each page once, live pages only", testDependents},
 		{"search finds English text with title matches first", testSearchEnglish},
