@@ -74,6 +74,7 @@ func (p *localPurges) Refresh(_ context.Context, _ []int64, titles ...wiki.Title
 // part counts as a purge.
 func (p *localPurges) Outbox([]int64, ...wiki.Title) []wiki.JobSpec      { return nil }
 func (p *localPurges) PurgeHere(_ context.Context, titles ...wiki.Title) { p.add(titles) }
+func (p *localPurges) UsersChanged(context.Context, ...int64)            {}
 
 type externalPurges struct{ purgeSets }
 

@@ -48,6 +48,9 @@ type Purger interface {
 	// process.
 	Outbox(pageIDs []int64, titles ...wiki.Title) []wiki.JobSpec
 	PurgeHere(ctx context.Context, titles ...wiki.Title)
+	// UsersChanged has every process read the accounts of userIDs again
+	// (their sessions' user bars: a new notification).
+	UsersChanged(ctx context.Context, userIDs ...int64)
 }
 
 // noPurge is the Purger of an engine without caches.
@@ -58,6 +61,7 @@ func (noPurge) Stale(context.Context, []int64, ...wiki.Title) []wiki.Title { ret
 func (noPurge) Refresh(context.Context, []int64, ...wiki.Title)            {}
 func (noPurge) Outbox([]int64, ...wiki.Title) []wiki.JobSpec               { return nil }
 func (noPurge) PurgeHere(context.Context, ...wiki.Title)                   {}
+func (noPurge) UsersChanged(context.Context, ...int64)                     {}
 
 // Rendered is a revision's HTML with what the page chrome needs around it.
 type Rendered struct {
@@ -527,7 +531,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		}
 		base := ed.BaseRevID
 		text := ed.Text
-		var baseText string
+		var baseText, oldText string
 		if base != 0 && (!exists || base != cur.LatestID) {
 			b, err := e.staleBase(ctx, ed, cur, exists)
 			if err != nil {
@@ -543,6 +547,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 			if latest.Text == text {
 				return SaveOutcome{Page: cur, Revision: latest, NoChange: true}, nil
 			}
+			oldText = latest.Text
 			if base != cur.LatestID {
 				m, conflict := diff.Merge(baseText, text, latest.Text)
 				if conflict {
@@ -581,13 +586,17 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		if exists {
 			ids = []int64{cur.ID}
 		}
+		jobs := append(e.changeJobs(ed.Title, base == 0, false, cats...), e.purger.Outbox(ids, append([]wiki.Title{ed.Title}, cats...)...)...)
+		if j, ok := e.notifyJob(ed.Title, base, ed.Editor.UserName, oldText, text); ok {
+			jobs = append(jobs, j)
+		}
 		// base 0 creates the page (or fails with ErrExists): pages linking
 		// to it turn blue.
 		res, err := e.store.SavePage(ctx, wiki.SaveRequest{
 			Title: ed.Title, Text: text, Summary: ed.Summary, Minor: ed.Minor,
 			UserID: ed.Editor.UserID, UserName: ed.Editor.UserName,
 			BaseRevID: base, Links: links, SearchText: plain, Time: e.now(), Group: ed.Editor.Group,
-			Jobs: append(e.changeJobs(ed.Title, base == 0, false, cats...), e.purger.Outbox(ids, append([]wiki.Title{ed.Title}, cats...)...)...),
+			Jobs: jobs,
 		})
 		if errors.Is(err, wiki.ErrProtected) {
 			// Protected since the check above: say so as it would have.

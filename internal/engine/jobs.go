@@ -143,6 +143,7 @@ func (e *Engine) JobHandlers() map[string]jobs.Handler {
 		wiki.JobReindex:       e.runReindex,
 		wiki.JobCDNPurge:      e.runCDNPurge,
 		wiki.JobRC:            e.runHousekeeping,
+		wiki.JobNotify:        e.runNotify,
 	}
 }
 

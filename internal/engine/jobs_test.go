@@ -45,6 +45,7 @@ func (p *purges) Refresh(ctx context.Context, _ []int64, titles ...wiki.Title) {
 // A change's own purge is recorded by its local part.
 func (p *purges) Outbox([]int64, ...wiki.Title) []wiki.JobSpec        { return nil }
 func (p *purges) PurgeHere(ctx context.Context, titles ...wiki.Title) { p.Purge(ctx, nil, titles...) }
+func (p *purges) UsersChanged(context.Context, ...int64)              {}
 
 // runJobs leases every due job, runs those of kind (all kinds when empty)
 // times times each through the engine's handlers, completes them all, and

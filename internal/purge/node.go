@@ -185,6 +185,16 @@ func (n *Node) AccountsChanged(ctx context.Context, userIDs []int64, titles ...w
 	n.publish(ctx, wiki.PurgeEvent{Users: userIDs, Titles: titles})
 }
 
+// UsersChanged has every process, this one included, read the accounts
+// of userIDs again (a job changed what their user bars show).
+func (n *Node) UsersChanged(ctx context.Context, userIDs ...int64) {
+	if len(userIDs) == 0 {
+		return
+	}
+	n.o.ForgetUsers(userIDs...)
+	n.publish(ctx, wiki.PurgeEvent{Users: userIDs})
+}
+
 // SessionsEnded tells the other processes that sessions ended (signed
 // out): they drop the copies they hold in memory. This process's own are
 // the caller's.

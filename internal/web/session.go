@@ -39,13 +39,22 @@ type Viewer struct {
 	Session  wiki.Session // zero for anonymous and bearer-token requests
 	LoggedIn bool
 	Token    bool // authenticated by an API bearer token
-	// Watches is the user's watchlist as read with the account (nil for
-	// anonymous and bearer-token requests).
-	Watches *watchSet
+	// State is the user's watchlist and notification count as read with
+	// the account (nil for anonymous and bearer-token requests).
+	State *userState
 }
 
 // Watching reports whether the viewer watches t at now.
-func (v Viewer) Watching(t wiki.Title, now time.Time) bool { return v.Watches.Has(t, now) }
+func (v Viewer) Watching(t wiki.Title, now time.Time) bool { return v.State.Has(t, now) }
+
+// Unread is the viewer's count of unread notifications (up to
+// wiki.MaxUnread).
+func (v Viewer) Unread() int {
+	if v.State == nil {
+		return 0
+	}
+	return v.State.unread
+}
 
 func (v Viewer) Name() string    { return v.User.Name }
 func (v Viewer) IsAdmin() bool   { return v.LoggedIn && v.User.Group == wiki.GroupAdmin }
@@ -117,14 +126,14 @@ func (s *Server) sessionViewer(ctx context.Context, id string, fresh bool) (View
 		return Viewer{}, false
 	}
 	v := Viewer{User: u, Session: sess, LoggedIn: true}
-	ws, err := s.watchesOf(ctx, u.ID, epoch)
+	ws, err := s.userStateOf(ctx, u.ID, epoch)
 	if err != nil {
 		// The page is served without the watch state; the next request
 		// reads it again.
 		s.log.Error("watchlist lookup", "err", err)
 		return v, true
 	}
-	v.Watches = ws
+	v.State = ws
 	if s.sessions.bumps.Load() == bumps {
 		s.sessions.put(v, epoch)
 	}

@@ -52,6 +52,7 @@ var specialRoutes = func() map[string]*specialRoute {
 			handle: (*Server).recentChanges},
 		{name: "Watchlist", spec: specialSpec("Watchlist", append([]httpx.Param{rcOffsetParam, limitParam(500, "50"), namespaceParam}, changeFilterParams("7")...)...),
 			handle: (*Server).watchlistPage},
+		{name: "Notifications", spec: specialSpec("Notifications", rcOffsetParam, limitParam(500, "50")), handle: (*Server).notificationsPage},
 		{name: "EditWatchlist", spec: specialSpec("EditWatchlist", fromParam, limitParam(1000, "500")), post: true, handle: (*Server).editWatchlistPage},
 		{name: "AllPages", spec: specialSpec("AllPages", httpx.Param{Name: "prefix", Kind: httpx.TitleKey}, fromParam, limitParam(1000, "200"), namespaceParam),
 			handle: (*Server).allPages},

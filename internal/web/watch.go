@@ -144,7 +144,7 @@ func (s *Server) autoWatch(r *http.Request, t wiki.Title) {
 
 // pages counts the pages a watch set covers: each watched page
 // with its talk page counts once.
-func (w *watchSet) pages(now time.Time) int {
+func (w *userState) pages(now time.Time) int {
 	if w == nil {
 		return 0
 	}
@@ -165,7 +165,7 @@ func (s *Server) watchlistPage(w http.ResponseWriter, r *http.Request, _ string)
 		redirect(w, r, "/wiki/Special:UserLogin?returnto=Special%3AWatchlist", http.StatusFound)
 		return nil
 	}
-	d := changesData{Heading: "Watchlist", Watchlist: true, Watched: v.Watches.pages(s.now())}
+	d := changesData{Heading: "Watchlist", Watchlist: true, Watched: v.State.pages(s.now())}
 	var q wiki.ChangeQuery
 	s.changeFilters(r, &q, &d, "7")
 	list := func(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Change, error) {
@@ -242,14 +242,14 @@ func (s *Server) editWatchlistPage(w http.ResponseWriter, r *http.Request, _ str
 	if err != nil {
 		return err
 	}
-	d := editWatchlistData{Count: v.Watches.pages(now)}
+	d := editWatchlistData{Count: v.State.pages(now)}
 	if len(ws) > limit {
 		d.Next = rq.Link("/wiki/Special:EditWatchlist", "from", ws[limit].Title.Key(), "limit", strconv.Itoa(limit))
 		ws = ws[:limit]
 	}
 	for _, x := range ws {
 		// A talk page is listed with its subject page, as one entry.
-		if x.Title.IsTalk() && v.Watches.Has(x.Title.Subject(), now) {
+		if x.Title.IsTalk() && v.State.Has(x.Title.Subject(), now) {
 			continue
 		}
 		d.Titles = append(d.Titles, x)

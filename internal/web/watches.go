@@ -8,18 +8,20 @@ import (
 	"github.com/wikid/wikid/internal/wiki"
 )
 
-// watchSet is a user's watchlist in memory, read under the user's account
-// epoch (sessionCache): a logged-in view shows whether the viewer watches
-// its page without a query, and a change to the list bumps the epoch
-// (here at once, in other processes through the purge log), which
-// invalidates the set with the user's sessions.
-type watchSet struct {
+// userState is what a user's logged-in views show of their account
+// besides its name: the watchlist (the star on each page) and the count
+// of unread notifications (the user bar). It is read under the user's
+// account epoch (sessionCache), so that a view shows it without a query;
+// a change to either bumps the epoch (here at once, in other processes
+// through the purge log), which invalidates it with the user's sessions.
+type userState struct {
 	epoch  uint64
 	titles map[wiki.Title]int64 // expiry in Unix milliseconds, 0 for never
+	unread int                  // unread notifications, up to wiki.MaxUnread
 }
 
 // Has reports whether the set watches t at now.
-func (w *watchSet) Has(t wiki.Title, now time.Time) bool {
+func (w *userState) Has(t wiki.Title, now time.Time) bool {
 	if w == nil {
 		return false
 	}
@@ -35,7 +37,7 @@ type watchCache struct {
 
 type watchShard struct {
 	mu     sync.Mutex
-	m      map[int64]*watchSet
+	m      map[int64]*userState
 	titles int
 }
 
@@ -46,7 +48,7 @@ func (c *watchCache) shard(userID int64) *watchShard {
 	return &c.shards[uint64(userID)%uint64(len(c.shards))]
 }
 
-func (c *watchCache) get(userID int64, epoch uint64) *watchSet {
+func (c *watchCache) get(userID int64, epoch uint64) *userState {
 	sh := c.shard(userID)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -56,12 +58,12 @@ func (c *watchCache) get(userID int64, epoch uint64) *watchSet {
 	return nil
 }
 
-func (c *watchCache) put(userID int64, w *watchSet) {
+func (c *watchCache) put(userID int64, w *userState) {
 	sh := c.shard(userID)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.m == nil || sh.titles+len(w.titles) > watchCacheTitles/len(c.shards) {
-		sh.m, sh.titles = map[int64]*watchSet{}, 0
+		sh.m, sh.titles = map[int64]*userState{}, 0
 	}
 	if old := sh.m[userID]; old != nil {
 		sh.titles -= len(old.titles)
@@ -70,14 +72,14 @@ func (c *watchCache) put(userID int64, w *watchSet) {
 	sh.titles += len(w.titles)
 }
 
-// watchesOf returns the user's watch set, read from the store unless the
+// userStateOf returns the user's state, read from the store unless the
 // one cached was read under epoch (the user's epoch, taken before the
 // caller read the account).
-func (s *Server) watchesOf(ctx context.Context, userID int64, epoch uint64) (*watchSet, error) {
+func (s *Server) userStateOf(ctx context.Context, userID int64, epoch uint64) (*userState, error) {
 	if w := s.watches.get(userID, epoch); w != nil {
 		return w, nil
 	}
-	w := &watchSet{epoch: epoch, titles: map[wiki.Title]int64{}}
+	w := &userState{epoch: epoch, titles: map[wiki.Title]int64{}}
 	now := s.now()
 	var from wiki.Title
 	for {
@@ -98,6 +100,11 @@ func (s *Server) watchesOf(ctx context.Context, userID int64, epoch uint64) (*wa
 		// The next page starts at the last title read (read again).
 		from = ws[len(ws)-1].Title
 	}
+	n, err := s.store.CountUnread(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	w.unread = n
 	if s.sessions.epoch(userID) == epoch {
 		s.watches.put(userID, w)
 	}

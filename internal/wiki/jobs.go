@@ -37,6 +37,9 @@ const (
 	JobSearch   = "search"   // make a page's search index entry match its current state
 	JobCDNPurge = "cdnpurge" // purge titles at external caches (Varnish, CDN)
 	JobRC       = "rc"       // housekeeping: trim old recent changes and finished jobs
+	// Tell users an edit concerns (their talk page, a mention) and have
+	// their user bars read again.
+	JobNotify = "notify"
 )
 
 // SearchEntry is a page's search entry for ReindexPages: Text (the words

@@ -18,6 +18,7 @@ type Store interface {
 	JobStore
 	PurgeStore
 	WatchStore
+	NotificationStore
 	Close() error
 }
 

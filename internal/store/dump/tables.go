@@ -110,6 +110,7 @@ var Tables = []*Table{
 		user_name:t ts:i summary:t size:i old_size:i minor:b`)},
 	{Name: "log", Key: 1, Columns: cols(`id:i type:t action:t ts:i user_id:i user_name:t target:t page_id:i comment:t params:j`)},
 	{Name: "watchlist", Key: 2, Columns: cols(`user_id:i title:t expires:i`)},
+	{Name: "notifications", Key: 1, Columns: cols(`id:i user_id:i kind:t title:t rev_id:i agent:t ts:i seen:b`)},
 	{Name: "protection", Key: 1, Columns: cols(`title:t edit_level:t move_level:t expiry:i user_id:i user_name:t reason:t ts:i`)},
 	{Name: "blocks", Key: 1, Columns: cols(`id:i user_id:i by_id:i by_name:t reason:t created:i expires:i`)},
 	{Name: "tokens", Key: 1, Columns: cols(`id:t user_id:i name:t created:i expires:i last_used:i`)},

@@ -68,6 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"password resets are single use and expire", testPasswordResets},
 		{"preferences are saved with the user", testPrefs},
 		{"watchlists: expiry, filtered changes, moves, bounds", testWatchlist},
+		{"notifications are stored once, listed newest first and marked read", testNotifications},
 		{"renders are stored per revision and version and dropped per page", testRenders},
 		{"concurrent saves of different pages all succeed", testConcurrentDifferent},
 		{"concurrent saves on the same base: exactly one wins", testConcurrentSame},

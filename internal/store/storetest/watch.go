@@ -163,3 +163,43 @@ func testWatchlist(t *testing.T, s wiki.Store) {
 		}
 	})
 }
+
+func testNotifications(t *testing.T, s wiki.Store) {
+	u := must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Nia", PasswordHash: "h"}))
+	other := must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Ola", PasswordHash: "h"}))
+	ns := []wiki.Notification{
+		{UserID: u.ID, Kind: wiki.NotifyTalk, Title: "User talk:Nia", RevID: 7, Agent: "Ola", Time: at(1)},
+		{UserID: u.ID, Kind: wiki.NotifyMention, Title: "Talk:Plan", RevID: 9, Agent: "Ola", Time: at(2)},
+		{UserID: other.ID, Kind: wiki.NotifyMention, Title: "Talk:Plan", RevID: 9, Agent: "Nia", Time: at(2)},
+	}
+	if err := s.AddNotifications(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	// A job run again stores nothing twice.
+	if err := s.AddNotifications(ctx, ns[:2]); err != nil {
+		t.Fatal(err)
+	}
+	got := must[[]wiki.Notification](t)(s.Notifications(ctx, u.ID, 0, 10))
+	if len(got) != 2 || got[0].Title != "Talk:Plan" || got[0].Kind != wiki.NotifyMention || got[1].RevID != 7 ||
+		got[1].Agent != "Ola" || !got[1].Time.Equal(at(1)) || got[0].Read {
+		t.Fatalf("notifications = %+v", got)
+	}
+	if page := must[[]wiki.Notification](t)(s.Notifications(ctx, u.ID, got[0].ID, 10)); len(page) != 1 || page[0].ID != got[1].ID {
+		t.Fatalf("after the first = %+v", page)
+	}
+	if n := must[int](t)(s.CountUnread(ctx, u.ID)); n != 2 {
+		t.Fatalf("unread = %d", n)
+	}
+	if err := s.MarkNotificationsRead(ctx, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := must[int](t)(s.CountUnread(ctx, u.ID)); n != 0 {
+		t.Fatalf("unread after marking = %d", n)
+	}
+	if n := must[int](t)(s.CountUnread(ctx, other.ID)); n != 1 {
+		t.Fatalf("the other user's unread = %d", n)
+	}
+	if got := must[[]wiki.Notification](t)(s.Notifications(ctx, u.ID, 0, 10)); !got[0].Read || !got[1].Read {
+		t.Fatalf("marked = %+v", got)
+	}
+}
