@@ -101,6 +101,9 @@ type Prefs struct {
 	TimeZone     string // an IANA zone name such as "Europe/Paris"; "" is UTC
 	DateFormat   string // one of DateFormats; "" is the first
 	MinorDefault bool   // the edit form's "minor edit" box starts ticked
+	// Signature is the markup ~~~ and ~~~~ sign with; "" is the default
+	// (links to the user's page and talk page).
+	Signature string
 }
 
 // DateFormats are the date formats a user may choose, by name, as Go

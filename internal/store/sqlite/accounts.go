@@ -112,8 +112,8 @@ func (db *DB) SetPassword(ctx context.Context, userID int64, hash, keepSession s
 // UpdatePrefs saves the user's preferences.
 func (db *DB) UpdatePrefs(ctx context.Context, userID int64, p wiki.Prefs) error {
 	err := db.write(ctx, func(tx *wtx) error {
-		return affected(tx.ExecContext(ctx, `UPDATE users SET time_zone = ?, date_format = ?, minor_default = ? WHERE id = ?`,
-			p.TimeZone, p.DateFormat, b2i(p.MinorDefault), userID))
+		return affected(tx.ExecContext(ctx, `UPDATE users SET time_zone = ?, date_format = ?, minor_default = ?, signature = ? WHERE id = ?`,
+			p.TimeZone, p.DateFormat, b2i(p.MinorDefault), p.Signature, userID))
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: update preferences of user %d: %w", userID, err)
