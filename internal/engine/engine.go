@@ -18,6 +18,7 @@ import (
 	"github.com/maypok86/otter/v2"
 
 	"github.com/wikid/wikid/internal/diff"
+	"github.com/wikid/wikid/internal/markup/template"
 	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/store"
@@ -110,6 +111,11 @@ type Engine struct {
 	gate    *renderGate // renders and parses at once (limit.go)
 	flights flights     // renders of one revision under way
 
+	// sectionMark is the nonce of the section marks in the text of pages
+	// with templates (render.MarkSections): random, so that no template
+	// can write a mark.
+	sectionMark string
+
 	// Renders counts actual renders (cache misses at every level), for tests.
 	Renders atomic.Int64
 }
@@ -192,7 +198,7 @@ func New(o Options) *Engine {
 	})
 	return &Engine{store: o.Store, renderer: o.Renderer, purger: o.Purger, cdn: o.CDN, hasCDN: hasCDN, onQueued: o.JobsQueued,
 		log: o.Logger, maxPage: o.MaxPageBytes, siteName: o.SiteName, now: o.Now, mem: mem, noCache: o.NoRenderCache,
-		keepChanges: o.KeepChanges, keepDoneJobs: o.KeepDoneJobs, gate: newRenderGate(o.RenderLimits)}
+		keepChanges: o.KeepChanges, keepDoneJobs: o.KeepDoneJobs, gate: newRenderGate(o.RenderLimits), sectionMark: newSectionMark()}
 }
 
 // Store returns the engine's store for read-only listings.
@@ -225,7 +231,7 @@ func (e *Engine) Render(ctx context.Context, rev wiki.Revision) (*Rendered, erro
 			}
 			rev = full
 		}
-		return e.renderText(ctx, rev.Title, rev.Text)
+		return e.renderText(ctx, rev.Title, rev.Text, true)
 	}
 	// The epoch is part of the flight's key: a request that comes after an
 	// invalidation must not get a render begun before it.
@@ -282,7 +288,7 @@ func (e *Engine) renderRevision(ctx context.Context, rev wiki.Revision, cur uint
 		}
 		rev = full
 	}
-	r, err := e.renderText(ctx, rev.Title, rev.Text)
+	r, err := e.renderText(ctx, rev.Title, rev.Text, true)
 	if err != nil {
 		return nil, err
 	}
@@ -319,15 +325,17 @@ func (e *Engine) renderRevision(ctx context.Context, rev wiki.Revision, cur uint
 }
 
 // renderText renders text, the source of page t, in a slot of the render
-// gate.
-func (e *Engine) renderText(ctx context.Context, t wiki.Title, text string) (*Rendered, error) {
-	r, _, err := e.renderLinks(ctx, t, text)
+// gate; editLinks gives its section headings edit links (a render of the
+// page's latest revision, which is also its render as an old revision
+// later: the page view of an old revision drops them).
+func (e *Engine) renderText(ctx context.Context, t wiki.Title, text string, editLinks bool) (*Rendered, error) {
+	r, _, err := e.renderLinks(ctx, t, text, editLinks)
 	return r, err
 }
 
 // renderLinks is renderText returning also the link set its parse found,
 // with the templates.
-func (e *Engine) renderLinks(ctx context.Context, t wiki.Title, text string) (*Rendered, wiki.LinkSet, error) {
+func (e *Engine) renderLinks(ctx context.Context, t wiki.Title, text string, editLinks bool) (*Rendered, wiki.LinkSet, error) {
 	release, err := e.gate.acquire(ctx)
 	if err != nil {
 		return nil, wiki.LinkSet{}, err
@@ -343,11 +351,24 @@ func (e *Engine) renderLinks(ctx context.Context, t wiki.Title, text string) (*R
 		return e.store.ExistingTitles(ctx, titles)
 	}
 	t0 := time.Now()
+	var o render.Options
+	if editLinks {
+		o.EditPage = t
+		if template.Has(text) {
+			// Templates may write headings and hide the page's own:
+			// the page's section headings are marked before expansion.
+			if marked, err := e.renderer.MarkSections(text, e.sectionMark); err == nil {
+				text, o.SectionMark = marked, e.sectionMark
+			} else {
+				o.EditPage = "" // too complex to tell its sections: no links
+			}
+		}
+	}
 	expanded, err := e.expand(ctx, t, text)
 	if err != nil {
 		return nil, wiki.LinkSet{}, fmt.Errorf("engine: expand templates: %w", err)
 	}
-	res, err := e.renderer.Render(ctx, expanded.Text, exists)
+	res, err := e.renderer.RenderWith(ctx, expanded.Text, exists, o)
 	timing.From(ctx).AddRender(time.Since(t0) - inStore)
 	if err != nil {
 		return nil, wiki.LinkSet{}, fmt.Errorf("engine: render: %w", err)
@@ -423,7 +444,7 @@ func (e *Engine) Preview(ctx context.Context, t wiki.Title, text string) (*Rende
 	if err := e.checkSize(text); err != nil {
 		return nil, err
 	}
-	return e.renderText(ctx, t, text)
+	return e.renderText(ctx, t, text, false)
 }
 
 // View is what a page view needs.
@@ -468,6 +489,9 @@ type Editor struct {
 	UserID   int64
 	UserName string
 	Group    wiki.Group
+	// Signature is the user's custom signature (wiki.Prefs.Signature):
+	// what ~~~ expands to, when it passes CheckSignature.
+	Signature string
 }
 
 // Edit is a save request from a form or the API.
@@ -478,6 +502,15 @@ type Edit struct {
 	Minor     bool
 	BaseRevID int64 // revision the user started from; 0 when creating
 	Editor    Editor
+	// Section makes Text one section of the page rather than all of it:
+	// a section number ("0", "1"…, as render.Sections numbers them in the
+	// base revision, the latest when BaseRevID is 0), or NewSection to
+	// append Text as a new section headed SectionTitle (sections.go).
+	Section      string
+	SectionTitle string
+	// Verbatim saves Text as it is, without expanding signatures: a
+	// revert restores a revision's text as it was.
+	Verbatim bool
 }
 
 // ConflictError is returned when an edit overlaps a concurrent one.
@@ -517,6 +550,34 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 	if ed.Title.IsSpecial() {
 		return SaveOutcome{}, wiki.Errorf(wiki.KindInvalid, "special pages are generated by the wiki and cannot be edited")
 	}
+	n, err := ParseSection(ed.Section)
+	if err != nil {
+		return SaveOutcome{}, err
+	}
+	if !ed.Verbatim {
+		if ed.Text, err = e.Sign(ed.Text, ed.Editor); err != nil {
+			return SaveOutcome{}, err
+		}
+	}
+	// topic is the subject of a new section: appended to whatever the
+	// latest text is at each attempt, never merged.
+	var topic string
+	switch {
+	case ed.Section == NewSection:
+		if topic, err = TopicSubject(ed.SectionTitle); err != nil {
+			return SaveOutcome{}, err
+		}
+		if strings.TrimSpace(ed.Summary) == "" {
+			ed.Summary = SectionSummary(topic) + "new section"
+		}
+	case n >= 0:
+		if err := e.spliceSection(ctx, &ed, n); err != nil {
+			return SaveOutcome{}, err
+		}
+		if err := e.checkSize(ed.Text); err != nil {
+			return SaveOutcome{}, err
+		}
+	}
 	ed.Text = normalizeText(ed.Text)
 	ed.Summary = wiki.OneLine(ed.Summary, 500)
 	merged := false
@@ -531,6 +592,13 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		}
 		base := ed.BaseRevID
 		text := ed.Text
+		if topic != "" {
+			base = 0
+			if exists {
+				base = cur.LatestID
+			}
+			text = appendTopic("", topic, ed.Text)
+		}
 		var baseText, oldText string
 		if base != 0 && (!exists || base != cur.LatestID) {
 			b, err := e.staleBase(ctx, ed, cur, exists)
@@ -543,6 +611,11 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 			latest, err := e.store.FindRevision(ctx, cur.LatestID)
 			if err != nil {
 				return SaveOutcome{}, err
+			}
+			if topic != "" {
+				if text = appendTopic(latest.Text, topic, ed.Text); len(text) > e.maxPage {
+					return SaveOutcome{}, e.checkSize(text)
+				}
 			}
 			if latest.Text == text {
 				return SaveOutcome{Page: cur, Revision: latest, NoChange: true}, nil
@@ -766,7 +839,7 @@ func (e *Engine) Revert(ctx context.Context, t wiki.Title, revID int64, ed Edito
 	if old.PageID != p.ID {
 		return SaveOutcome{}, wiki.Errorf(wiki.KindInvalid, "revision %d is not a revision of %q", revID, t)
 	}
-	return e.Save(ctx, Edit{Title: t, Text: old.Text, BaseRevID: p.LatestID, Editor: ed,
+	return e.Save(ctx, Edit{Title: t, Text: old.Text, BaseRevID: p.LatestID, Editor: ed, Verbatim: true,
 		Summary: fmt.Sprintf("Reverted to revision %d by %s", old.ID, old.UserName)})
 }
 
@@ -838,6 +911,12 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	if err != nil {
 		e.maybeCommitted(ctx, err, ids, append([]wiki.Title{to}, also...)...)
 		return wiki.Page{}, err
+	}
+	// The page's stored renders name it by its old title (its section
+	// edit links, {{PAGENAME}}): they go before its cached responses do,
+	// so that no view refills them from an old render.
+	if err := e.store.DeleteRenders(ctx, []int64{p.ID}); err != nil {
+		e.log.Warn("engine: drop the renders of a moved page", "page", p.ID, "err", err)
 	}
 	e.afterCommit(ctx, p.ID, to, also...)
 	return p, nil

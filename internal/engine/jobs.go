@@ -413,7 +413,7 @@ func (e *Engine) runReparse(ctx context.Context, j wiki.Job) error {
 	}
 	ep := e.epoch(p.ID)
 	cur := ep.Load()
-	r, links, err := e.renderLinks(ctx, p.Title, rev.Text)
+	r, links, err := e.renderLinks(ctx, p.Title, rev.Text, true)
 	if err != nil {
 		return err // busy: the job runs again later
 	}

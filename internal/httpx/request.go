@@ -44,6 +44,9 @@ const (
 	// of white space, which a key may be (" " lists a page first); a
 	// control character other than that line break is refused.
 	SortCursor
+	// Index is a non-negative integer in plain decimal, 0 included (a
+	// section number), or one of Values.
+	Index
 )
 
 // Param is one parameter a route reads.
@@ -101,6 +104,16 @@ func (s *Spec) Canonical(q Query, rules wiki.TitleRules) (Params, error) {
 	return out, nil
 }
 
+// maxIndex bounds an Index: no page has more sections.
+const maxIndex = 1 << 30
+
+// Normalize returns v in p's canonical form ("" for an empty value), or an
+// error the user can act on: for a value read from elsewhere than the URL
+// (a form field, a JSON body) by the rules of the URL's parameter.
+func (p *Param) Normalize(v string, rules wiki.TitleRules) (string, error) {
+	return p.normalize(v, rules)
+}
+
 func (p *Param) normalize(v string, rules wiki.TitleRules) (string, error) {
 	if p.Kind == SortCursor {
 		return p.sortCursor(v)
@@ -135,6 +148,15 @@ func (p *Param) normalize(v string, rules wiki.TitleRules) (string, error) {
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
+			return bad()
+		}
+		return strconv.FormatInt(n, 10), nil
+	case Index:
+		if slices.Contains(p.Values, v) {
+			return v, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > maxIndex {
 			return bad()
 		}
 		return strconv.FormatInt(n, 10), nil

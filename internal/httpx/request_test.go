@@ -210,3 +210,20 @@ func TestLinksAreCanonical(t *testing.T) {
 		t.Errorf("QueryEscape = %q", got)
 	}
 }
+
+func TestIndexParam(t *testing.T) {
+	spec := &Spec{Name: "edit", Params: []Param{{Name: "section", Kind: Index, Values: []string{"new"}, What: "a section number or new"}}}
+	for in, want := range map[string]string{"section=0": "section=0", "section=07": "section=7", "section=new": "section=new", "section=": ""} {
+		q, _ := ParseQuery(in)
+		got, err := spec.Canonical(q, wiki.TitleRules{})
+		if err != nil || got.Encode() != want {
+			t.Errorf("%s: %q, %v; want %q", in, got.Encode(), err, want)
+		}
+	}
+	for _, in := range []string{"section=-1", "section=abc", "section=1.5", "section=99999999999", "section=1&section=2"} {
+		q, _ := ParseQuery(in)
+		if _, err := spec.Canonical(q, wiki.TitleRules{}); wiki.KindOf(err) != wiki.KindInvalid {
+			t.Errorf("%s: err %v, want an invalid-parameter error", in, err)
+		}
+	}
+}

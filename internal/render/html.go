@@ -67,7 +67,11 @@ func renderHeading(w util.BufWriter, _ []byte, node ast.Node, entering bool) (as
 	}
 	_ = w.WriteByte(' ')
 	writeAnchor(w, ` class="anchor"`, "#"+escapeFragment(string(id)), ` aria-hidden="true"`, false)
-	_, _ = w.WriteString(`#</a></h`)
+	_, _ = w.WriteString(`#</a>`)
+	if v, ok := n.AttributeString(editSectionAttr); ok {
+		writeEditSection(w, v.(editSection))
+	}
+	_, _ = w.WriteString(`</h`)
 	_ = w.WriteByte(level)
 	_, _ = w.WriteString(">\n")
 	return ast.WalkContinue, nil

@@ -25,7 +25,7 @@ import (
 
 // Version changes whenever the HTML output for the same source changes;
 // it is part of render cache keys (through Renderer.Version).
-const Version = 9
+const Version = 10
 
 // caseSensitiveVersion marks the Version of a renderer whose links keep the
 // first letter of titles as written (capital_links false): the same source
@@ -164,6 +164,25 @@ func (r *Renderer) Links(src string) (ls wiki.LinkSet) {
 // that runs out of time returns the page as plain text (Result.TimedOut);
 // one whose ctx ends returns ctx's error.
 func (r *Renderer) Render(ctx context.Context, src string, exists Exists) (res Result, err error) {
+	return r.RenderWith(ctx, src, exists, Options{})
+}
+
+// Options are what a render of a page's current text adds to Render's.
+type Options struct {
+	// EditPage, when set, gives each section heading (Sections) an edit
+	// link to its section of page EditPage: for the current revision's
+	// render, not for old revisions or previews, whose sections are not
+	// the current text's.
+	EditPage wiki.Title
+	// SectionMark is the nonce MarkSections marked src's section headings
+	// with, before its templates were expanded: then only the headings
+	// with a mark get links (the others came from templates), numbered
+	// by their marks.
+	SectionMark string
+}
+
+// RenderWith is Render with options.
+func (r *Renderer) RenderWith(ctx context.Context, src string, exists Exists, o Options) (res Result, err error) {
 	b, done := r.budget(ctx)
 	defer done()
 	defer func() {
@@ -179,7 +198,7 @@ func (r *Renderer) Render(ctx context.Context, src string, exists Exists) (res R
 		}
 	}()
 	source, doc, ls := r.parse(src, b)
-	w := &walker{source: source, budget: b, hl: highlighter{budget: r.highlightBudget}}
+	w := &walker{source: source, budget: b, hl: highlighter{budget: r.highlightBudget}, editPage: o.EditPage, mark: o.SectionMark}
 	w.walk(doc)
 
 	if exists != nil && len(w.targets) > 0 {
@@ -313,6 +332,14 @@ type walker struct {
 	anchors []*wikiLink // links to other pages and same-page links
 	targets []wiki.Title
 	macros  []string
+	// editPage and mark are Options.EditPage and SectionMark; sections
+	// counts the top-level headings seen (unmarked source) and marked the
+	// section numbers linked already (a template may repeat a marked
+	// heading given as its argument: only the first gets the link).
+	editPage wiki.Title
+	mark     string
+	sections int
+	marked   map[int]bool
 }
 
 func (w *walker) walk(doc ast.Node) {
@@ -325,9 +352,13 @@ func (w *walker) walk(doc ast.Node) {
 		w.budget.check()
 		switch n := n.(type) {
 		case *ast.Heading:
+			section := w.section(n)
 			text := plainText(n, w.source)
 			id := w.ids.unique(anchorID(text))
 			n.SetAttributeString("id", []byte(id))
+			if section > 0 && w.editPage != "" {
+				n.SetAttributeString(editSectionAttr, editSection{href: SectionEditURL(w.editPage, section), heading: text})
+			}
 			w.toc = append(w.toc, Heading{Level: n.Level, Text: text, ID: id})
 		case *ast.Text:
 			trimBeforeBreak(n, w.source)
@@ -372,6 +403,27 @@ func (w *walker) walk(doc ast.Node) {
 	for _, p := range lift {
 		p.Parent().ReplaceChild(p.Parent(), p, &macroBlock{spec: firstMacro(p).spec})
 	}
+}
+
+// section returns the number of the section heading n begins, or 0 when
+// it is no section heading (see Options), removing its mark.
+func (w *walker) section(n *ast.Heading) int {
+	section := 0
+	switch {
+	case w.mark != "":
+		section = takeMark(n, w.source, w.mark)
+		if section == 0 || w.marked[section] {
+			return 0
+		}
+		if w.marked == nil {
+			w.marked = map[int]bool{}
+		}
+		w.marked[section] = true
+	case n.Parent() != nil && n.Parent().Kind() == ast.KindDocument:
+		w.sections++
+		section = w.sections
+	}
+	return section
 }
 
 // highlight leaves the highlighted HTML of a fenced code block on it when

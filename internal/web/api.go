@@ -379,6 +379,33 @@ type apiEditBody struct {
 	Latest  *struct {
 		ID int64 `json:"id"`
 	} `json:"latest"`
+	// Section makes source one section of the page (a number, as the
+	// edit links number them, or "new" to append a section headed
+	// SectionTitle), as MediaWiki's action API has it.
+	Section      json.RawMessage `json:"section"`
+	SectionTitle string          `json:"sectiontitle"`
+}
+
+// section reads the body's section, by the rules of the edit form's
+// section parameter: "" when absent.
+func (b apiEditBody) section(rules wiki.TitleRules) (string, error) {
+	raw := bytes.TrimSpace(b.Section)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var v string
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return "", wiki.Errorf(wiki.KindInvalid, "\"section\" is not a valid JSON string: %v", err)
+		}
+	} else {
+		v = string(raw)
+	}
+	out, err := sectionParam.Normalize(v, rules)
+	if err != nil || out == "" {
+		return "", wiki.Errorf(wiki.KindInvalid, "\"section\" must be a section number (0, 1, 2, …; 0 is the text before the first heading) or \"new\", not %.40s", raw)
+	}
+	return out, nil
 }
 
 // apiWrite checks what every write needs: edit rights and, for cookie
@@ -419,15 +446,17 @@ func (s *Server) apiWrite(r *http.Request) (apiEditBody, error) {
 }
 
 // apiSave saves the edit; a creation answers 201 with Location, a change 200.
-func (s *Server) apiSave(w http.ResponseWriter, r *http.Request, t wiki.Title, body apiEditBody, base int64) error {
+func (s *Server) apiSave(w http.ResponseWriter, r *http.Request, t wiki.Title, body apiEditBody, base int64, section string) error {
 	out, err := s.eng.Save(r.Context(), engine.Edit{Title: t, Text: *body.Source, Summary: body.Comment, BaseRevID: base,
-		Editor: s.editorOf(r)})
+		Editor: s.editorOf(r), Section: section, SectionTitle: body.SectionTitle})
 	if err != nil {
 		return err
 	}
 	rev := out.Revision
 	rev.Text = *body.Source
-	if out.Merged || out.NoChange {
+	// The saved text is not the one sent when it was merged, signed or
+	// put in place of a section.
+	if out.Merged || out.NoChange || section != "" || strings.Contains(*body.Source, "~~~") {
 		full, err := s.store.FindRevision(r.Context(), out.Revision.ID)
 		if err != nil {
 			return err
@@ -453,13 +482,17 @@ func (s *Server) apiPutPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	section, err := body.section(s.titles)
+	if err != nil {
+		return err
+	}
 	var base int64
 	if body.Latest != nil {
 		base = body.Latest.ID
-	} else if p, err := s.store.FindPage(r.Context(), t); err == nil && !p.Deleted {
+	} else if p, err := s.store.FindPage(r.Context(), t); err == nil && !p.Deleted && section != engine.NewSection {
 		return wiki.Errorf(wiki.KindConflict, "the page %q exists; to change it, send \"latest\": {\"id\": %d} with the revision you edited", t, p.LatestID)
 	}
-	return s.apiSave(w, r, t, body, base)
+	return s.apiSave(w, r, t, body, base, section)
 }
 
 func (s *Server) apiCreatePage(w http.ResponseWriter, r *http.Request) error {
@@ -474,7 +507,7 @@ func (s *Server) apiCreatePage(w http.ResponseWriter, r *http.Request) error {
 	if p, err := s.store.FindPage(r.Context(), t); err == nil && !p.Deleted {
 		return wiki.Errorf(wiki.KindConflict, "the page %q already exists; change it with PUT /w/rest.php/v1/page/%s", t, t.Key())
 	}
-	return s.apiSave(w, r, t, body, 0)
+	return s.apiSave(w, r, t, body, 0, "")
 }
 
 // apiSearchResults is the answer of search/page and search/title, as

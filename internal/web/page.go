@@ -12,6 +12,7 @@ import (
 
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/httpx"
+	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -110,6 +111,10 @@ var (
 	// pagefromParam is where a category page's listing starts, as
 	// MediaWiki's pagefrom (and its older from, which redirects to it).
 	pagefromParam = httpx.Param{Name: "pagefrom", Alias: "from", Kind: httpx.SortCursor}
+	// sectionParam is the section an edit form edits, as MediaWiki's: a
+	// section number (render.Sections; 0 is the text before the first
+	// heading) or new, a new section appended.
+	sectionParam = httpx.Param{Name: "section", Kind: httpx.Index, Values: []string{engine.NewSection}, What: "a section number (0, 1, 2, …) or new"}
 )
 
 // pageRoute is one thing /wiki/Title does: its parameters and its handler.
@@ -128,7 +133,7 @@ var (
 	routeCategory = &pageRoute{spec: pageSpec("page", redirectParam, pagefromParam, feedParam), handle: (*Server).view, splice: true}
 	routeOldid    = &pageRoute{spec: pageSpec("page:oldid", oldidParam), handle: (*Server).viewOld}
 	routeDiff     = &pageRoute{spec: pageSpec("page:diff", diffParam, oldidParam), handle: (*Server).diffPage}
-	routeEdit     = &pageRoute{spec: pageSpec("page:edit", oldidParam, httpx.Param{Name: "redlink", Kind: httpx.Enum, Values: []string{"1"}}), handle: (*Server).editForm}
+	routeEdit     = &pageRoute{spec: pageSpec("page:edit", oldidParam, sectionParam, httpx.Param{Name: "redlink", Kind: httpx.Enum, Values: []string{"1"}}), handle: (*Server).editForm}
 	routeHistory  = &pageRoute{spec: pageSpec("page:history", offsetParam, feedParam,
 		httpx.Param{Name: "limit", Kind: httpx.Limit, Max: 500, Default: "50"}), handle: (*Server).history}
 	routeRaw  = &pageRoute{spec: pageSpec("page:raw", oldidParam), handle: (*Server).raw}
@@ -151,8 +156,8 @@ var (
 
 // postRoutes are the changes a POST to /wiki/Title?action=… makes.
 var postRoutes = map[string]*pageRoute{
-	"submit":   {spec: pageSpec("page:submit"), handle: (*Server).submit},
-	"edit":     {spec: pageSpec("page:submit"), handle: (*Server).submit},
+	"submit":   {spec: pageSpec("page:submit", sectionParam), handle: (*Server).submit},
+	"edit":     {spec: pageSpec("page:submit", sectionParam), handle: (*Server).submit},
 	"revert":   {spec: pageSpec("page:revert"), handle: (*Server).revert},
 	"move":     {spec: pageSpec("page:move"), handle: (*Server).move},
 	"delete":   {spec: pageSpec("page:delete"), handle: (*Server).delete},
@@ -568,7 +573,9 @@ func (s *Server) viewOld(w http.ResponseWriter, r *http.Request, t wiki.Title) e
 		return err
 	}
 	rev.Text = ""
-	d := &viewData{Title: page.Title, Revision: rev, Body: template.HTML(rd.HTML), TOC: template.HTML(rd.TOC),
+	// The render of a revision is its render as the latest: its section
+	// edit links edit the current text, not this revision's.
+	d := &viewData{Title: page.Title, Revision: rev, Body: template.HTML(render.StripEditLinks(rd.HTML)), TOC: template.HTML(rd.TOC),
 		Categories: rd.Categories, OldRevision: rev.ID != page.LatestID}
 	p := s.page(r, string(t))
 	if err := s.setTabs(p, r, t, "view", true); err != nil {
@@ -652,6 +659,13 @@ type editData struct {
 	// ShowWatch offers the "watch this page" box (logged-in editors);
 	// Watch ticks it.
 	ShowWatch, Watch bool
+	// Section is the section edited (a number, or engine.NewSection), or
+	// "" for the whole page; Heading is its heading's text, and Subject
+	// the subject of a new section.
+	Section, Heading, Subject string
+	// SectionConflict: a section edit conflicted; the form now edits the
+	// whole page.
+	SectionConflict bool
 }
 
 // templateUse is a page transcluded, listed under the edit box.
@@ -667,12 +681,20 @@ type previewData struct {
 }
 
 func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
+	section := httpx.From(r).Get("section")
 	if err := s.requireEdit(r); err != nil {
 		if !viewerOf(r).LoggedIn {
-			redirect(w, r, "/wiki/Special:UserLogin?returnto="+url.QueryEscape(t.Key()+"?action=edit"), http.StatusFound)
+			back := t.Key() + "?action=edit"
+			if section != "" {
+				back += "&section=" + section
+			}
+			redirect(w, r, "/wiki/Special:UserLogin?returnto="+url.QueryEscape(back), http.StatusFound)
 			return nil
 		}
 		return err
+	}
+	if section != "" && httpx.From(r).Has("oldid") {
+		return wiki.Errorf(wiki.KindInvalid, "a section can be edited in the current version of the page only; remove oldid from the address, or edit the whole old revision without section")
 	}
 	// A blocked user sees why instead of a form they could not save.
 	if b, err := s.blockedOrNil(r); err != nil {
@@ -688,9 +710,16 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 		return nil
 	}
 	ctx := r.Context()
-	d := &editData{Title: t, Creating: true, Minor: viewerOf(r).User.Prefs.MinorDefault}
+	d := &editData{Title: t, Creating: true, Minor: viewerOf(r).User.Prefs.MinorDefault, Section: section}
 	page, err := s.store.FindPage(ctx, t)
-	if err == nil && !page.Deleted {
+	live := err == nil && !page.Deleted
+	if section != "" && section != engine.NewSection && !live {
+		if err != nil && !errors.Is(err, wiki.ErrNotFound) {
+			return err
+		}
+		return wiki.Errorf(wiki.KindNotFound, "the page %q does not exist, so it has no section %s; create the page first", t, section)
+	}
+	if live {
 		d.Creating = false
 		d.BaseRev = page.LatestID
 		_, rev, err := s.revisionOf(r, t, oldidOr(r, page.LatestID))
@@ -698,6 +727,22 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 			return err
 		}
 		d.Text = rev.Text
+		switch section {
+		case "":
+		case engine.NewSection:
+			d.Text = ""
+		default:
+			n, err := engine.ParseSection(section)
+			if err != nil {
+				return err
+			}
+			if d.Text, d.Heading, err = s.eng.SectionText(t, rev.Text, n); err != nil {
+				return err
+			}
+			if d.Heading != "" {
+				d.Summary = engine.SectionSummary(d.Heading)
+			}
+		}
 		if rev.ID != page.LatestID {
 			d.OldRevision = true
 			d.Summary = "Restored revision " + strconv.FormatInt(rev.ID, 10) + " by " + rev.UserName
@@ -733,8 +778,16 @@ func (s *Server) writeEdit(w http.ResponseWriter, r *http.Request, status int, d
 	if d.Creating {
 		verb = "Creating "
 	}
-	p := s.formPage(r, verb+string(d.Title))
-	if err := s.setTabs(p, r, d.Title, "edit", !d.Creating); err != nil {
+	head, tab := verb+string(d.Title), "edit"
+	switch d.Section {
+	case "":
+	case engine.NewSection:
+		head, tab = verb+string(d.Title)+" (new section)", "addtopic"
+	default:
+		head += " (section)"
+	}
+	p := s.formPage(r, head)
+	if err := s.setTabs(p, r, d.Title, tab, !d.Creating); err != nil {
 		return err
 	}
 	s.listTemplates(r, d)
@@ -802,10 +855,30 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 	if err != nil {
 		return err
 	}
+	subject, err := formValue(r, "sectiontitle")
+	if err != nil {
+		return err
+	}
+	section := httpx.From(r).Get("section")
 	base, _ := strconv.ParseInt(r.PostFormValue("baserev"), 10, 64)
-	d := &editData{Title: t, Text: text, Summary: summary, Minor: r.PostFormValue("minor") != "", BaseRev: base, Creating: base == 0}
+	d := &editData{Title: t, Text: text, Summary: summary, Minor: r.PostFormValue("minor") != "", BaseRev: base, Creating: base == 0,
+		Section: section, Subject: subject}
+	if section != "" && section != engine.NewSection {
+		if n, err := engine.ParseSection(section); err == nil {
+			_, d.Heading, _ = s.eng.SectionText(t, text, min(n, 1))
+		}
+	}
 	if r.PostFormValue("preview") != "" {
-		rd, err := s.eng.Preview(r.Context(), t, text)
+		// The preview shows the text as it will be saved: signed, and a
+		// new section under its subject.
+		shown, err := s.eng.Sign(text, s.editorOf(r))
+		if err == nil && section == engine.NewSection && strings.TrimSpace(subject) != "" {
+			shown = engine.TopicText(subject, shown)
+		}
+		var rd *engine.Rendered
+		if err == nil {
+			rd, err = s.eng.Preview(r.Context(), t, shown)
+		}
 		if k := wiki.KindOf(err); k == wiki.KindTooLarge || k == wiki.KindUnavailable {
 			// The form again, with the author's text and what was wrong.
 			setRetryAfter(w, err)
@@ -821,15 +894,23 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 	if err := s.checkBlock(r); err != nil {
 		return err
 	}
-	if strings.TrimSpace(text) == "" {
+	if strings.TrimSpace(text) == "" && section != engine.NewSection {
 		d.Error = "The page text is empty. Write something before saving; to remove a page, ask an administrator to delete it."
+		if section != "" {
+			d.Error = "The section text is empty. Write something before saving; to remove the section, edit the whole page and delete it there."
+		}
 		return s.writeEdit(w, r, http.StatusBadRequest, d)
 	}
 	out, err := s.eng.Save(r.Context(), engine.Edit{Title: t, Text: text, Summary: summary, Minor: d.Minor,
-		BaseRevID: base, Editor: s.editorOf(r)})
+		BaseRevID: base, Editor: s.editorOf(r), Section: section, SectionTitle: subject})
 	var conflict *engine.ConflictError
 	if errors.As(err, &conflict) {
 		d.Conflict, d.Text, d.Yours, d.BaseRev = true, conflict.Current, conflict.Yours, conflict.CurrentRev
+		if section != "" {
+			// The section changed meanwhile: the form now edits the whole
+			// page as it is, beside the editor's version of the section.
+			d.SectionConflict, d.Yours, d.Section = true, text, ""
+		}
 		return s.writeEdit(w, r, http.StatusConflict, d)
 	}
 	// A page deleted or moved since the form was opened: the form again
@@ -841,6 +922,9 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 	switch {
 	case errors.As(err, &deleted):
 		d.Error, d.BaseRev, d.Creating = deleted.Error(), 0, true
+		if section != engine.NewSection {
+			d.Section = "" // a page created anew is all its text
+		}
 		if d.Log, err = s.titleLog(r, t); err != nil {
 			return err
 		}

@@ -33,6 +33,9 @@ type prefsData struct {
 	Zone        string
 	Info, Error string
 	Now         time.Time
+	// Signature is the signature field's text: the one refused, shown
+	// again to be fixed, else the saved one.
+	Signature string
 }
 
 // maxTokens bounds a user's API tokens.
@@ -57,6 +60,9 @@ func (s *Server) preferencesPage(w http.ResponseWriter, r *http.Request, _ strin
 				return err
 			}
 			d.Error, status = wiki.Message(err), statusOf(err)
+			if r.PostFormValue("do") == "signature" {
+				d.Signature = r.PostFormValue("signature")
+			}
 		}
 	}
 	ctx := r.Context()
@@ -75,6 +81,9 @@ func (s *Server) preferencesPage(w http.ResponseWriter, r *http.Request, _ strin
 		return err
 	}
 	d.User, d.Now = u, s.now()
+	if d.Error == "" || r.PostFormValue("do") != "signature" {
+		d.Signature = u.Prefs.Signature
+	}
 	for _, f := range wiki.DateFormats {
 		d.DateFormats = append(d.DateFormats, f.Name)
 	}
@@ -99,9 +108,38 @@ func (s *Server) changePrefs(w http.ResponseWriter, r *http.Request) (info, secr
 		s.accountChanged(ctx, v.User.ID)
 		s.log.Info("signed out other sessions", "user", v.User.Name, "sessions", n)
 		return plural(n, "other session was", "other sessions were") + " signed out.", "", nil
+	case "signature":
+		sig, err := formValue(r, "signature")
+		if err != nil {
+			return "", "", err
+		}
+		sig = strings.TrimSpace(sig)
+		if sig != "" {
+			if err := s.eng.CheckSignature(sig, v.User.Name); err != nil {
+				return "", "", err
+			}
+		}
+		u, err := s.store.FindUser(ctx, v.User.ID)
+		if err != nil {
+			return "", "", err
+		}
+		p := u.Prefs
+		p.Signature = sig
+		if err := s.store.UpdatePrefs(ctx, v.User.ID, p); err != nil {
+			return "", "", err
+		}
+		s.accountChanged(ctx, v.User.ID)
+		if sig == "" {
+			return "Your signature is the default one again.", "", nil
+		}
+		return "Your signature was saved.", "", nil
 	case "prefs":
+		u, err := s.store.FindUser(ctx, v.User.ID)
+		if err != nil {
+			return "", "", err
+		}
 		p := wiki.Prefs{TimeZone: strings.TrimSpace(r.PostFormValue("timezone")), DateFormat: r.PostFormValue("dateformat"),
-			MinorDefault: r.PostFormValue("minordefault") != "", NoAutoWatch: r.PostFormValue("autowatch") == ""}
+			MinorDefault: r.PostFormValue("minordefault") != "", NoAutoWatch: r.PostFormValue("autowatch") == "", Signature: u.Prefs.Signature}
 		if p.TimeZone == "UTC" {
 			p.TimeZone = ""
 		}

@@ -157,6 +157,10 @@ func (s *Server) pageTabs(v Viewer, t wiki.Title, active string, exists, watched
 			label = "Create"
 		}
 		tabs = append(tabs, Tab{Label: label, URL: t.URL() + "?action=edit", Active: active == "edit"})
+		if t.IsTalk() {
+			// A new section at the end of a discussion, as MediaWiki's.
+			tabs = append(tabs, Tab{Label: "Add topic", URL: t.URL() + "?action=edit&section=new", Active: active == "addtopic"})
+		}
 	}
 	tabs = append(tabs, Tab{Label: "History", URL: t.URL() + "?action=history", Active: active == "history"})
 	if exists && s.canEdit(v) && v.LoggedIn {

@@ -374,7 +374,12 @@ func (s *Server) editor(r *http.Request) (int64, string) {
 // editor names them, with the group that protections are checked against.
 func (s *Server) editorOf(r *http.Request) engine.Editor {
 	uid, name := s.editor(r)
-	return engine.Editor{UserID: uid, UserName: name, Group: viewerOf(r).Group()}
+	v := viewerOf(r)
+	ed := engine.Editor{UserID: uid, UserName: name, Group: v.Group()}
+	if v.LoggedIn {
+		ed.Signature = v.User.Prefs.Signature
+	}
+	return ed
 }
 
 // client is who sent r: its TCP peer, or the client a trusted proxy names

@@ -104,6 +104,9 @@ type Prefs struct {
 	// NoAutoWatch: pages the user creates or edits are not added to their
 	// watchlist (they are by default, as in MediaWiki).
 	NoAutoWatch bool
+	// Signature is the markup ~~~ and ~~~~ sign with; "" is the default
+	// (links to the user's page and talk page).
+	Signature string
 }
 
 // DateFormats are the date formats a user may choose, by name, as Go

@@ -23,13 +23,13 @@ func userTarget(name string) wiki.Title { return wiki.Title("User:" + name) }
 // a key space of its own.
 const lookAlikeLock int32 = 0x75736572 // "user"
 
-const userCols = `id, name, password_hash, grp, created, time_zone, date_format, minor_default, no_autowatch`
+const userCols = `id, name, password_hash, grp, created, time_zone, date_format, minor_default, no_autowatch, signature`
 
 func scanUser(row pgx.Row) (wiki.User, error) {
 	var u wiki.User
 	var grp string
 	var created int64
-	err := row.Scan(&u.ID, &u.Name, &u.PasswordHash, &grp, &created, &u.Prefs.TimeZone, &u.Prefs.DateFormat, &u.Prefs.MinorDefault, &u.Prefs.NoAutoWatch)
+	err := row.Scan(&u.ID, &u.Name, &u.PasswordHash, &grp, &created, &u.Prefs.TimeZone, &u.Prefs.DateFormat, &u.Prefs.MinorDefault, &u.Prefs.NoAutoWatch, &u.Prefs.Signature)
 	u.Group, u.Created = wiki.Group(grp), fromMS(created)
 	return u, err
 }
@@ -73,10 +73,10 @@ func (db *DB) CreateUser(ctx context.Context, u wiki.User) (wiki.User, error) {
 		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
-		err = tx.QueryRow(ctx, `INSERT INTO users (name, name_key, skeleton, password_hash, grp, created, time_zone, date_format, minor_default, no_autowatch)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+		err = tx.QueryRow(ctx, `INSERT INTO users (name, name_key, skeleton, password_hash, grp, created, time_zone, date_format, minor_default, no_autowatch, signature)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
 			u.Name, nameKey(u.Name), skeleton, u.PasswordHash, string(u.Group), ms(u.Created),
-			u.Prefs.TimeZone, u.Prefs.DateFormat, u.Prefs.MinorDefault, u.Prefs.NoAutoWatch).Scan(&u.ID)
+			u.Prefs.TimeZone, u.Prefs.DateFormat, u.Prefs.MinorDefault, u.Prefs.NoAutoWatch, u.Prefs.Signature).Scan(&u.ID)
 		if err != nil {
 			return err
 		}
@@ -208,8 +208,8 @@ func (db *DB) SetPassword(ctx context.Context, userID int64, hash, keepSession s
 
 // UpdatePrefs saves the user's preferences.
 func (db *DB) UpdatePrefs(ctx context.Context, userID int64, p wiki.Prefs) error {
-	tag, err := db.pool.Exec(ctx, `UPDATE users SET time_zone = $1, date_format = $2, minor_default = $3, no_autowatch = $4 WHERE id = $5`,
-		p.TimeZone, p.DateFormat, p.MinorDefault, p.NoAutoWatch, userID)
+	tag, err := db.pool.Exec(ctx, `UPDATE users SET time_zone = $1, date_format = $2, minor_default = $3, no_autowatch = $4, signature = $5 WHERE id = $6`,
+		p.TimeZone, p.DateFormat, p.MinorDefault, p.NoAutoWatch, p.Signature, userID)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = wiki.ErrNotFound
 	}

@@ -112,8 +112,8 @@ func (db *DB) SetPassword(ctx context.Context, userID int64, hash, keepSession s
 // UpdatePrefs saves the user's preferences.
 func (db *DB) UpdatePrefs(ctx context.Context, userID int64, p wiki.Prefs) error {
 	err := db.write(ctx, func(tx *wtx) error {
-		return affected(tx.ExecContext(ctx, `UPDATE users SET time_zone = ?, date_format = ?, minor_default = ?, no_autowatch = ? WHERE id = ?`,
-			p.TimeZone, p.DateFormat, b2i(p.MinorDefault), b2i(p.NoAutoWatch), userID))
+		return affected(tx.ExecContext(ctx, `UPDATE users SET time_zone = ?, date_format = ?, minor_default = ?, no_autowatch = ?, signature = ? WHERE id = ?`,
+			p.TimeZone, p.DateFormat, b2i(p.MinorDefault), b2i(p.NoAutoWatch), p.Signature, userID))
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: update preferences of user %d: %w", userID, err)

@@ -27,13 +27,13 @@ func isUnique(err error) bool {
 	return false
 }
 
-const userCols = `id, name, password_hash, grp, created, time_zone, date_format, minor_default, no_autowatch`
+const userCols = `id, name, password_hash, grp, created, time_zone, date_format, minor_default, no_autowatch, signature`
 
 func scanUser(s scanner) (wiki.User, error) {
 	var u wiki.User
 	var grp string
 	var created int64
-	err := s.Scan(&u.ID, &u.Name, &u.PasswordHash, &grp, &created, &u.Prefs.TimeZone, &u.Prefs.DateFormat, &u.Prefs.MinorDefault, &u.Prefs.NoAutoWatch)
+	err := s.Scan(&u.ID, &u.Name, &u.PasswordHash, &grp, &created, &u.Prefs.TimeZone, &u.Prefs.DateFormat, &u.Prefs.MinorDefault, &u.Prefs.NoAutoWatch, &u.Prefs.Signature)
 	u.Group, u.Created = wiki.Group(grp), fromMS(created)
 	return u, err
 }
@@ -64,10 +64,10 @@ func (db *DB) CreateUser(ctx context.Context, u wiki.User) (wiki.User, error) {
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		err = tx.QueryRowContext(ctx, `INSERT INTO users (name, name_key, skeleton, password_hash, grp, created, time_zone, date_format, minor_default, no_autowatch)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		err = tx.QueryRowContext(ctx, `INSERT INTO users (name, name_key, skeleton, password_hash, grp, created, time_zone, date_format, minor_default, no_autowatch, signature)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			u.Name, nameKey(u.Name), keys[0], u.PasswordHash, string(u.Group), ms(u.Created),
-			u.Prefs.TimeZone, u.Prefs.DateFormat, b2i(u.Prefs.MinorDefault), b2i(u.Prefs.NoAutoWatch)).Scan(&u.ID)
+			u.Prefs.TimeZone, u.Prefs.DateFormat, b2i(u.Prefs.MinorDefault), b2i(u.Prefs.NoAutoWatch), u.Prefs.Signature).Scan(&u.ID)
 		if err != nil {
 			return err
 		}

@@ -1687,7 +1687,7 @@ func testPasswordResets(t *testing.T, s wiki.Store) {
 
 func testPrefs(t *testing.T, s wiki.Store) {
 	u := must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Fay", PasswordHash: "h"}))
-	p := wiki.Prefs{TimeZone: "Europe/Paris", DateFormat: "iso", MinorDefault: true, NoAutoWatch: true}
+	p := wiki.Prefs{TimeZone: "Europe/Paris", DateFormat: "iso", MinorDefault: true, NoAutoWatch: true, Signature: "[[User:Fay|Fay]] ([[User talk:Fay|talk]])"}
 	if err := s.UpdatePrefs(ctx, u.ID, p); err != nil {
 		t.Fatal(err)
 	}
