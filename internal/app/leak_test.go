@@ -124,6 +124,21 @@ func newLeakWorld(t *testing.T, opts ...func(*config.Config)) *leakWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A's per-user parts: A watches the main page and has an unread
+	// notification, so that A's views show a lit star and a count that
+	// no one else's may.
+	alicia, err := a.Store.FindUserByName(ctx, w.users[0].user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Store.WatchTitles(ctx, alicia.ID, wiki.WatchPair("Main Page"), time.Time{}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Store.AddNotifications(ctx, []wiki.Notification{{UserID: alicia.ID, Kind: wiki.NotifyTalk,
+		Title: "User talk:Alicia", Agent: "Bertram", Time: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	a.Web.ForgetUsers(alicia.ID)
 	w.baserev = fmt.Sprint(page.LatestID)
 	return w
 }
@@ -304,6 +319,24 @@ func (w *leakWorld) check(cell string, method string, kind reqKind, who *princip
 	if !who.loggedIn() {
 		if strings.Contains(body, `class="me"`) || strings.Contains(body, "Log out") {
 			fail("an anonymous response shows a user bar")
+		}
+		if strings.Contains(body, `class="watch`) || strings.Contains(body, `class="notifications`) {
+			fail("an anonymous response shows a watch star or notifications")
+		}
+	}
+	// The per-user parts: only A watches the main page and has an unread
+	// notification.
+	if who != w.users[0] {
+		if strings.Contains(body, `class="watch watched"`) || strings.Contains(body, `unread"`) {
+			fail("shows A's watch star or notification count")
+		}
+	} else if res.status == http.StatusOK && method != "HEAD" && strings.Contains(body, `<nav class="user"`) {
+		if !strings.Contains(body, `aria-label="1 unread"`) {
+			fail("lacks A's notification count")
+		}
+		if kind == kindRead && strings.HasPrefix(res.header.Get("Content-Type"), "text/html") && strings.Contains(body, `<nav class="tabs"`) &&
+			strings.Contains(body, `href="/wiki/Main_Page?action=history"`) && !strings.Contains(body, `class="watch watched"`) {
+			fail("lacks A's lit watch star")
 		}
 	}
 	isHTML := strings.HasPrefix(res.header.Get("Content-Type"), "text/html")
@@ -742,7 +775,8 @@ func TestRestrictedReading(t *testing.T) {
 		}
 	}
 	paths := []string{"/wiki/Main_Page", "/wiki/Special:RecentChanges", "/wiki/Special:SpecialPages", "/wiki/Main_Page?action=history",
-		"/wiki/Main_Page?action=raw", "/wiki/Help:Syntax", "/wiki/Main_Page?action=edit", "/wiki/Special:Search?q=wiki"}
+		"/wiki/Main_Page?action=raw", "/wiki/Help:Syntax", "/wiki/Main_Page?action=edit", "/wiki/Special:Search?q=wiki",
+		"/wiki/Special:Watchlist"}
 	for round := 0; round < 2; round++ {
 		for _, p := range w.all {
 			for cv := range numCookieVariants {

@@ -171,7 +171,7 @@ func (s *Server) watchlistPage(w http.ResponseWriter, r *http.Request, _ string)
 	list := func(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Change, error) {
 		return s.store.WatchedChanges(ctx, v.User.ID, q, s.now())
 	}
-	return s.changesPage(w, r, d, q, "/wiki/Special:Watchlist", list, cacheNone)
+	return s.changesPage(w, r, d, q, "/wiki/Special:Watchlist", list, cacheShort) // private: the viewer is logged in
 }
 
 type editWatchlistData struct {
