@@ -22,6 +22,9 @@ const (
 // Special:UserRights and `wikid user set-groups` offer them.
 var UserGroups = []Group{GroupUser, GroupRollbacker, GroupAdmin}
 
+// Ranks is the number of group ranks: Rank is below it.
+const Ranks = 4
+
 // Rank orders groups: anonymous < user < rollbacker < admin.
 func (g Group) Rank() int {
 	switch g {
