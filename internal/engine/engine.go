@@ -474,6 +474,12 @@ type Edit struct {
 	Minor     bool
 	BaseRevID int64 // revision the user started from; 0 when creating
 	Editor    Editor
+	// Tags mark the change (wiki.TagUndo, wiki.TagRollback).
+	Tags []string
+	// ExactBase refuses the save with a wiki.KindConflict error when the
+	// page's latest revision is no longer BaseRevID, instead of merging:
+	// for a change decided on that revision (a rollback).
+	ExactBase bool
 }
 
 // ConflictError is returned when an edit overlaps a concurrent one.
@@ -526,6 +532,9 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 			return SaveOutcome{}, err
 		}
 		base := ed.BaseRevID
+		if ed.ExactBase && (!exists || cur.LatestID != base) {
+			return SaveOutcome{}, errChangedMeanwhile
+		}
 		text := ed.Text
 		var baseText string
 		if base != 0 && (!exists || base != cur.LatestID) {
@@ -586,7 +595,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		res, err := e.store.SavePage(ctx, wiki.SaveRequest{
 			Title: ed.Title, Text: text, Summary: ed.Summary, Minor: ed.Minor,
 			UserID: ed.Editor.UserID, UserName: ed.Editor.UserName,
-			BaseRevID: base, Links: links, SearchText: plain, Time: e.now(), Group: ed.Editor.Group,
+			BaseRevID: base, Links: links, SearchText: plain, Time: e.now(), Group: ed.Editor.Group, Tags: ed.Tags,
 			Jobs: append(e.changeJobs(ed.Title, base == 0, false, cats...), e.purger.Outbox(ids, append([]wiki.Title{ed.Title}, cats...)...)...),
 		})
 		if errors.Is(err, wiki.ErrProtected) {

@@ -447,6 +447,11 @@ type changesData struct {
 	Namespaces []nsOption
 	FormAction string
 	Limit      string
+	// Top holds the latest revision of each live page listed, for a
+	// user's contributions: their rows that are a page's current version
+	// say so, with a rollback button for the viewers who may roll back.
+	Top         map[int64]int64
+	CanRollback bool
 }
 
 type changeDay struct {
@@ -483,6 +488,18 @@ func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesDa
 		cs = cs[:limit]
 	}
 	d.Namespaces, d.FormAction, d.Limit = namespaceOptions(r), base, rq.Get("limit")
+	if q.UserName != "" && len(cs) > 0 {
+		ids := make([]int64, 0, len(cs))
+		for _, c := range cs {
+			if c.RevID != 0 {
+				ids = append(ids, c.PageID)
+			}
+		}
+		if d.Top, err = s.store.LatestRevisions(r.Context(), ids); err != nil {
+			return err
+		}
+		d.CanRollback = canRollback(viewerOf(r))
+	}
 	p := s.page(r, strings.TrimSpace(d.Heading+" "+d.HeadingName))
 	d.Changes, d.Days = cs, groupByDay(cs, p)
 	p.NoIndex = true
