@@ -73,7 +73,7 @@ func TestRollback(t *testing.T) {
 	t.Run("a GET asks first, with a form that posts the rollback", func(t *testing.T) {
 		res := roller.Get("/wiki/Vandalized?action=rollback&from=Vandal")
 		mustStatus(t, res, http.StatusOK)
-		mustContain(t, res, "Revert the latest 3 edits by Vandal", `action="/wiki/Vandalized?action=rollback&amp;from=Vandal"`, `name="csrf"`)
+		mustContain(t, res, "Revert the 3 latest edits by Vandal", `action="/wiki/Vandalized?action=rollback&amp;from=Vandal"`, `name="csrf"`)
 		if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "no-store") {
 			t.Errorf("confirmation Cache-Control %q, want no-store", cc)
 		}

@@ -160,16 +160,16 @@ func (s *Server) rollbackForm(w http.ResponseWriter, r *http.Request, t wiki.Tit
 	case st.Alone:
 		return wiki.Errorf(wiki.KindConflict, "every revision of %q is by %s: there is no earlier version by another user to roll back to", t, from)
 	}
-	edits := strconv.Itoa(st.Edits) + " edit"
-	if st.Edits != 1 {
-		edits += "s"
-	}
-	if st.More {
-		edits = "more than " + edits
+	edits := "latest edit"
+	switch {
+	case st.More:
+		edits = "more than " + strconv.Itoa(st.Edits) + " latest edits"
+	case st.Edits > 1:
+		edits = strconv.Itoa(st.Edits) + " latest edits"
 	}
 	return s.writeForm(w, r, t, "history", http.StatusOK, formData{
 		Heading: "Roll back edits to " + string(t),
-		Intro:   "Revert the latest " + edits + " by " + from + " to the last revision by another user, in one new revision marked “rollback”.",
+		Intro:   "Revert the " + edits + " by " + from + " to the last revision by another user, in one new revision marked “rollback”.",
 		Action:  view.RollbackURL(t, from), Submit: "Roll back", Cancel: t.URL() + "?action=history", Danger: true,
 	})
 }

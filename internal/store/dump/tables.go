@@ -103,10 +103,10 @@ var Tables = []*Table{
 		time_zone:t date_format:t minor_default:b`)},
 	{Name: "pages", Key: 1, Columns: cols(`id:i title:t ns:t latest_rev:i redirect:t deleted:b touched:i size:i title_fold:t`)},
 	{Name: "revisions", Key: 1, MaxBatch: bigBatch, Columns: cols(`id:i page_id:i parent_id:i user_id:i user_name:t ts:i summary:t text:t
-		size:i sha1:t minor:b deleted:b`)},
+		size:i sha1:t minor:b deleted:b tags:t`)},
 	{Name: "links", Key: 3, Columns: cols(`from_page:i kind:t target_title:t sortkey:t subcat:b`)},
 	{Name: "changes", Key: 1, Columns: cols(`id:i kind:t title:t new_title:t page_id:i rev_id:i old_rev_id:i user_id:i
-		user_name:t ts:i summary:t size:i old_size:i minor:b`)},
+		user_name:t ts:i summary:t size:i old_size:i minor:b tags:t`)},
 	{Name: "log", Key: 1, Columns: cols(`id:i type:t action:t ts:i user_id:i user_name:t target:t page_id:i comment:t params:j`)},
 	{Name: "protection", Key: 1, Columns: cols(`title:t edit_level:t move_level:t expiry:i user_id:i user_name:t reason:t ts:i`)},
 	{Name: "blocks", Key: 1, Columns: cols(`id:i user_id:i by_id:i by_name:t reason:t created:i expires:i`)},

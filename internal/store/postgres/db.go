@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io/fs"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,8 +105,8 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 // nodes starting at once.
 const migrateLock = 0x77696b6964 // "wikid"
 
-// migrate applies migrations/NNNN_name.sql files above the recorded
-// version, each in its own transaction with its version row, under an
+// migrate applies the migrations/NNNN_name.sql files not recorded as
+// applied, each in its own transaction with its version row, under an
 // advisory lock so that nodes starting together apply each once.
 func (db *DB) migrate(ctx context.Context) error {
 	conn, err := db.pool.Acquire(ctx)
@@ -132,8 +133,19 @@ func (db *DB) migrate(ctx context.Context) error {
 	if have > known {
 		return fmt.Errorf("the database's schema is at version %d, newer than this wikid's (%d): run the wikid version that last opened it, or restore a backup made before", have, known)
 	}
+	// Every migration not recorded is applied, as SQLite's are, not only
+	// those above the latest recorded: numbers merged out of order (one
+	// branch's 13 after another's 15) still run.
+	rows, err := conn.Query(ctx, `SELECT version FROM schema_version`)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	applied, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
 	for _, m := range names {
-		if m.version <= have {
+		if slices.Contains(applied, int32(m.version)) {
 			continue
 		}
 		body, err := migrations.ReadFile(m.name)
