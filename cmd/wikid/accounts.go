@@ -25,7 +25,7 @@ type accountFlags struct {
 	all    bool
 }
 
-const userUsage = "usage: wikid user add NAME [--admin] | list | set-groups NAME user|admin [--reason TEXT] | " +
+const userUsage = "usage: wikid user add NAME [--admin] | list | set-groups NAME user|rollbacker|admin [--reason TEXT] | " +
 	"block NAME [--until DURATION] [--reason TEXT] | unblock NAME [--reason TEXT] | reset-password NAME [--stdin]"
 
 const tokenUsage = "usage: wikid token create NAME | list NAME | revoke ID | revoke --all NAME"
@@ -132,17 +132,16 @@ func accountChanged(ctx context.Context, db backend.DB, userID int64, titles ...
 }
 
 // parseGroups reads the groups argument. Wikid has one group per user, so
-// the list must name exactly one: user or admin.
+// the list must name exactly one of wiki.UserGroups.
 func parseGroups(s string) (wiki.Group, error) {
 	parts := strings.Split(s, ",")
 	if len(parts) != 1 {
-		return "", fmt.Errorf("groups %q: a user is in exactly one group here; give user or admin", s)
+		return "", fmt.Errorf("groups %q: a user is in exactly one group here; give %s", s, wiki.UserGroupNames())
 	}
-	switch g := wiki.Group(strings.TrimSpace(parts[0])); g {
-	case wiki.GroupUser, wiki.GroupAdmin:
+	if g := wiki.Group(strings.TrimSpace(parts[0])); wiki.ValidUserGroup(g) {
 		return g, nil
 	}
-	return "", fmt.Errorf("group %q does not exist; give user or admin", s)
+	return "", fmt.Errorf("group %q does not exist; give %s", s, wiki.UserGroupNames())
 }
 
 // withAccount opens the store and finds the user named name (skipped when

@@ -38,7 +38,7 @@ Usage:
   wikid user list
         List the accounts with their group and block.
   wikid user set-groups NAME GROUP [--reason TEXT]
-        Put the user in GROUP: user or admin.
+        Put the user in GROUP: user, rollbacker or admin.
   wikid user block NAME [--until DURATION] [--reason TEXT]
         Stop the user from changing anything (reading and logging in stay
         allowed) for DURATION (24h, 7d, 2w, 1y) or "infinite" (the default).

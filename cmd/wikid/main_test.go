@@ -259,7 +259,7 @@ func TestCLIAccounts(t *testing.T) {
 	if out := run("", "user", "list"); !strings.Contains(out, "Carol") || !strings.Contains(out, "user") {
 		t.Errorf("user list: %q", out)
 	}
-	fails("give user or admin", "user", "set-groups", "Carol", "root")
+	fails("give user, rollbacker or admin", "user", "set-groups", "Carol", "root")
 	fails("exactly one group", "user", "set-groups", "Carol", "user,admin")
 	fails("no user", "user", "set-groups", "Nobody", "admin")
 	run("", "user", "set-groups", "Carol", "admin", "--reason", "trusted")

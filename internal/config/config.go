@@ -234,10 +234,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: main_page: %w", err)
 	}
 	for name, g := range map[string]wiki.Group{"read_group": c.ReadGroup, "edit_group": c.EditGroup} {
-		switch g {
-		case wiki.GroupAnonymous, wiki.GroupUser, wiki.GroupAdmin:
-		default:
-			return fmt.Errorf("config: %s %q: want anonymous, user or admin", name, g)
+		if g != wiki.GroupAnonymous && !wiki.ValidUserGroup(g) {
+			return fmt.Errorf("config: %s %q: want anonymous, %s", name, g, wiki.UserGroupNames())
 		}
 	}
 	if c.EditGroup.Rank() < c.ReadGroup.Rank() {

@@ -88,3 +88,15 @@ func (e *Engine) withText(ctx context.Context, rev wiki.Revision) (wiki.Revision
 	}
 	return e.store.FindRevision(ctx, rev.ID)
 }
+
+// DiffText compares two texts of which one is not a stored revision (an
+// edit proposed on top of the latest one), in a slot of the render gate.
+// Nothing is kept: the texts have no revision IDs to key it by.
+func (e *Engine) DiffText(ctx context.Context, old, new string) (*diff.Result, error) {
+	release, err := e.gate.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return diff.Compare(old, new, diff.Options{}), nil
+}

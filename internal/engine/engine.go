@@ -511,6 +511,12 @@ type Edit struct {
 	// Verbatim saves Text as it is, without expanding signatures: a
 	// revert restores a revision's text as it was.
 	Verbatim bool
+	// Tags mark the change (wiki.TagUndo, wiki.TagRollback).
+	Tags []string
+	// ExactBase refuses the save with a wiki.KindConflict error when the
+	// page's latest revision is no longer BaseRevID, instead of merging:
+	// for a change decided on that revision (a rollback).
+	ExactBase bool
 }
 
 // ConflictError is returned when an edit overlaps a concurrent one.
@@ -591,6 +597,9 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 			return SaveOutcome{}, err
 		}
 		base := ed.BaseRevID
+		if ed.ExactBase && (!exists || cur.LatestID != base) {
+			return SaveOutcome{}, errChangedMeanwhile
+		}
 		text := ed.Text
 		if topic != "" {
 			base = 0
@@ -660,7 +669,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 			ids = []int64{cur.ID}
 		}
 		jobs := append(e.changeJobs(ed.Title, base == 0, false, cats...), e.purger.Outbox(ids, append([]wiki.Title{ed.Title}, cats...)...)...)
-		if j, ok := e.notifyJob(ed.Title, base, ed.Editor.UserName, oldText, text); ok {
+		if j, ok := e.notifyJob(ed.Title, base, ed.Editor.UserName, oldText, text, !ed.Verbatim); ok {
 			jobs = append(jobs, j)
 		}
 		// base 0 creates the page (or fails with ErrExists): pages linking
@@ -668,7 +677,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		res, err := e.store.SavePage(ctx, wiki.SaveRequest{
 			Title: ed.Title, Text: text, Summary: ed.Summary, Minor: ed.Minor,
 			UserID: ed.Editor.UserID, UserName: ed.Editor.UserName,
-			BaseRevID: base, Links: links, SearchText: plain, Time: e.now(), Group: ed.Editor.Group,
+			BaseRevID: base, Links: links, SearchText: plain, Time: e.now(), Group: ed.Editor.Group, Tags: ed.Tags,
 			Jobs: jobs,
 		})
 		if errors.Is(err, wiki.ErrProtected) {

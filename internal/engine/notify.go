@@ -48,13 +48,15 @@ func addedText(old, text string) string {
 }
 
 // notifyJob returns the notify job of an edit by agent of page t from old
-// to text, and whether there is anyone to tell.
-func (e *Engine) notifyJob(t wiki.Title, base int64, agent, old, text string) (wiki.JobSpec, bool) {
+// to text, and whether there is anyone to tell. Mentions count when
+// mentions is set: a revert restores old comments, which mentioned their
+// users when they were first written.
+func (e *Engine) notifyJob(t wiki.Title, base int64, agent, old, text string, mentions bool) (wiki.JobSpec, bool) {
 	p := notifyPayload{Title: t, Base: base, Agent: agent}
 	if t.Namespace() == wiki.NSUserTalk && !strings.Contains(t.Name(), "/") && !sameUser(t.Name(), agent) {
 		p.Talk = t.Name()
 	}
-	if strings.Contains(text, "[[") {
+	if mentions && strings.Contains(text, "[[") {
 		p.Mentions = e.mentions(agent, addedText(old, text), p.Talk)
 	}
 	if p.Talk == "" && len(p.Mentions) == 0 {

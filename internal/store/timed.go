@@ -69,6 +69,16 @@ func (st Timed) History(ctx context.Context, q wiki.HistoryQuery) ([]wiki.Revisi
 	return st.Store.History(ctx, q)
 }
 
+func (st Timed) PageStats(ctx context.Context, pageID int64, t wiki.Title) (wiki.PageStats, error) {
+	defer since(ctx, time.Now())
+	return st.Store.PageStats(ctx, pageID, t)
+}
+
+func (st Timed) LatestRevisions(ctx context.Context, pageIDs []int64) (map[int64]int64, error) {
+	defer since(ctx, time.Now())
+	return st.Store.LatestRevisions(ctx, pageIDs)
+}
+
 func (st Timed) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Change, error) {
 	defer since(ctx, time.Now())
 	return st.Store.RecentChanges(ctx, q)

@@ -28,7 +28,7 @@ var templateFS embed.FS
 var staticFS embed.FS
 
 // Pages lists every page template; Parse fails if one is missing.
-var Pages = []string{"view", "missing", "edit", "history", "diff", "login", "changes", "titles", "search", "form", "error", "blocklist", "preferences", "reset", "log", "editwatchlist", "notifications"}
+var Pages = []string{"view", "missing", "edit", "history", "diff", "login", "changes", "titles", "search", "form", "error", "blocklist", "preferences", "reset", "log", "editwatchlist", "notifications", "info"}
 
 // Asset is one static file, loaded and hashed at start.
 type Asset struct {
@@ -136,6 +136,22 @@ func (v *Views) funcs() template.FuncMap {
 		"sub":      func(a, b int) int { return a - b },
 		"add":      func(a, b int) int { return a + b },
 		"snippet":  Snippet,
+		// A count read up to a cap (wiki.MaxCount + 1 means more).
+		"infoCount": func(n, max int) struct {
+			N, Max int
+			More   bool
+		} {
+			return struct {
+				N, Max int
+				More   bool
+			}{n, max, n > max}
+		},
+		"rollbackURL": RollbackURL,
+		// A rollback button of a listing row, where the length of the
+		// streak is not read: "rollback".
+		"rollbackLinkOf": func(t wiki.Title, from string) struct{ URL, Label string } {
+			return struct{ URL, Label string }{RollbackURL(t, from), "rollback"}
+		},
 		// Edit summaries: text with [[links]], as MediaWiki shows them.
 		"summaryHTML": func(s string) template.HTML { return template.HTML(render.Summary(s, v.titles)) },
 		// Links with names in them, written in the canonical form the
@@ -161,6 +177,12 @@ func (v *Views) funcs() template.FuncMap {
 		// the markers around per-user parts that the splice path finds.
 		"mark": func(name string) template.HTML { return template.HTML("<!--" + name + "-->") },
 	}
+}
+
+// RollbackURL is the canonical address of the rollback of the latest
+// edits of page t by the user named from.
+func RollbackURL(t wiki.Title, from string) string {
+	return t.URL() + "?action=rollback&from=" + httpx.QueryEscape(from)
 }
 
 // ExpiryText words a protection's or block's expiry as the log stores it

@@ -168,7 +168,7 @@ func TestAdminPagesAreForAdmins(t *testing.T) {
 	})
 	t.Run("an unknown group is refused with what to do", func(t *testing.T) {
 		res := admin.PostForm("/wiki/Special:UserRights/Plainuser", url.Values{"csrf": {admin.CSRF("/wiki/Special:UserRights/Plainuser")}, "group": {"root"}})
-		if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.Body, "user or admin") {
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.Body, "user, rollbacker or admin") {
 			t.Errorf("group root: %d\n%s", res.StatusCode, res.Body)
 		}
 	})

@@ -71,7 +71,7 @@ func userPath(name, user string) string {
 
 func (s *Server) userRightsPage(w http.ResponseWriter, r *http.Request, arg string) error {
 	d := formData{Heading: "User rights", Submit: "Save group", Cancel: "/wiki/Special:SpecialPages",
-		Intro: "Administrators may delete and restore pages, block users and change groups. Users may edit."}
+		Intro: "Administrators may delete and restore pages, block users and change groups. Rollbackers may undo a user's latest edits to a page in one click (rollback). Users may edit."}
 	u, name, status, err := s.adminForm(r, arg, "UserRights", &d)
 	if err != nil {
 		return err
@@ -82,8 +82,8 @@ func (s *Server) userRightsPage(w http.ResponseWriter, r *http.Request, arg stri
 			return err
 		}
 		g := wiki.Group(r.PostFormValue("group"))
-		if g != wiki.GroupUser && g != wiki.GroupAdmin {
-			d.Error, status = "Choose the group user or admin.", http.StatusBadRequest
+		if !wiki.ValidUserGroup(g) {
+			d.Error, status = "Choose the group "+wiki.UserGroupNames()+".", http.StatusBadRequest
 		} else {
 			v := viewerOf(r)
 			old, err := s.store.SetUserGroup(r.Context(), wiki.GroupChange{UserID: u.ID, Group: g, By: actor(v), Reason: reason, Time: s.now()})
@@ -108,10 +108,12 @@ func (s *Server) userRightsPage(w http.ResponseWriter, r *http.Request, arg stri
 	}
 	d.Heading = "User rights of " + u.Name
 	d.Info = u.Name + " is in the group " + string(u.Group) + "."
+	groups := make([]formOption, len(wiki.UserGroups))
+	for i, g := range wiki.UserGroups {
+		groups[i] = formOption{Value: string(g), Label: string(g), Selected: u.Group == g}
+	}
 	d.Fields = []formField{
-		{Name: "group", Label: "Group", Type: "select", Value: string(u.Group), Options: []formOption{
-			{Value: string(wiki.GroupUser), Label: "user", Selected: u.Group != wiki.GroupAdmin},
-			{Value: string(wiki.GroupAdmin), Label: "admin", Selected: u.Group == wiki.GroupAdmin}}},
+		{Name: "group", Label: "Group", Type: "select", Value: string(u.Group), Options: groups},
 		{Name: "reason", Label: "Reason", Type: "text", Value: r.PostFormValue("reason")},
 	}
 	return s.writeAdminForm(w, r, status, d)

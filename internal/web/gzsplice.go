@@ -8,6 +8,8 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
+
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 // Gzip for spliced (logged-in) views without compressing the page per
@@ -111,12 +113,11 @@ type gzShard struct {
 type gzEntry struct {
 	once   sync.Once
 	static [3][]byte
-	crc0   uint32                    // CRC of part 0
-	crc4   uint32                    // CRC of part 4, the long rest of the page
-	shift4 *crcShift                 // appends len(part 4) zero bytes
-	tabs   [6]atomic.Pointer[gzTabs] // by tabsVariant
-
-	marks atomic.Pointer[[4]int] // offsets of the user bar's and tabs' markers (splice)
+	crc0   uint32                                 // CRC of part 0
+	crc4   uint32                                 // CRC of part 4, the long rest of the page
+	shift4 *crcShift                              // appends len(part 4) zero bytes
+	tabs   [2 * wiki.Ranks]atomic.Pointer[gzTabs] // by tabsVariant
+	marks  atomic.Pointer[[4]int]                 // offsets of the user bar's and tabs' markers (splice)
 }
 
 type gzTabs struct {

@@ -99,7 +99,7 @@ func (s *Server) titleFromPath(r *http.Request) (wiki.Title, error) {
 // The parameters of /wiki/Title, as MediaWiki names them.
 var (
 	actionParam = httpx.Param{Name: "action", Kind: httpx.Enum, Default: "view",
-		Values: []string{"view", "edit", "submit", "history", "raw", "move", "delete", "undelete", "purge", "revert", "protect", "unprotect", "watch", "unwatch"}}
+		Values: []string{"view", "edit", "submit", "history", "raw", "move", "delete", "undelete", "purge", "revert", "protect", "unprotect", "watch", "unwatch", "info", "rollback"}}
 	redirectParam = httpx.Param{Name: "redirect", Kind: httpx.Enum, Values: []string{"no"}}
 	oldidParam    = httpx.Param{Name: "oldid", Kind: httpx.ID, What: "a revision number"}
 	diffParam     = httpx.Param{Name: "diff", Kind: httpx.ID, What: "a revision number, prev or cur", Values: []string{"prev", "cur"}}
@@ -133,8 +133,9 @@ var (
 	routeCategory = &pageRoute{spec: pageSpec("page", redirectParam, pagefromParam, feedParam), handle: (*Server).view, splice: true}
 	routeOldid    = &pageRoute{spec: pageSpec("page:oldid", oldidParam), handle: (*Server).viewOld}
 	routeDiff     = &pageRoute{spec: pageSpec("page:diff", diffParam, oldidParam), handle: (*Server).diffPage}
-	routeEdit     = &pageRoute{spec: pageSpec("page:edit", oldidParam, sectionParam, httpx.Param{Name: "redlink", Kind: httpx.Enum, Values: []string{"1"}}), handle: (*Server).editForm}
-	routeHistory  = &pageRoute{spec: pageSpec("page:history", offsetParam, feedParam,
+	routeEdit     = &pageRoute{spec: pageSpec("page:edit", oldidParam, sectionParam, httpx.Param{Name: "redlink", Kind: httpx.Enum, Values: []string{"1"}},
+		undoParam, undoAfterParam), handle: (*Server).editForm}
+	routeHistory = &pageRoute{spec: pageSpec("page:history", offsetParam, feedParam,
 		httpx.Param{Name: "limit", Kind: httpx.Limit, Max: 500, Default: "50"}), handle: (*Server).history}
 	routeRaw  = &pageRoute{spec: pageSpec("page:raw", oldidParam), handle: (*Server).raw}
 	routeMove = &pageRoute{spec: pageSpec("page:move"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
@@ -146,10 +147,12 @@ var (
 	routeUndelete = &pageRoute{spec: pageSpec("page:undelete"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 		return s.undeleteForm(w, r, t, "")
 	}}
-	routePurge   = &pageRoute{spec: pageSpec("page:purge"), handle: (*Server).purgeForm}
-	routeWatch   = &pageRoute{spec: pageSpec("page:watch"), handle: (*Server).watchForm}
-	routeUnwatch = &pageRoute{spec: pageSpec("page:unwatch"), handle: (*Server).unwatchForm}
-	routeProtect = &pageRoute{spec: pageSpec("page:protect"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
+	routePurge    = &pageRoute{spec: pageSpec("page:purge"), handle: (*Server).purgeForm}
+	routeWatch    = &pageRoute{spec: pageSpec("page:watch"), handle: (*Server).watchForm}
+	routeUnwatch  = &pageRoute{spec: pageSpec("page:unwatch"), handle: (*Server).unwatchForm}
+	routeInfo     = &pageRoute{spec: pageSpec("page:info"), handle: (*Server).info}
+	routeRollback = &pageRoute{spec: pageSpec("page:rollback", rollbackFromParam), handle: (*Server).rollbackForm}
+	routeProtect  = &pageRoute{spec: pageSpec("page:protect"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 		return s.protectForm(w, r, t, "")
 	}}
 )
@@ -166,6 +169,7 @@ var postRoutes = map[string]*pageRoute{
 	"protect":  {spec: pageSpec("page:protect"), handle: (*Server).protect},
 	"watch":    {spec: pageSpec("page:watch"), handle: (*Server).watch},
 	"unwatch":  {spec: pageSpec("page:unwatch"), handle: (*Server).unwatch},
+	"rollback": {spec: pageSpec("page:rollback", rollbackFromParam), handle: (*Server).rollback},
 }
 
 // pageRouteGet chooses what a GET of /wiki/Title does, from the query as
@@ -203,8 +207,12 @@ func (s *Server) pageRouteGet(t wiki.Title, q httpx.Query) (*pageRoute, error) {
 		return routeWatch, nil
 	case "unwatch":
 		return routeUnwatch, nil
+	case "info":
+		return routeInfo, nil
+	case "rollback":
+		return routeRollback, nil
 	default:
-		return nil, wiki.Errorf(wiki.KindInvalid, "unknown action %q; known actions: view, edit, history, raw, move, delete, undelete, purge, protect, watch, unwatch", sanitizeLine(action))
+		return nil, wiki.Errorf(wiki.KindInvalid, "unknown action %q; known actions: view, edit, history, info, raw, move, delete, undelete, purge, protect, rollback, watch, unwatch", sanitizeLine(action))
 	}
 }
 
@@ -233,7 +241,7 @@ func (s *Server) wikiPage(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		action := raw.First("action")
 		if rt = postRoutes[action]; rt == nil {
-			err = wiki.Errorf(wiki.KindInvalid, "unknown action %q for POST; known: submit, revert, move, delete, undelete, purge, protect, watch, unwatch", sanitizeLine(action))
+			err = wiki.Errorf(wiki.KindInvalid, "unknown action %q for POST; known: submit, revert, rollback, move, delete, undelete, purge, protect, watch, unwatch", sanitizeLine(action))
 		}
 	default:
 		err = methodNotAllowed(w, "GET, HEAD, POST")
@@ -666,6 +674,11 @@ type editData struct {
 	// SectionConflict: a section edit conflicted; the form now edits the
 	// whole page.
 	SectionConflict bool
+	// Undo and UndoAfter are the revisions an undo link reverts (undo.go),
+	// carried by the form so that the save is tagged undo; UndoDiff
+	// compares the current text with the proposed one.
+	Undo, UndoAfter int64
+	UndoDiff        template.HTML
 }
 
 // templateUse is a page transcluded, listed under the edit box.
@@ -711,6 +724,11 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 	}
 	ctx := r.Context()
 	d := &editData{Title: t, Creating: true, Minor: viewerOf(r).User.Prefs.MinorDefault, Section: section}
+	if undo, after, err := undoParams(r); err != nil {
+		return err
+	} else if undo != 0 {
+		return s.undoForm(w, r, t, undo, after, d)
+	}
 	page, err := s.store.FindPage(ctx, t)
 	live := err == nil && !page.Deleted
 	if section != "" && section != engine.NewSection && !live {
@@ -868,6 +886,10 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 			_, d.Heading, _ = s.eng.SectionText(t, text, min(n, 1))
 		}
 	}
+	tags, err := s.undoTags(r, t, d)
+	if err != nil {
+		return err
+	}
 	if r.PostFormValue("preview") != "" {
 		// The preview shows the text as it will be saved: signed, and a
 		// new section under its subject.
@@ -902,7 +924,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 		return s.writeEdit(w, r, http.StatusBadRequest, d)
 	}
 	out, err := s.eng.Save(r.Context(), engine.Edit{Title: t, Text: text, Summary: summary, Minor: d.Minor,
-		BaseRevID: base, Editor: s.editorOf(r), Section: section, SectionTitle: subject})
+		BaseRevID: base, Editor: s.editorOf(r), Section: section, SectionTitle: subject, Tags: tags})
 	var conflict *engine.ConflictError
 	if errors.As(err, &conflict) {
 		d.Conflict, d.Text, d.Yours, d.BaseRev = true, conflict.Current, conflict.Yours, conflict.CurrentRev
@@ -960,6 +982,9 @@ type historyData struct {
 	LatestID  int64
 	CanEdit   bool
 	Next      string
+	// Rollback is the latest revision's rollback button, for the viewers
+	// who may roll back (undo.go).
+	Rollback *rollbackLink
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
@@ -984,6 +1009,11 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t wiki.Title) e
 		return s.historyFeed(w, r, page.Title, revs)
 	}
 	d.Revisions = revs
+	if len(revs) > 0 && revs[0].ID == page.LatestID {
+		if d.Rollback, err = s.rollbackLinkFor(r, page); err != nil {
+			return err
+		}
+	}
 	p := s.page(r, "History of "+string(t))
 	p.Feeds = feedLinks(q.Path, q.Params, s.cfg.SiteName+" – Revision history of "+string(page.Title))
 	if err := s.setTabs(p, r, t, "history", !page.Deleted); err != nil {
@@ -1005,6 +1035,11 @@ type diffData struct {
 	// short (diff.Result); Added and Deleted count its lines.
 	Coarse, Truncated bool
 	Added, Deleted    int
+	// UndoURL undoes the newer revision (or the range after the older
+	// one) through the edit form; Rollback is the latest revision's
+	// rollback button (undo.go). Both for the viewers who may use them.
+	UndoURL  string
+	Rollback *rollbackLink
 }
 
 // diffPage shows ?diff=NEW&oldid=OLD; diff may also be "prev" or "cur".
@@ -1056,10 +1091,21 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 	}
 	v := viewerOf(r)
 	d.CanRevert = v.LoggedIn && s.canEdit(v) && oldRev.ID != 0 && newRev.ID == page.LatestID && !d.Identical
+	if v.LoggedIn && s.canEdit(v) && !d.Identical && oldRev.ID != 0 && !page.Deleted {
+		d.UndoURL = t.URL() + "?action=edit&undo=" + strconv.FormatInt(newRev.ID, 10)
+		if oldRev.ID != newRev.ParentID {
+			d.UndoURL += "&undoafter=" + strconv.FormatInt(oldRev.ID, 10)
+		}
+	}
+	if newRev.ID == page.LatestID {
+		if d.Rollback, err = s.rollbackLinkFor(r, page); err != nil {
+			return err
+		}
+	}
 	oldRev.Text, newRev.Text = "", ""
 	d.Old, d.New = oldRev, newRev
 	p := s.page(r, "Difference between revisions of "+string(t))
-	if d.CanRevert {
+	if d.CanRevert || d.Rollback != nil {
 		p.CSRF = s.csrfToken(r)
 	}
 	if err := s.setTabs(p, r, t, "history", true); err != nil {

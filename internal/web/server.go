@@ -27,28 +27,29 @@ import (
 
 // Server holds what handlers need. Build it with New.
 type Server struct {
-	cfg      config.Config
-	eng      *engine.Engine
-	store    wiki.Store
-	views    *view.Views
-	log      *slog.Logger
-	secret   []byte
-	now      func() time.Time
-	mainPage wiki.Title
-	titles   wiki.TitleRules // the wiki's (capital_links): every title read from a request
-	handler  http.Handler
-	reqID    atomic.Uint64
-	edge     *edge.Cache // nil: no in-process cache
-	sessions *sessionCache
-	watches  *watchCache       // users' watchlists, for logged-in views (watches.go)
-	others   Others            // nil: no other processes to tell
-	gz       *gzCache          // deflated static parts of spliced pages
-	throttle *session.Throttle // failed logins per (address, account), address and device (special.go)
-	signups  *session.Throttle // account creations per address (special.go)
-	devices  session.Devices   // device cookies: who logged in from this browser before (session.go)
-	hashing  *session.Gate     // bounds the argon2 hashes running at once (hashing.go)
-	purges   *rateLimit        // action=purge per user or address (page.go)
-	proxies  httpx.Proxies     // who may name the client (session.go)
+	cfg       config.Config
+	eng       *engine.Engine
+	store     wiki.Store
+	views     *view.Views
+	log       *slog.Logger
+	secret    []byte
+	now       func() time.Time
+	mainPage  wiki.Title
+	titles    wiki.TitleRules // the wiki's (capital_links): every title read from a request
+	handler   http.Handler
+	reqID     atomic.Uint64
+	edge      *edge.Cache // nil: no in-process cache
+	sessions  *sessionCache
+	watches   *watchCache       // users' watchlists and notification counts, for logged-in views (watches.go)
+	others    Others            // nil: no other processes to tell
+	gz        *gzCache          // deflated static parts of spliced pages
+	throttle  *session.Throttle // failed logins per (address, account), address and device (special.go)
+	signups   *session.Throttle // account creations per address (special.go)
+	devices   session.Devices   // device cookies: who logged in from this browser before (session.go)
+	hashing   *session.Gate     // bounds the argon2 hashes running at once (hashing.go)
+	purges    *rateLimit        // action=purge per user or address (page.go)
+	rollbacks *rateLimit        // action=rollback per user (undo.go)
+	proxies   httpx.Proxies     // who may name the client (session.go)
 	// proxyWarned is set once the warning about forwarding headers from an
 	// unconfigured proxy on this host was logged (session.go).
 	proxyWarned atomic.Bool
@@ -106,7 +107,7 @@ func New(o Options) (*Server, error) {
 		secret: o.Secret, now: o.Now, mainPage: mp, titles: titles, edge: o.Edge, sessions: newSessionCache(o.Now), watches: &watchCache{}, gz: newGzCache(),
 		throttle: session.NewThrottle(session.DefaultPolicy(), o.Now), signups: session.NewThrottle(session.RegistrationPolicy(), o.Now),
 		devices: session.NewDevices(o.Secret), hashing: session.DefaultGate(), proxies: httpx.NewProxies(trusted, o.Config.ClientIPHeader),
-		purges: newRateLimit(30, time.Minute, o.Now), others: o.Others}
+		purges: newRateLimit(30, time.Minute, o.Now), rollbacks: newRateLimit(rollbacksPerMinute, time.Minute, o.Now), others: o.Others}
 	s.handler = s.routes()
 	return s, nil
 }

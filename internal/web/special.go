@@ -461,6 +461,11 @@ type changesData struct {
 	// Watchlist marks the viewer's watchlist, with the count of titles on it.
 	Watchlist bool
 	Watched   int
+	// Top holds the latest revision of each live page listed, for a
+	// user's contributions: their rows that are a page's current version
+	// say so, with a rollback button for the viewers who may roll back.
+	Top         map[int64]int64
+	CanRollback bool
 }
 
 type changeDay struct {
@@ -555,6 +560,18 @@ func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesDa
 		return s.changesFeed(w, r, heading, d.Intro, cs)
 	}
 	d.Namespaces, d.FormAction, d.Limit = namespaceOptions(r), base, rq.Get("limit")
+	if q.UserName != "" && len(cs) > 0 {
+		ids := make([]int64, 0, len(cs))
+		for _, c := range cs {
+			if c.RevID != 0 {
+				ids = append(ids, c.PageID)
+			}
+		}
+		if d.Top, err = s.store.LatestRevisions(r.Context(), ids); err != nil {
+			return err
+		}
+		d.CanRollback = canRollback(viewerOf(r))
+	}
 	p := s.page(r, heading)
 	if !d.Watchlist {
 		p.Feeds = feedLinks(rq.Path, rq.Params, s.cfg.SiteName+" – "+heading)

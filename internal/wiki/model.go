@@ -6,18 +6,31 @@ import (
 )
 
 // Group is a user's permission group. Anonymous readers have GroupAnonymous.
+// Each group has the rights of the groups below it.
 type Group string
 
 const (
 	GroupAnonymous Group = "anonymous"
 	GroupUser      Group = "user"
-	GroupAdmin     Group = "admin"
+	// GroupRollbacker may roll back a streak of edits in one click, besides
+	// what users may do.
+	GroupRollbacker Group = "rollbacker"
+	GroupAdmin      Group = "admin"
 )
 
-// Rank orders groups: anonymous < user < admin.
+// UserGroups are the groups an account may be in, from the lowest, as
+// Special:UserRights and `wikid user set-groups` offer them.
+var UserGroups = []Group{GroupUser, GroupRollbacker, GroupAdmin}
+
+// Ranks is the number of group ranks: Rank is below it.
+const Ranks = 4
+
+// Rank orders groups: anonymous < user < rollbacker < admin.
 func (g Group) Rank() int {
 	switch g {
 	case GroupAdmin:
+		return 3
+	case GroupRollbacker:
 		return 2
 	case GroupUser:
 		return 1
@@ -27,6 +40,84 @@ func (g Group) Rank() int {
 
 // AtLeast reports whether g has the rights of min.
 func (g Group) AtLeast(min Group) bool { return g.Rank() >= min.Rank() }
+
+// CanRollback reports whether members of g may roll back edits
+// (rollbackers and administrators).
+func (g Group) CanRollback() bool { return g.AtLeast(GroupRollbacker) }
+
+// UserGroupNames is UserGroups as text: "user, rollbacker or admin".
+func UserGroupNames() string {
+	var b strings.Builder
+	for i, g := range UserGroups {
+		switch {
+		case i == len(UserGroups)-1:
+			b.WriteString(" or ")
+		case i > 0:
+			b.WriteString(", ")
+		}
+		b.WriteString(string(g))
+	}
+	return b.String()
+}
+
+// ValidUserGroup reports whether g is one of UserGroups.
+func ValidUserGroup(g Group) bool {
+	for _, x := range UserGroups {
+		if g == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Change tags mark edits made by a tool rather than typed: they show as
+// labels on RecentChanges, histories and contributions, as MediaWiki's
+// mw-undo and mw-rollback.
+const (
+	TagUndo     = "undo"
+	TagRollback = "rollback"
+)
+
+// ValidTag reports whether tag may be stored: 1 to 32 bytes of lower-case
+// ASCII letters, digits and hyphens (tags are stored comma-separated).
+func ValidTag(tag string) bool {
+	if tag == "" || len(tag) > 32 {
+		return false
+	}
+	for i := 0; i < len(tag); i++ {
+		c := tag[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// JoinTags is tags as a store column holds them: valid tags, each once,
+// comma-separated, in the order given; invalid ones are dropped.
+func JoinTags(tags []string) string {
+	var b strings.Builder
+	seen := make(map[string]bool, len(tags))
+	for _, t := range tags {
+		if !ValidTag(t) || seen[t] {
+			continue
+		}
+		seen[t] = true
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(t)
+	}
+	return b.String()
+}
+
+// SplitTags reads a column JoinTags wrote (nil for none).
+func SplitTags(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
 
 // Page is a page's current state.
 type Page struct {
@@ -55,6 +146,8 @@ type Revision struct {
 	SHA1       string // hex SHA-1 of Text, as MediaWiki
 	Minor      bool
 	ParentSize int // size of the parent revision, for the ±bytes in listings
+	// Tags mark how the edit was made (TagUndo, TagRollback), nil for most.
+	Tags []string
 }
 
 // ChangeKind says what a recent-changes entry records.
@@ -84,6 +177,7 @@ type Change struct {
 	Size     int
 	OldSize  int
 	Minor    bool
+	Tags     []string // the edit's tags (Revision.Tags)
 }
 
 // User is a registered account.

@@ -56,6 +56,9 @@ type SaveRequest struct {
 	// Group is the editor's: an edit protection of the title above it
 	// refuses the save with ErrProtected, checked in the transaction.
 	Group Group
+	// Tags mark the revision and its change (TagUndo, TagRollback); the
+	// store keeps the valid ones (JoinTags). A null edit stores none.
+	Tags []string
 }
 
 // SaveResult tells what SavePage did.
@@ -159,6 +162,20 @@ type HistoryQuery struct {
 	Limit  int
 }
 
+// PageStats are the figures of a page's information page (action=info).
+// Each count stops past MaxCount (MaxCount + 1 means more), so that the
+// page of a title used everywhere costs a bounded read.
+type PageStats struct {
+	Revisions int // visible revisions
+	// Editors counts the distinct editors of the latest MaxCount + 1
+	// visible revisions (of all of them when there are no more).
+	Editors   int
+	Backlinks int      // live pages that link to or redirect to the page
+	Redirects int      // live redirects to the page
+	LinksOut  int      // wiki links of the page's text (its link rows)
+	First     Revision // the first visible revision, without text
+}
+
 // PageStore keeps pages, revisions, links, recent changes and the search index.
 type PageStore interface {
 	// FindPage returns the page with title t, deleted or not (Deleted set;
@@ -206,6 +223,13 @@ type PageStore interface {
 	ProtectPage(ctx context.Context, req ProtectRequest) (string, error)
 
 	History(ctx context.Context, q HistoryQuery) ([]Revision, error)
+	// PageStats returns the figures of page pageID, titled t (see
+	// PageStats); ErrNotFound when it has no visible revision.
+	PageStats(ctx context.Context, pageID int64, t Title) (PageStats, error)
+	// LatestRevisions returns the latest revision of each live page among
+	// pageIDs (deleted and unknown ones are left out), in one query: which
+	// rows of a listing are a page's current version.
+	LatestRevisions(ctx context.Context, pageIDs []int64) (map[int64]int64, error)
 	RecentChanges(ctx context.Context, q ChangeQuery) ([]Change, error)
 	// Log lists Special:Log entries matching q, newest first.
 	Log(ctx context.Context, q LogQuery) ([]LogEntry, error)

@@ -103,11 +103,11 @@ var Tables = []*Table{
 		time_zone:t date_format:t minor_default:b no_autowatch:b signature:t`)},
 	{Name: "pages", Key: 1, Columns: cols(`id:i title:t ns:t latest_rev:i redirect:t deleted:b touched:i size:i title_fold:t`)},
 	{Name: "revisions", Key: 1, MaxBatch: bigBatch, Columns: cols(`id:i page_id:i parent_id:i user_id:i user_name:t ts:i summary:t text:t
-		size:i sha1:t minor:b deleted:b`)},
+		size:i sha1:t minor:b deleted:b tags:t`)},
 	{Name: "links", Key: 3, Columns: cols(`from_page:i kind:t target_title:t sortkey:t subcat:b`)},
 	{Name: "category_added", Key: 2, Columns: cols(`category:t page_id:i added:i`)},
 	{Name: "changes", Key: 1, Columns: cols(`id:i kind:t title:t new_title:t page_id:i rev_id:i old_rev_id:i user_id:i
-		user_name:t ts:i summary:t size:i old_size:i minor:b`)},
+		user_name:t ts:i summary:t size:i old_size:i minor:b tags:t`)},
 	{Name: "log", Key: 1, Columns: cols(`id:i type:t action:t ts:i user_id:i user_name:t target:t page_id:i comment:t params:j`)},
 	{Name: "watchlist", Key: 2, Columns: cols(`user_id:i title:t expires:i`)},
 	{Name: "notifications", Key: 1, Columns: cols(`id:i user_id:i kind:t title:t rev_id:i agent:t ts:i seen:b`)},

@@ -220,9 +220,11 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 				ID: revIDs[0], PageID: st.page.ID, Title: req.Title, ParentID: parentID, UserID: req.UserID, UserName: req.UserName,
 				Time: at, Summary: req.Summary, Size: len(req.Text), SHA1: shas[i], Minor: req.Minor, ParentSize: oldSize,
 			}
+			tags := wiki.JoinTags(req.Tags)
+			rev.Tags = wiki.SplitTags(tags)
 			revIDs = revIDs[1:]
 			revRows = append(revRows, []any{rev.ID, rev.PageID, rev.ParentID, rev.UserID, rev.UserName, ms(at), rev.Summary,
-				req.Text, rev.Size, rev.SHA1, rev.Minor})
+				req.Text, rev.Size, rev.SHA1, rev.Minor, tags})
 			kind := wiki.ChangeEdit
 			if !st.live {
 				kind = wiki.ChangeNew
@@ -230,7 +232,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 			c := wiki.Change{Kind: kind, Title: req.Title, PageID: rev.PageID, RevID: rev.ID, OldRevID: parentID,
 				UserID: req.UserID, UserName: req.UserName, Time: at, Summary: req.Summary, Size: rev.Size, OldSize: oldSize, Minor: req.Minor}
 			changeRows = append(changeRows, []any{string(c.Kind), string(c.Title), string(c.NewTitle), c.PageID, c.RevID, c.OldRevID,
-				c.UserID, c.UserName, ms(c.Time), c.Summary, c.Size, c.OldSize, c.Minor})
+				c.UserID, c.UserName, ms(c.Time), c.Summary, c.Size, c.OldSize, c.Minor, tags})
 			page := wiki.Page{ID: rev.PageID, Title: req.Title, LatestID: rev.ID, Redirect: req.Links.Redirect, Touched: at, Size: rev.Size}
 			res[i] = wiki.SaveResult{Page: page, Revision: rev, Created: !st.live}
 			st.page, st.live, st.latest = page, true, rev
@@ -265,12 +267,12 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 
 	if len(revRows) > 0 {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"revisions"},
-			[]string{"id", "page_id", "parent_id", "user_id", "user_name", "ts", "summary", "text", "size", "sha1", "minor"},
+			[]string{"id", "page_id", "parent_id", "user_id", "user_name", "ts", "summary", "text", "size", "sha1", "minor", "tags"},
 			pgx.CopyFromRows(revRows)); err != nil {
 			return nil, err
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"changes"},
-			[]string{"kind", "title", "new_title", "page_id", "rev_id", "old_rev_id", "user_id", "user_name", "ts", "summary", "size", "old_size", "minor"},
+			[]string{"kind", "title", "new_title", "page_id", "rev_id", "old_rev_id", "user_id", "user_name", "ts", "summary", "size", "old_size", "minor", "tags"},
 			pgx.CopyFromRows(changeRows)); err != nil {
 			return nil, err
 		}

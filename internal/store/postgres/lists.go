@@ -36,6 +36,62 @@ func (db *DB) History(ctx context.Context, q wiki.HistoryQuery) ([]wiki.Revision
 	return out, nil
 }
 
+// PageStats returns the figures of page pageID, titled t: a few counts,
+// each one index range cut at wiki.MaxCount + 1 rows, and the first
+// revision, in one round trip after the first revision's.
+func (db *DB) PageStats(ctx context.Context, pageID int64, t wiki.Title) (wiki.PageStats, error) {
+	var st wiki.PageStats
+	fail := func(err error) (wiki.PageStats, error) {
+		return wiki.PageStats{}, fmt.Errorf("postgres: figures of page %d: %w", pageID, notFound(err))
+	}
+	first, err := scanRevision(db.pool.QueryRow(ctx, `SELECT `+revCols+revColsFrom+`
+		WHERE r.page_id = $1 AND NOT r.deleted ORDER BY r.id LIMIT 1`, pageID), false)
+	if err != nil {
+		return fail(err)
+	}
+	st.First = first
+	// The latest revisions first: Editors counts those of the revisions
+	// the cut keeps.
+	err = db.pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM (SELECT 1 FROM revisions WHERE page_id = $1 AND NOT deleted ORDER BY id DESC LIMIT $3) r),
+		(SELECT count(DISTINCT user_name) FROM (SELECT user_name FROM revisions WHERE page_id = $1 AND NOT deleted ORDER BY id DESC LIMIT $3) r),
+		(SELECT count(*) FROM (SELECT DISTINCT l.from_page FROM links l JOIN pages p ON p.id = l.from_page
+			WHERE l.target_title = $2 AND l.kind IN ('link', 'redirect') AND NOT p.deleted LIMIT $3) b),
+		(SELECT count(*) FROM (SELECT 1 FROM links l JOIN pages p ON p.id = l.from_page
+			WHERE l.target_title = $2 AND l.kind = 'redirect' AND NOT p.deleted LIMIT $3) d),
+		(SELECT count(*) FROM (SELECT 1 FROM links WHERE from_page = $1 AND kind = 'link' LIMIT $3) o)`,
+		pageID, string(t), wiki.MaxCount+1).Scan(&st.Revisions, &st.Editors, &st.Backlinks, &st.Redirects, &st.LinksOut)
+	if err != nil {
+		return fail(err)
+	}
+	return st, nil
+}
+
+// LatestRevisions returns the latest revision of each live page among
+// pageIDs, in one query.
+func (db *DB) LatestRevisions(ctx context.Context, pageIDs []int64) (map[int64]int64, error) {
+	out := make(map[int64]int64, len(pageIDs))
+	if len(pageIDs) == 0 {
+		return out, nil
+	}
+	rows, err := db.pool.Query(ctx, `SELECT id, latest_rev FROM pages WHERE id = ANY($1) AND NOT deleted`, pageIDs)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: latest revisions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, latest int64
+		if err := rows.Scan(&id, &latest); err != nil {
+			return nil, fmt.Errorf("postgres: latest revisions: %w", err)
+		}
+		out[id] = latest
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: latest revisions: %w", err)
+	}
+	return out, nil
+}
+
 // RecentChanges returns changes newest first; with UserName, that user's
 // contributions. Entries stay after a page is deleted (they are a log).
 func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Change, error) {
@@ -43,7 +99,7 @@ func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Cha
 	if before <= 0 {
 		before = noCursor
 	}
-	const cols = `id, kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor`
+	const cols = `id, kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor, tags`
 	var args []any
 	param := func(v any) string {
 		args = append(args, v)
@@ -57,11 +113,12 @@ func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Cha
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.Change, error) {
 		var c wiki.Change
-		var kind, title, newTitle string
+		var kind, title, newTitle, tags string
 		var ts int64
 		err := row.Scan(&c.ID, &kind, &title, &newTitle, &c.PageID, &c.RevID, &c.OldRevID, &c.UserID, &c.UserName,
-			&ts, &c.Summary, &c.Size, &c.OldSize, &c.Minor)
+			&ts, &c.Summary, &c.Size, &c.OldSize, &c.Minor, &tags)
 		c.Kind, c.Title, c.NewTitle, c.Time = wiki.ChangeKind(kind), wiki.Title(title), wiki.Title(newTitle), fromMS(ts)
+		c.Tags = wiki.SplitTags(tags)
 		return c, err
 	})
 	if err != nil {

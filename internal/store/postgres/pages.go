@@ -17,7 +17,7 @@ import (
 const (
 	pageCols = `p.id, p.title, p.latest_rev, p.redirect, p.deleted, p.touched, p.size`
 	// revCols needs: revisions r JOIN pages p, LEFT JOIN revisions pr (the parent).
-	revCols = `r.id, r.page_id, p.title, r.parent_id, r.user_id, r.user_name, r.ts, r.summary, r.size, r.sha1, r.minor, coalesce(pr.size, 0)`
+	revCols = `r.id, r.page_id, p.title, r.parent_id, r.user_id, r.user_name, r.ts, r.summary, r.size, r.sha1, r.minor, coalesce(pr.size, 0), r.tags`
 	// revColsFrom is the FROM clause revCols reads.
 	revColsFrom = ` FROM revisions r JOIN pages p ON p.id = r.page_id LEFT JOIN revisions pr ON pr.id = r.parent_id`
 )
@@ -37,12 +37,13 @@ func scanRevision(row pgx.Row, withText bool) (wiki.Revision, error) {
 	var r wiki.Revision
 	var title string
 	var ts int64
-	dest := []any{&r.ID, &r.PageID, &title, &r.ParentID, &r.UserID, &r.UserName, &ts, &r.Summary, &r.Size, &r.SHA1, &r.Minor, &r.ParentSize}
+	var tags string
+	dest := []any{&r.ID, &r.PageID, &title, &r.ParentID, &r.UserID, &r.UserName, &ts, &r.Summary, &r.Size, &r.SHA1, &r.Minor, &r.ParentSize, &tags}
 	if withText {
 		dest = append(dest, &r.Text)
 	}
 	err := row.Scan(dest...)
-	r.Title, r.Time = wiki.Title(title), fromMS(ts)
+	r.Title, r.Time, r.Tags = wiki.Title(title), fromMS(ts), wiki.SplitTags(tags)
 	return r, err
 }
 
@@ -156,28 +157,30 @@ type newRevision struct {
 	sha1                     string
 	minor                    bool
 	at                       time.Time
+	tags                     string // wiki.JoinTags
 }
 
 func insertRevision(ctx context.Context, tx pgx.Tx, nr newRevision) (wiki.Revision, error) {
 	r := wiki.Revision{
 		PageID: nr.pageID, ParentID: nr.parentID, UserID: nr.userID, UserName: nr.userName,
 		Time: nr.at, Summary: nr.summary, Size: len(nr.text), SHA1: nr.sha1, Minor: nr.minor,
+		Tags: wiki.SplitTags(nr.tags),
 	}
 	err := tx.QueryRow(ctx, `INSERT INTO revisions
-		(page_id, parent_id, user_id, user_name, ts, summary, text, size, sha1, minor)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-		r.PageID, r.ParentID, r.UserID, r.UserName, ms(r.Time), r.Summary, nr.text, r.Size, r.SHA1, r.Minor,
+		(page_id, parent_id, user_id, user_name, ts, summary, text, size, sha1, minor, tags)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
+		r.PageID, r.ParentID, r.UserID, r.UserName, ms(r.Time), r.Summary, nr.text, r.Size, r.SHA1, r.Minor, nr.tags,
 	).Scan(&r.ID)
 	return r, err
 }
 
 const insertChangeSQL = `INSERT INTO changes
-	(kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`
+	(kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor, tags)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`
 
 func changeArgs(c wiki.Change) []any {
 	return []any{string(c.Kind), string(c.Title), string(c.NewTitle), c.PageID, c.RevID, c.OldRevID, c.UserID, c.UserName,
-		ms(c.Time), c.Summary, c.Size, c.OldSize, c.Minor}
+		ms(c.Time), c.Summary, c.Size, c.OldSize, c.Minor, wiki.JoinTags(c.Tags)}
 }
 
 // insertChange writes a recent-changes entry in tx and returns its ID.
@@ -269,7 +272,7 @@ func savePageTx(ctx context.Context, tx pgx.Tx, req wiki.SaveRequest, sha, terms
 	}
 	rev, err := insertRevision(ctx, tx, newRevision{
 		pageID: pageID, parentID: parentID, userID: req.UserID, userName: req.UserName,
-		summary: req.Summary, text: req.Text, sha1: sha, minor: req.Minor, at: at,
+		summary: req.Summary, text: req.Text, sha1: sha, minor: req.Minor, at: at, tags: wiki.JoinTags(req.Tags),
 	})
 	if err != nil {
 		return wiki.SaveResult{}, err
@@ -288,7 +291,7 @@ func savePageTx(ctx context.Context, tx pgx.Tx, req wiki.SaveRequest, sha, terms
 	b.Queue(insertChangeSQL, changeArgs(wiki.Change{
 		Kind: kind, Title: req.Title, PageID: pageID, RevID: rev.ID, OldRevID: parentID,
 		UserID: req.UserID, UserName: req.UserName, Time: at, Summary: req.Summary,
-		Size: rev.Size, OldSize: oldSize, Minor: req.Minor,
+		Size: rev.Size, OldSize: oldSize, Minor: req.Minor, Tags: rev.Tags,
 	})...)
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return wiki.SaveResult{}, err

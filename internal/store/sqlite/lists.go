@@ -42,6 +42,71 @@ func (db *DB) History(ctx context.Context, q wiki.HistoryQuery) ([]wiki.Revision
 	return out, nil
 }
 
+// PageStats returns the figures of page pageID, titled t: a few counts,
+// each one index range cut at wiki.MaxCount + 1 rows, and the first
+// revision.
+func (db *DB) PageStats(ctx context.Context, pageID int64, t wiki.Title) (wiki.PageStats, error) {
+	var st wiki.PageStats
+	fail := func(err error) (wiki.PageStats, error) {
+		return wiki.PageStats{}, fmt.Errorf("sqlite: figures of page %d: %w", pageID, notFound(err))
+	}
+	first, err := scanRevision(db.r.QueryRowContext(ctx, `SELECT `+revCols+` FROM revisions r JOIN pages p ON p.id = r.page_id
+		LEFT JOIN revisions pr ON pr.id = r.parent_id
+		WHERE r.page_id = ? AND r.deleted = 0 ORDER BY r.id LIMIT 1`, pageID), false)
+	if err != nil {
+		return fail(err)
+	}
+	st.First = first
+	// The latest revisions first: Editors counts those of the revisions
+	// the cut keeps.
+	err = db.r.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT user_name) FROM (SELECT user_name FROM revisions
+		WHERE page_id = ? AND deleted = 0 ORDER BY id DESC LIMIT ?)`, pageID, wiki.MaxCount+1).Scan(&st.Revisions, &st.Editors)
+	if err != nil {
+		return fail(err)
+	}
+	err = db.r.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM (SELECT DISTINCT l.from_page FROM links l JOIN pages p ON p.id = l.from_page
+			WHERE l.target_title = ?1 AND l.kind IN ('link', 'redirect') AND p.deleted = 0 LIMIT ?2)),
+		(SELECT count(*) FROM (SELECT 1 FROM links l JOIN pages p ON p.id = l.from_page
+			WHERE l.target_title = ?1 AND l.kind = 'redirect' AND p.deleted = 0 LIMIT ?2)),
+		(SELECT count(*) FROM (SELECT 1 FROM links WHERE from_page = ?3 AND kind = 'link' LIMIT ?2))`,
+		string(t), wiki.MaxCount+1, pageID).Scan(&st.Backlinks, &st.Redirects, &st.LinksOut)
+	if err != nil {
+		return fail(err)
+	}
+	return st, nil
+}
+
+// LatestRevisions returns the latest revision of each live page among
+// pageIDs, in one query (the IDs travel as one JSON array parameter).
+func (db *DB) LatestRevisions(ctx context.Context, pageIDs []int64) (map[int64]int64, error) {
+	out := make(map[int64]int64, len(pageIDs))
+	if len(pageIDs) == 0 {
+		return out, nil
+	}
+	arg, err := json.Marshal(pageIDs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: latest revisions: %w", err)
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT id, latest_rev FROM pages
+		WHERE id IN (SELECT value FROM json_each(?)) AND deleted = 0`, string(arg))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: latest revisions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, latest int64
+		if err := rows.Scan(&id, &latest); err != nil {
+			return nil, fmt.Errorf("sqlite: latest revisions: %w", err)
+		}
+		out[id] = latest
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: latest revisions: %w", err)
+	}
+	return out, nil
+}
+
 // RecentChanges returns changes newest first; with UserName, that user's
 // contributions. Entries stay after a page is deleted (they are a log).
 func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Change, error) {
@@ -49,7 +114,7 @@ func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Cha
 	if before <= 0 {
 		before = 1<<63 - 1
 	}
-	const cols = `id, kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor`
+	const cols = `id, kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor, tags`
 	var args []any
 	param := func(v any) string { args = append(args, v); return "?" }
 	query := `SELECT ` + cols + ` FROM changes WHERE id < ` + param(before)
@@ -62,13 +127,14 @@ func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Cha
 	var out []wiki.Change
 	for rows.Next() {
 		var c wiki.Change
-		var kind, title, newTitle string
+		var kind, title, newTitle, tags string
 		var ts int64
 		if err := rows.Scan(&c.ID, &kind, &title, &newTitle, &c.PageID, &c.RevID, &c.OldRevID, &c.UserID, &c.UserName,
-			&ts, &c.Summary, &c.Size, &c.OldSize, &c.Minor); err != nil {
+			&ts, &c.Summary, &c.Size, &c.OldSize, &c.Minor, &tags); err != nil {
 			return nil, fmt.Errorf("sqlite: recent changes: %w", err)
 		}
 		c.Kind, c.Title, c.NewTitle, c.Time = wiki.ChangeKind(kind), wiki.Title(title), wiki.Title(newTitle), fromMS(ts)
+		c.Tags = wiki.SplitTags(tags)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {

@@ -23,7 +23,7 @@ import (
 const (
 	pageCols = `p.id, p.title, p.latest_rev, p.redirect, p.deleted, p.touched, p.size`
 	// revCols needs: revisions r JOIN pages p, LEFT JOIN revisions pr (the parent).
-	revCols = `r.id, r.page_id, p.title, r.parent_id, r.user_id, r.user_name, r.ts, r.summary, r.size, r.sha1, r.minor, coalesce(pr.size, 0)`
+	revCols = `r.id, r.page_id, p.title, r.parent_id, r.user_id, r.user_name, r.ts, r.summary, r.size, r.sha1, r.minor, coalesce(pr.size, 0), r.tags`
 )
 
 type scanner interface{ Scan(dest ...any) error }
@@ -42,12 +42,13 @@ func scanRevision(s scanner, withText bool) (wiki.Revision, error) {
 	var r wiki.Revision
 	var title string
 	var ts int64
-	dest := []any{&r.ID, &r.PageID, &title, &r.ParentID, &r.UserID, &r.UserName, &ts, &r.Summary, &r.Size, &r.SHA1, &r.Minor, &r.ParentSize}
+	var tags string
+	dest := []any{&r.ID, &r.PageID, &title, &r.ParentID, &r.UserID, &r.UserName, &ts, &r.Summary, &r.Size, &r.SHA1, &r.Minor, &r.ParentSize, &tags}
 	if withText {
 		dest = append(dest, textColumn{&r.Text})
 	}
 	err := s.Scan(dest...)
-	r.Title, r.Time = wiki.Title(title), fromMS(ts)
+	r.Title, r.Time, r.Tags = wiki.Title(title), fromMS(ts), wiki.SplitTags(tags)
 	return r, err
 }
 
@@ -140,17 +141,19 @@ type newRevision struct {
 	text                     storedText
 	minor                    bool
 	at                       time.Time
+	tags                     string // wiki.JoinTags
 }
 
 func insertRevision(ctx context.Context, tx *wtx, nr newRevision) (wiki.Revision, error) {
 	r := wiki.Revision{
 		PageID: nr.pageID, ParentID: nr.parentID, UserID: nr.userID, UserName: nr.userName,
 		Time: nr.at, Summary: nr.summary, Size: nr.text.size, SHA1: nr.text.sha1, Minor: nr.minor,
+		Tags: wiki.SplitTags(nr.tags),
 	}
 	err := tx.QueryRowContext(ctx, `INSERT INTO revisions
-		(page_id, parent_id, user_id, user_name, ts, summary, text, size, sha1, minor)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		r.PageID, r.ParentID, r.UserID, r.UserName, ms(r.Time), r.Summary, nr.text.value, r.Size, r.SHA1, b2i(r.Minor),
+		(page_id, parent_id, user_id, user_name, ts, summary, text, size, sha1, minor, tags)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		r.PageID, r.ParentID, r.UserID, r.UserName, ms(r.Time), r.Summary, nr.text.value, r.Size, r.SHA1, b2i(r.Minor), nr.tags,
 	).Scan(&r.ID)
 	return r, err
 }
@@ -209,10 +212,10 @@ func writeAdditions(ctx context.Context, tx *wtx, rs *store.LinkRows) error {
 func insertChange(ctx context.Context, tx *wtx, c wiki.Change) (int64, error) {
 	var id int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO changes
-		(kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		(kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor, tags)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		string(c.Kind), string(c.Title), string(c.NewTitle), c.PageID, c.RevID, c.OldRevID, c.UserID, c.UserName,
-		ms(c.Time), c.Summary, c.Size, c.OldSize, b2i(c.Minor)).Scan(&id)
+		ms(c.Time), c.Summary, c.Size, c.OldSize, b2i(c.Minor), wiki.JoinTags(c.Tags)).Scan(&id)
 	return id, err
 }
 
@@ -543,7 +546,7 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 	}
 	rev, err := insertRevision(ctx, tx, newRevision{
 		pageID: pageID, parentID: parentID, userID: req.UserID, userName: req.UserName,
-		summary: req.Summary, text: text, minor: req.Minor, at: at,
+		summary: req.Summary, text: text, minor: req.Minor, at: at, tags: wiki.JoinTags(req.Tags),
 	})
 	if err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
@@ -564,7 +567,7 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 	if _, err := insertChange(ctx, tx, wiki.Change{
 		Kind: kind, Title: req.Title, PageID: pageID, RevID: rev.ID, OldRevID: parentID,
 		UserID: req.UserID, UserName: req.UserName, Time: at, Summary: req.Summary,
-		Size: rev.Size, OldSize: oldSize, Minor: req.Minor,
+		Size: rev.Size, OldSize: oldSize, Minor: req.Minor, Tags: rev.Tags,
 	}); err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -36,6 +37,9 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"existing titles reports live pages only, in one batch", testExistingTitles},
 		{"history pages through revisions newest first with parent sizes", testHistory},
 		{"recent changes pages newest first and filters by user", testRecentChanges},
+		{"tags mark a revision and its change, in history and recent changes", testTags},
+		{"page figures count revisions, editors and links, and find the first revision", testPageStats},
+		{"latest revisions are read for live pages only, in one batch", testLatestRevisions},
 		{"deletions, restorations and moves are logged, filtered and paged", testLog},
 		{"protection is set, modified, expires, moves with its page and is logged", testProtection},
 		{"all pages lists by title with prefix and cursor", testAllPages},
@@ -178,7 +182,7 @@ func testCreate(t *testing.T, s wiki.Store) {
 	r := must[wiki.Revision](t)(s.FindRevision(ctx, res.Revision.ID))
 	want := wiki.Revision{ID: res.Revision.ID, PageID: p.ID, Title: "Main Page", UserID: 7, UserName: "Alice",
 		Time: t0, Summary: "first", Text: "Hello", Size: 5, SHA1: "f7ff9e8b7bb2e09b70935a5d785e0cc5d9d0abf0", Minor: true}
-	if r != want {
+	if !reflect.DeepEqual(r, want) {
 		t.Fatalf("revision =\n%+v, want\n%+v", r, want)
 	}
 	if r.Time.Location() != time.UTC {
@@ -434,6 +438,82 @@ func testHistory(t *testing.T, s wiki.Store) {
 	h = must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: r.Page.ID, Before: h[1].ID, Limit: 10}))
 	if len(h) != 3 || h[0].ID != ids[2] || h[2].ID != ids[0] || h[2].ParentSize != 0 {
 		t.Fatalf("second page = %+v", h)
+	}
+}
+
+func testTags(t *testing.T, s wiki.Store) {
+	first := create(t, s, "T", "one")
+	res := must[wiki.SaveResult](t)(s.SavePage(ctx, wiki.SaveRequest{Title: "T", Text: "two", UserName: "Alice",
+		BaseRevID: first.Revision.ID, Time: at(2), Tags: []string{wiki.TagUndo, "Bad Tag", wiki.TagUndo, wiki.TagRollback}}))
+	want := []string{wiki.TagUndo, wiki.TagRollback} // invalid and repeated tags are dropped
+	if !slices.Equal(res.Revision.Tags, want) {
+		t.Fatalf("saved revision tags = %q, want %q", res.Revision.Tags, want)
+	}
+	if got := must[wiki.Revision](t)(s.FindRevision(ctx, res.Revision.ID)); !slices.Equal(got.Tags, want) {
+		t.Fatalf("found revision tags = %q, want %q", got.Tags, want)
+	}
+	h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: res.Page.ID, Limit: 10}))
+	if len(h) != 2 || !slices.Equal(h[0].Tags, want) || h[1].Tags != nil {
+		t.Fatalf("history = %+v", h)
+	}
+	rc := must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{Limit: 10}))
+	if len(rc) != 2 || !slices.Equal(rc[0].Tags, want) || rc[1].Tags != nil {
+		t.Fatalf("recent changes = %+v", rc)
+	}
+	// A null edit stores nothing, tags included.
+	null := must[wiki.SaveResult](t)(s.SavePage(ctx, wiki.SaveRequest{Title: "T", Text: "two", UserName: "Bob",
+		BaseRevID: res.Revision.ID, Time: at(3), Tags: []string{"other"}}))
+	if !null.Unchanged || len(must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{Limit: 10}))) != 2 {
+		t.Fatalf("null edit = %+v", null)
+	}
+	// Imports keep tags too.
+	imp := must[[]wiki.SaveResult](t)(s.ImportPages(ctx, []wiki.SaveRequest{{Title: "I", Text: "i", UserName: "Imp", Time: at(4), Tags: []string{wiki.TagRollback}}}))
+	if got := must[wiki.Revision](t)(s.FindRevision(ctx, imp[0].Revision.ID)); !slices.Equal(got.Tags, []string{wiki.TagRollback}) {
+		t.Fatalf("imported revision tags = %q", got.Tags)
+	}
+}
+
+func testPageStats(t *testing.T, s wiki.Store) {
+	users := []string{"Alice", "Bob", "Alice", "Carol"}
+	var res wiki.SaveResult
+	for i, u := range users {
+		var err error
+		res, err = s.SavePage(ctx, wiki.SaveRequest{Title: "Target", Text: strings.Repeat("t", i+1), UserName: u,
+			BaseRevID: res.Revision.ID, Time: at(i), Links: wiki.LinkSet{Links: []wiki.Title{"X", "Y"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(t, s, "Linker", 0, "l", wiki.LinkSet{Links: []wiki.Title{"Target"}})
+	save(t, s, "Redir", 0, "r", wiki.LinkSet{Redirect: "Target"})
+	save(t, s, "Gone", 0, "g", wiki.LinkSet{Links: []wiki.Title{"Target"}})
+	if err := s.DeletePage(ctx, "Gone", 0, "Admin", "x", at(9)); err != nil {
+		t.Fatal(err)
+	}
+	st := must[wiki.PageStats](t)(s.PageStats(ctx, res.Page.ID, "Target"))
+	if st.Revisions != 4 || st.Editors != 3 || st.Backlinks != 2 || st.Redirects != 1 || st.LinksOut != 2 {
+		t.Fatalf("figures = %+v", st)
+	}
+	if st.First.UserName != "Alice" || st.First.ParentID != 0 || !st.First.Time.Equal(at(0)) || st.First.Text != "" {
+		t.Fatalf("first revision = %+v", st.First)
+	}
+	_, err := s.PageStats(ctx, 999999, "Nothing")
+	wantErr(t, err, wiki.ErrNotFound)
+}
+
+func testLatestRevisions(t *testing.T, s wiki.Store) {
+	a := create(t, s, "A", "a")
+	a2 := save(t, s, "A", a.Revision.ID, "aa", wiki.LinkSet{})
+	b := create(t, s, "B", "b")
+	if err := s.DeletePage(ctx, "B", 0, "Admin", "x", at(3)); err != nil {
+		t.Fatal(err)
+	}
+	got := must[map[int64]int64](t)(s.LatestRevisions(ctx, []int64{a.Page.ID, b.Page.ID, 999999}))
+	if len(got) != 1 || got[a.Page.ID] != a2.Revision.ID {
+		t.Fatalf("latest revisions = %v, want only %d → %d", got, a.Page.ID, a2.Revision.ID)
+	}
+	if got := must[map[int64]int64](t)(s.LatestRevisions(ctx, nil)); len(got) != 0 {
+		t.Fatalf("latest revisions of none = %v", got)
 	}
 }
 
