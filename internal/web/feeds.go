@@ -304,7 +304,14 @@ func newPageContent(it *feedItem, link string) string {
 
 // changesFeed answers with the feed of RecentChanges or contributions.
 func (s *Server) changesFeed(w http.ResponseWriter, r *http.Request, title, subtitle string, cs []wiki.Change) error {
+	return s.writeChangesFeed(w, r, title, subtitle, cs, false)
+}
+
+// writeChangesFeed is changesFeed, private to its reader when private (a
+// user's watchlist).
+func (s *Server) writeChangesFeed(w http.ResponseWriter, r *http.Request, title, subtitle string, cs []wiki.Change, private bool) error {
 	f, base, shared := s.newFeed(r, title, subtitle)
+	shared = shared && !private
 	items := changeItems(cs)
 	if err := s.loadTexts(r, items); err != nil {
 		return err

@@ -25,14 +25,18 @@ type sessionRow struct {
 }
 
 type prefsData struct {
-	User        wiki.User
-	Sessions    []sessionRow
-	Tokens      []wiki.Token
-	NewToken    string // the secret of a token just created: shown once
-	DateFormats []string
-	Zone        string
-	Info, Error string
-	Now         time.Time
+	User     wiki.User
+	Sessions []sessionRow
+	Tokens   []wiki.Token
+	NewToken string // the secret of a token just created: shown once
+	// FeedURL is the watchlist feed's address with a token just made
+	// (shown once); HasFeedToken says a token exists.
+	FeedURL      string
+	HasFeedToken bool
+	DateFormats  []string
+	Zone         string
+	Info, Error  string
+	Now          time.Time
 	// Signature is the signature field's text: the one refused, shown
 	// again to be fixed, else the saved one.
 	Signature string
@@ -54,7 +58,13 @@ func (s *Server) preferencesPage(w http.ResponseWriter, r *http.Request, _ strin
 	status := http.StatusOK
 	if r.Method == http.MethodPost {
 		var err error
-		d.Info, d.NewToken, err = s.changePrefs(w, r)
+		var secret string
+		d.Info, secret, err = s.changePrefs(w, r)
+		if r.PostFormValue("do") == "wltoken" {
+			d.FeedURL = secret
+		} else {
+			d.NewToken = secret
+		}
 		if err != nil {
 			if wiki.KindOf(err) == wiki.KindInternal {
 				return err
@@ -80,6 +90,11 @@ func (s *Server) preferencesPage(w http.ResponseWriter, r *http.Request, _ strin
 	if d.Tokens, err = s.store.ListTokens(ctx, u.ID); err != nil {
 		return err
 	}
+	if h, err := s.store.WatchlistToken(ctx, u.ID); err != nil {
+		return err
+	} else {
+		d.HasFeedToken = h != ""
+	}
 	d.User, d.Now = u, s.now()
 	if d.Error == "" || r.PostFormValue("do") != "signature" {
 		d.Signature = u.Prefs.Signature
@@ -100,6 +115,22 @@ func (s *Server) changePrefs(w http.ResponseWriter, r *http.Request) (info, secr
 	switch r.PostFormValue("do") {
 	case "password":
 		return s.changePassword(w, r)
+	case "wltoken":
+		// A new token replaces the old one (whose links stop working);
+		// "revoke" leaves none.
+		if r.PostFormValue("revoke") != "" {
+			if err := s.store.SetWatchlistToken(ctx, v.User.ID, ""); err != nil {
+				return "", "", err
+			}
+			return "The watchlist feed token was revoked: feed readers using it get nothing now.", "", nil
+		}
+		token := auth.NewSecret(24)
+		if err := s.store.SetWatchlistToken(ctx, v.User.ID, auth.HashToken(token)); err != nil {
+			return "", "", err
+		}
+		base, _ := s.feedBase(r)
+		feedURL := base + httpx.URL("/wiki/Special:Watchlist", httpx.Params{{Name: "feed", Value: "atom"}, {Name: "wlowner", Value: v.User.Name}, {Name: "wltoken", Value: token}})
+		return "A new watchlist feed link was made; any earlier one stops working.", feedURL, nil
 	case "signout":
 		n, err := s.store.DeleteUserSessions(ctx, v.User.ID, v.Session.ID)
 		if err != nil {

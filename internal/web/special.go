@@ -50,7 +50,8 @@ var specialRoutes = func() map[string]*specialRoute {
 		{name: "UserLogout", spec: specialSpec("UserLogout"), post: true, open: true, handle: (*Server).logoutPage},
 		{name: "RecentChanges", spec: specialSpec("RecentChanges", append([]httpx.Param{feedParam, rcOffsetParam, limitParam(500, "50"), namespaceParam}, changeFilterParams("")...)...),
 			handle: (*Server).recentChanges},
-		{name: "Watchlist", spec: specialSpec("Watchlist", append([]httpx.Param{rcOffsetParam, limitParam(500, "50"), namespaceParam}, changeFilterParams("7")...)...),
+		{name: "Watchlist", spec: specialSpec("Watchlist", append([]httpx.Param{feedParam, rcOffsetParam, limitParam(500, "50"), namespaceParam,
+			{Name: "wlowner", Kind: httpx.Text, Max: 255}, {Name: "wltoken", Kind: httpx.Text, Max: 100}}, changeFilterParams("7")...)...),
 			handle: (*Server).watchlistPage},
 		{name: "Notifications", spec: specialSpec("Notifications", rcOffsetParam, limitParam(500, "50")), handle: (*Server).notificationsPage},
 		{name: "EditWatchlist", spec: specialSpec("EditWatchlist", fromParam, limitParam(1000, "500")), post: true, handle: (*Server).editWatchlistPage},
@@ -191,7 +192,8 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.serve(w, withTags(r), q, routeOpts{noEdge: s.hostFeed(q)}, func(w http.ResponseWriter, r *http.Request) error {
+	// A watchlist feed read with its token is one user's: never shared.
+	s.serve(w, withTags(r), q, routeOpts{noEdge: s.hostFeed(q) || q.Has("wltoken")}, func(w http.ResponseWriter, r *http.Request) error {
 		if post {
 			if err := r.ParseForm(); err != nil {
 				return formError(err)

@@ -15,7 +15,7 @@ import (
 
 var (
 	undoTextareaRE = regexp.MustCompile(`(?s)<textarea id="wpTextbox1" name="text"[^>]*>(.*?)</textarea>`)
-	summaryRE  = regexp.MustCompile(`id="wpSummary" name="summary"[^>]*value="([^"]*)"`)
+	summaryRE      = regexp.MustCompile(`id="wpSummary" name="summary"[^>]*value="([^"]*)"`)
 )
 
 // formText returns the text and summary an edit form opens with.

@@ -2,10 +2,13 @@ package web
 
 import (
 	"context"
+	"crypto/subtle"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/httpx"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -161,6 +164,10 @@ func (w *userState) pages(now time.Time) int {
 // pages, with the filters of RecentChanges (the last 7 days unless asked).
 func (s *Server) watchlistPage(w http.ResponseWriter, r *http.Request, _ string) error {
 	v := viewerOf(r)
+	rq := httpx.From(r)
+	if rq.Has("wlowner") || rq.Has("wltoken") {
+		return s.watchlistFeed(w, r)
+	}
 	if !v.LoggedIn || v.Token {
 		redirect(w, r, "/wiki/Special:UserLogin?returnto=Special%3AWatchlist", http.StatusFound)
 		return nil
@@ -258,4 +265,45 @@ func (s *Server) editWatchlistPage(w http.ResponseWriter, r *http.Request, _ str
 	p.Data = d
 	s.writePage(w, r, http.StatusOK, "editwatchlist", p)
 	return nil
+}
+
+// watchlistFeed answers Special:Watchlist?feed=atom&wlowner=NAME&wltoken=T:
+// the feed of NAME's watchlist, for a feed reader that has no session,
+// read with the token NAME made in the preferences (MediaWiki's
+// feedwatchlist). It is private: never stored by a cache.
+func (s *Server) watchlistFeed(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	rq := httpx.From(r)
+	if feedFormat(r) == "" {
+		return wiki.Errorf(wiki.KindInvalid, "wlowner and wltoken are for the watchlist feed: add feed=atom or feed=rss")
+	}
+	bad := wiki.Errorf(wiki.KindForbidden, "the watchlist feed link is wrong or was revoked; make a new one on Special:Preferences")
+	u, err := s.store.FindUserByName(ctx, rq.Get("wlowner"))
+	if errors.Is(err, wiki.ErrNotFound) {
+		return bad
+	}
+	if err != nil {
+		return err
+	}
+	hash, err := s.store.WatchlistToken(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	if hash == "" || subtle.ConstantTimeCompare([]byte(hash), []byte(auth.HashToken(rq.Get("wltoken")))) != 1 {
+		return bad
+	}
+	var q wiki.ChangeQuery
+	var d changesData
+	s.changeFilters(r, &q, &d, "7")
+	if rq.Has("hidemyself") {
+		q.HideUser = u.Name
+	}
+	q.Before = rq.Int("offset", 0)
+	q.Limit = int(rq.Int("limit", 50))
+	q.Namespaces, _ = namespaceFilter(r)
+	cs, err := s.store.WatchedChanges(ctx, u.ID, q, s.now())
+	if err != nil {
+		return err
+	}
+	return s.writeChangesFeed(w, r, "Watchlist of "+u.Name, "Changes to the pages "+u.Name+" watches", cs, true)
 }

@@ -66,6 +66,10 @@ type WatchStore interface {
 	WatchedChanges(ctx context.Context, userID int64, q ChangeQuery, now time.Time) ([]Change, error)
 	// CountWatchers counts the users watching t, up to MaxCount.
 	CountWatchers(ctx context.Context, t Title, now time.Time) (int, error)
+	// SetWatchlistToken stores the hash of the user's watchlist feed
+	// token ("" revokes it); WatchlistToken reads it ("" for none).
+	SetWatchlistToken(ctx context.Context, userID int64, hash string) error
+	WatchlistToken(ctx context.Context, userID int64) (string, error)
 }
 
 // WatchPair returns the titles that watching t covers: t and its talk

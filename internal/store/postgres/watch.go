@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -138,4 +139,29 @@ func queueMoveWatchers(b *pgx.Batch, from, to wiki.Title) {
 				ON CONFLICT (user_id, title) DO NOTHING`, string(t), string(f))
 		}
 	}
+}
+
+// SetWatchlistToken implements wiki.WatchStore.
+func (db *DB) SetWatchlistToken(ctx context.Context, userID int64, hash string) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE users SET watchlist_token = $1 WHERE id = $2`, hash, userID)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = wiki.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: set watchlist token: %w", err)
+	}
+	return nil
+}
+
+// WatchlistToken implements wiki.WatchStore.
+func (db *DB) WatchlistToken(ctx context.Context, userID int64) (string, error) {
+	var hash string
+	err := db.pool.QueryRow(ctx, `SELECT watchlist_token FROM users WHERE id = $1`, userID).Scan(&hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", wiki.ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("postgres: watchlist token: %w", err)
+	}
+	return hash, nil
 }

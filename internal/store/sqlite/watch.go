@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"time"
@@ -151,4 +153,28 @@ func moveWatchers(ctx context.Context, tx *wtx, from, to wiki.Title) error {
 		}
 	}
 	return nil
+}
+
+// SetWatchlistToken implements wiki.WatchStore.
+func (db *DB) SetWatchlistToken(ctx context.Context, userID int64, hash string) error {
+	err := db.write(ctx, func(tx *wtx) error {
+		return affected(tx.ExecContext(ctx, `UPDATE users SET watchlist_token = ? WHERE id = ?`, hash, userID))
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: set watchlist token: %w", err)
+	}
+	return nil
+}
+
+// WatchlistToken implements wiki.WatchStore.
+func (db *DB) WatchlistToken(ctx context.Context, userID int64) (string, error) {
+	var hash string
+	err := db.r.QueryRowContext(ctx, `SELECT watchlist_token FROM users WHERE id = ?`, userID).Scan(&hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", wiki.ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("sqlite: watchlist token: %w", err)
+	}
+	return hash, nil
 }

@@ -73,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"preferences are saved with the user", testPrefs},
 		{"watchlists: expiry, filtered changes, moves, bounds", testWatchlist},
 		{"notifications are stored once, listed newest first and marked read", testNotifications},
+		{"a watchlist feed token is set, read and revoked", testWatchlistToken},
 		{"renders are stored per revision and version and dropped per page", testRenders},
 		{"concurrent saves of different pages all succeed", testConcurrentDifferent},
 		{"concurrent saves on the same base: exactly one wins", testConcurrentSame},

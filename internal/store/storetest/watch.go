@@ -203,3 +203,25 @@ func testNotifications(t *testing.T, s wiki.Store) {
 		t.Fatalf("marked = %+v", got)
 	}
 }
+
+func testWatchlistToken(t *testing.T, s wiki.Store) {
+	u := must[wiki.User](t)(s.CreateUser(ctx, wiki.User{Name: "Tok", PasswordHash: "h"}))
+	if h := must[string](t)(s.WatchlistToken(ctx, u.ID)); h != "" {
+		t.Fatalf("a new user's token = %q", h)
+	}
+	if err := s.SetWatchlistToken(ctx, u.ID, "abc123"); err != nil {
+		t.Fatal(err)
+	}
+	if h := must[string](t)(s.WatchlistToken(ctx, u.ID)); h != "abc123" {
+		t.Fatalf("token = %q", h)
+	}
+	if err := s.SetWatchlistToken(ctx, u.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if h := must[string](t)(s.WatchlistToken(ctx, u.ID)); h != "" {
+		t.Fatalf("revoked token = %q", h)
+	}
+	wantErr(t, s.SetWatchlistToken(ctx, 9999, "x"), wiki.ErrNotFound)
+	_, err := s.WatchlistToken(ctx, 9999)
+	wantErr(t, err, wiki.ErrNotFound)
+}

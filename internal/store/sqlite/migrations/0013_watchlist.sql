@@ -19,3 +19,6 @@ CREATE INDEX changes_title ON changes(title, id);
 -- The "add pages I create or edit to my watchlist" preference, on by
 -- default (MediaWiki's watchdefault and watchcreations).
 ALTER TABLE users ADD COLUMN no_autowatch INTEGER NOT NULL DEFAULT 0;
+-- The hash (SHA-256, hex) of the token of the user's watchlist feed
+-- (Special:Watchlist?feed=atom&wlowner=…&wltoken=…), '' for none.
+ALTER TABLE users ADD COLUMN watchlist_token TEXT NOT NULL DEFAULT '';
