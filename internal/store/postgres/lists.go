@@ -99,19 +99,31 @@ func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Cha
 	if before <= 0 {
 		before = noCursor
 	}
-	const cols = `id, kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor, tags`
 	var args []any
 	param := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	query := `SELECT ` + cols + ` FROM changes WHERE id < ` + param(before)
-	query += store.ChangeFilters("", q, param) + ` ORDER BY id DESC LIMIT ` + param(limit(q.Limit))
-	rows, err := db.pool.Query(ctx, query, args...)
+	query := `SELECT ` + changeCols + ` FROM changes c WHERE c.id < ` + param(before)
+	query += store.ChangeFilters("c.", q, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit))
+	out, err := db.readChanges(ctx, query, args)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: recent changes: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.Change, error) {
+	return out, nil
+}
+
+// changeCols are the columns of the changes table (under alias c) that
+// readChanges reads.
+const changeCols = `c.id, c.kind, c.title, c.new_title, c.page_id, c.rev_id, c.old_rev_id, c.user_id, c.user_name, c.ts, c.summary, c.size, c.old_size, c.minor, c.tags`
+
+// readChanges runs query, which selects changeCols, and reads its rows.
+func (db *DB) readChanges(ctx context.Context, query string, args []any) ([]wiki.Change, error) {
+	rows, err := db.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.Change, error) {
 		var c wiki.Change
 		var kind, title, newTitle, tags string
 		var ts int64
@@ -121,10 +133,6 @@ func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Cha
 		c.Tags = wiki.SplitTags(tags)
 		return c, err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: recent changes: %w", err)
-	}
-	return out, nil
 }
 
 // prefixEnd returns the smallest valid UTF-8 string greater than every

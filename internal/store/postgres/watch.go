@@ -93,23 +93,10 @@ func (db *DB) WatchedChanges(ctx context.Context, userID int64, q wiki.ChangeQue
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	query := `SELECT c.id, c.kind, c.title, c.new_title, c.page_id, c.rev_id, c.old_rev_id, c.user_id, c.user_name, c.ts, c.summary, c.size, c.old_size, c.minor
-		FROM watchlist w JOIN changes c ON c.title = w.title
+	query := `SELECT ` + changeCols + ` FROM watchlist w JOIN changes c ON c.title = w.title
 		WHERE w.user_id = ` + param(userID) + ` AND (w.expires = 0 OR w.expires > ` + param(ms(at)) + `) AND c.id < ` + param(before) +
 		store.ChangeFilters("c.", q, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit))
-	rows, err := db.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: watched changes: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.Change, error) {
-		var c wiki.Change
-		var kind, title, newTitle string
-		var ts int64
-		err := row.Scan(&c.ID, &kind, &title, &newTitle, &c.PageID, &c.RevID, &c.OldRevID, &c.UserID, &c.UserName,
-			&ts, &c.Summary, &c.Size, &c.OldSize, &c.Minor)
-		c.Kind, c.Title, c.NewTitle, c.Time = wiki.ChangeKind(kind), wiki.Title(title), wiki.Title(newTitle), fromMS(ts)
-		return c, err
-	})
+	out, err := db.readChanges(ctx, query, args)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: watched changes: %w", err)
 	}

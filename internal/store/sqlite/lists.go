@@ -114,14 +114,26 @@ func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Cha
 	if before <= 0 {
 		before = 1<<63 - 1
 	}
-	const cols = `id, kind, title, new_title, page_id, rev_id, old_rev_id, user_id, user_name, ts, summary, size, old_size, minor, tags`
 	var args []any
 	param := func(v any) string { args = append(args, v); return "?" }
-	query := `SELECT ` + cols + ` FROM changes WHERE id < ` + param(before)
-	query += store.ChangeFilters("", q, param) + ` ORDER BY id DESC LIMIT ` + param(limit(q.Limit))
-	rows, err := db.r.QueryContext(ctx, query, args...)
+	query := `SELECT ` + changeCols + ` FROM changes c WHERE c.id < ` + param(before)
+	query += store.ChangeFilters("c.", q, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit))
+	out, err := db.readChanges(ctx, query, args)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: recent changes: %w", err)
+	}
+	return out, nil
+}
+
+// changeCols are the columns of the changes table (under alias c) that
+// readChanges reads.
+const changeCols = `c.id, c.kind, c.title, c.new_title, c.page_id, c.rev_id, c.old_rev_id, c.user_id, c.user_name, c.ts, c.summary, c.size, c.old_size, c.minor, c.tags`
+
+// readChanges runs query, which selects changeCols, and reads its rows.
+func (db *DB) readChanges(ctx context.Context, query string, args []any) ([]wiki.Change, error) {
+	rows, err := db.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []wiki.Change
@@ -131,16 +143,13 @@ func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Cha
 		var ts int64
 		if err := rows.Scan(&c.ID, &kind, &title, &newTitle, &c.PageID, &c.RevID, &c.OldRevID, &c.UserID, &c.UserName,
 			&ts, &c.Summary, &c.Size, &c.OldSize, &c.Minor, &tags); err != nil {
-			return nil, fmt.Errorf("sqlite: recent changes: %w", err)
+			return nil, err
 		}
 		c.Kind, c.Title, c.NewTitle, c.Time = wiki.ChangeKind(kind), wiki.Title(title), wiki.Title(newTitle), fromMS(ts)
 		c.Tags = wiki.SplitTags(tags)
 		out = append(out, c)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: recent changes: %w", err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // titleRange turns a ListQuery into bounds on p.title: title >= lo and,

@@ -88,24 +88,8 @@ func (db *DB) Watchlist(ctx context.Context, userID int64, from wiki.Title, n in
 // of every change.
 func (db *DB) WatchedChanges(ctx context.Context, userID int64, q wiki.ChangeQuery, at time.Time) ([]wiki.Change, error) {
 	query, args := watchedChangesQuery(userID, q, at)
-	rows, err := db.r.QueryContext(ctx, query, args...)
+	out, err := db.readChanges(ctx, query, args)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: watched changes: %w", err)
-	}
-	defer rows.Close()
-	var out []wiki.Change
-	for rows.Next() {
-		var c wiki.Change
-		var kind, title, newTitle string
-		var ts int64
-		if err := rows.Scan(&c.ID, &kind, &title, &newTitle, &c.PageID, &c.RevID, &c.OldRevID, &c.UserID, &c.UserName,
-			&ts, &c.Summary, &c.Size, &c.OldSize, &c.Minor); err != nil {
-			return nil, fmt.Errorf("sqlite: watched changes: %w", err)
-		}
-		c.Kind, c.Title, c.NewTitle, c.Time = wiki.ChangeKind(kind), wiki.Title(title), wiki.Title(newTitle), fromMS(ts)
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: watched changes: %w", err)
 	}
 	return out, nil
@@ -118,8 +102,7 @@ func watchedChangesQuery(userID int64, q wiki.ChangeQuery, at time.Time) (string
 	}
 	var args []any
 	param := func(v any) string { args = append(args, v); return "?" }
-	query := `SELECT c.id, c.kind, c.title, c.new_title, c.page_id, c.rev_id, c.old_rev_id, c.user_id, c.user_name, c.ts, c.summary, c.size, c.old_size, c.minor
-		FROM watchlist w CROSS JOIN changes c INDEXED BY changes_title ON c.title = w.title
+	query := `SELECT ` + changeCols + ` FROM watchlist w CROSS JOIN changes c INDEXED BY changes_title ON c.title = w.title
 		WHERE w.user_id = ` + param(userID) + ` AND (w.expires = 0 OR w.expires > ` + param(ms(at)) + `) AND c.id < ` + param(before) +
 		store.ChangeFilters("c.", q, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit))
 	return query, args
