@@ -21,7 +21,13 @@ func ChangeFilters(a string, q wiki.ChangeQuery, param func(any) string) string 
 		sql += " AND " + a + "kind = " + param(string(wiki.ChangeNew))
 	}
 	if !q.Since.IsZero() {
-		sql += " AND " + a + "ts >= " + param(q.Since.UnixMilli())
+		// Changes are numbered as they are made, so the period's first
+		// change (one seek in changes_ts) bounds the scan by ID: a list
+		// read newest first stops there instead of reading every older
+		// change to find none in the period.
+		since := q.Since.UnixMilli()
+		sql += " AND " + a + "ts >= " + param(since) +
+			" AND " + a + "id >= (SELECT id FROM changes WHERE ts >= " + param(since) + " ORDER BY ts, id LIMIT 1)"
 	}
 	return sql + ChangeNamespaces(a+"title", q.Namespaces, param)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -113,5 +114,15 @@ func DependentsPlan(ctx context.Context, db *DB) ([]string, error) {
 // WatchedChanges runs for q.
 func WatchedChangesPlan(ctx context.Context, db *DB, q wiki.ChangeQuery) ([]string, error) {
 	query, args := watchedChangesQuery(1, q, time.Now())
+	return Plan(ctx, db, query, args...)
+}
+
+// RecentChangesPlan returns the EXPLAIN QUERY PLAN lines of the query
+// RecentChanges runs for q.
+func RecentChangesPlan(ctx context.Context, db *DB, q wiki.ChangeQuery) ([]string, error) {
+	var args []any
+	param := func(v any) string { args = append(args, v); return "?" }
+	query := `SELECT ` + changeCols + ` FROM changes c WHERE c.id < ` + param(int64(1<<62))
+	query += store.ChangeFilters("c.", q, param) + ` ORDER BY c.id DESC LIMIT ` + param(50)
 	return Plan(ctx, db, query, args...)
 }

@@ -338,6 +338,18 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("recent changes of a period stop at its first change, found through changes_ts", func(t *testing.T) {
+		db := sqlitetest.Open(t)
+		plan, err := sqlite.RecentChangesPlan(ctx, db, wiki.ChangeQuery{Since: time.Now(), HideMinor: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := strings.Join(plan, "; ")
+		if !strings.Contains(p, "SEARCH c USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)") || !strings.Contains(p, "changes_ts") {
+			t.Fatalf("plan = %s", p)
+		}
+	})
+
 	t.Run("a watchlist's changes are read per watched title, not by scanning every change", func(t *testing.T) {
 		db := sqlitetest.Open(t)
 		plan, err := sqlite.WatchedChangesPlan(ctx, db, wiki.ChangeQuery{HideMinor: true, Namespaces: []string{"Talk"}, Since: time.Now()})
