@@ -350,6 +350,17 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("new pages only are read from the index of page creations", func(t *testing.T) {
+		db := sqlitetest.Open(t)
+		plan, err := sqlite.RecentChangesPlan(ctx, db, wiki.ChangeQuery{OnlyNew: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := strings.Join(plan, "; "); !strings.Contains(p, "changes_new") {
+			t.Fatalf("plan = %s", p)
+		}
+	})
+
 	t.Run("a watchlist's changes are read per watched title, not by scanning every change", func(t *testing.T) {
 		db := sqlitetest.Open(t)
 		plan, err := sqlite.WatchedChangesPlan(ctx, db, wiki.ChangeQuery{HideMinor: true, Namespaces: []string{"Talk"}, Since: time.Now()})

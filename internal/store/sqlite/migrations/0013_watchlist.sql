@@ -16,6 +16,9 @@ CREATE INDEX watchlist_title ON watchlist(title);
 -- this index, so their cost follows the watched pages' changes, not the
 -- whole wiki's.
 CREATE INDEX changes_title ON changes(title, id);
+-- Page creations, newest first: the "new pages only" filter reads them
+-- without scanning the edits between them.
+CREATE INDEX changes_new ON changes(id) WHERE kind = 'new';
 -- The "add pages I create or edit to my watchlist" preference, on by
 -- default (MediaWiki's watchdefault and watchcreations).
 ALTER TABLE users ADD COLUMN no_autowatch INTEGER NOT NULL DEFAULT 0;
