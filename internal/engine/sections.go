@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/netip"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -220,6 +222,11 @@ func (e *Engine) CheckSignature(sig, name string) error {
 	if strings.Contains(sig, "{{") {
 		return wiki.Errorf(wiki.KindInvalid, "your signature must not use templates ({{…}}); write the markup itself")
 	}
+	// Markup a signature repeats on every comment must not reach past it:
+	// no HTML (an unclosed <pre> would swallow the rest of the page).
+	if htmlTagRE.MatchString(sig) {
+		return wiki.Errorf(wiki.KindInvalid, "your signature must not contain HTML tags; use Markdown and wiki links")
+	}
 	rules := e.renderer.TitleRules()
 	var own []wiki.Title
 	for _, s := range []string{"User:" + name, "User talk:" + name, "Special:Contributions/" + name} {
@@ -227,15 +234,25 @@ func (e *Engine) CheckSignature(sig, name string) error {
 			own = append(own, t)
 		}
 	}
+	signed := false
 	for _, l := range e.renderer.WikiLinks(sig) {
-		for _, t := range own {
-			if l == t {
-				return nil
-			}
+		mine := slices.Contains(own, l)
+		signed = signed || mine
+		// Another user's links would pass for theirs, and mention them in
+		// every comment signed.
+		if !mine && (l.Namespace() == wiki.NSUser || l.Namespace() == wiki.NSUserTalk ||
+			l.Namespace() == wiki.NSSpecial && strings.HasPrefix(l.Name(), "Contributions/")) {
+			return wiki.Errorf(wiki.KindInvalid, "your signature links to %s, which is not yours; link only to your own user page, talk page or contributions", l)
 		}
+	}
+	if signed {
+		return nil
 	}
 	return wiki.Errorf(wiki.KindInvalid, "your signature must link to your user page ([[User:%s|%s]]), your talk page ([[User talk:%s|talk]]) or your contributions ([[Special:Contributions/%s|contributions]]); add one of these links", name, name, name, name)
 }
+
+// htmlTagRE finds an HTML tag, comment or declaration.
+var htmlTagRE = regexp.MustCompile(`<[A-Za-z!/?]`)
 
 // newSectionMark returns a random nonce for render.MarkSections.
 func newSectionMark() string {

@@ -158,18 +158,22 @@ func TestSignatureExpansion(t *testing.T) {
 
 func TestCheckSignature(t *testing.T) {
 	e := newSectionEngine(t)
-	for _, ok := range []string{"[[User:Ann|Ann]]", "[[User talk:Ann]]", "[[Special:Contributions/Ann|me]]", "**[[User:Ann|Ann]]** <small>here</small>", "[[user:Ann|x]]"} {
+	for _, ok := range []string{"[[User:Ann|Ann]]", "[[User talk:Ann]]", "[[Special:Contributions/Ann|me]]", "**[[User:Ann|Ann]]** _here_", "[[user:Ann|x]]"} {
 		if err := e.CheckSignature(ok, "Ann"); err != nil {
 			t.Errorf("CheckSignature(%q): %v", ok, err)
 		}
 	}
 	for sig, msg := range map[string]string{
-		"Ann":                "must link to your user page",
-		"[[User:Ben|Ann]]":   "must link to your user page",
-		"`[[User:Ann]]`":     "must link to your user page",
-		"[[User:Ann]] ~~~":   "~~~",
-		"[[User:Ann]] {{x}}": "templates",
-		"[[User:Ann]]\r\nx":  "one line",
+		"Ann":                     "must link to your user page",
+		"[[User:Ben|Ann]]":        "not yours",
+		"[[User:Ann|Ann]] <pre>":  "HTML",
+		"[[User:Ann|Ann]] <!-- x": "HTML",
+		"[[User:Ann|Ann]] [[User talk:Mal|talk]]":          "not yours",
+		"[[User:Ann|Ann]] [[Special:Contributions/Mal|c]]": "not yours",
+		"`[[User:Ann]]`":                          "must link to your user page",
+		"[[User:Ann]] ~~~":                        "~~~",
+		"[[User:Ann]] {{x}}":                      "templates",
+		"[[User:Ann]]\r\nx":                       "one line",
 		"[[User:Ann]]" + strings.Repeat("é", 250): "limit is 255",
 	} {
 		err := e.CheckSignature(sig, "Ann")

@@ -218,18 +218,21 @@ func (m *Metrics) RegisterConns(stats func() ConnCounts) {
 	m.Registry.MustRegister(connCollector(stats))
 }
 
-// redactSecrets hides the value of a token parameter (a password reset
-// link's secret) from the access log: whoever reads the log must not be
+// redactSecrets hides the value of every parameter of the query whose
+// name ends in "token" (a password reset link's secret, a watchlist
+// feed's wltoken) from the access log: whoever reads the log must not be
 // able to use the link.
 func redactSecrets(target string) string {
-	i := strings.Index(target, "token=")
-	if i < 0 || (i > 0 && target[i-1] != '?' && target[i-1] != '&') {
+	path, query, ok := strings.Cut(target, "?")
+	if !ok || !strings.Contains(query, "token") {
 		return target
 	}
-	j := i + len("token=")
-	k := strings.IndexByte(target[j:], '&')
-	if k < 0 {
-		return target[:j] + "REDACTED"
+	parts := strings.Split(query, "&")
+	for i, p := range parts {
+		name, _, hasValue := strings.Cut(p, "=")
+		if hasValue && strings.HasSuffix(strings.ToLower(name), "token") {
+			parts[i] = name + "=REDACTED"
+		}
 	}
-	return target[:j] + "REDACTED" + target[j+k:]
+	return path + "?" + strings.Join(parts, "&")
 }

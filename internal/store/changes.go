@@ -15,7 +15,8 @@ func ChangeFilters(a string, q wiki.ChangeQuery, param func(any) string) string 
 		sql += " AND " + a + "user_name <> " + param(q.HideUser)
 	}
 	if q.HideMinor {
-		sql += " AND " + a + "minor = " + param(false)
+		// As written in the partial index of major changes (changes_major).
+		sql += " AND NOT " + a + "minor"
 	}
 	if q.OnlyNew {
 		// A literal, so that the planner can read the partial index of

@@ -480,7 +480,7 @@ func (d discard) WriteHeader(int)             {}
 // userBar is the logged-in user bar, cached per session: it holds the
 // session's CSRF token for the logout form.
 func (s *Server) userBar(v Viewer) []byte {
-	if b := s.sessions.userBar(v.Session.ID); b != nil {
+	if b := s.sessions.userBar(v.Session.ID, v.State); b != nil {
 		return b
 	}
 	var buf bytes.Buffer
@@ -490,17 +490,17 @@ func (s *Server) userBar(v Viewer) []byte {
 		return nil
 	}
 	b := buf.Bytes()
-	s.sessions.setUserBar(v.Session.ID, b)
+	s.sessions.setUserBar(v.Session.ID, b, v.State)
 	return b
 }
 
 // userBarGz is the user bar deflated for gzip splicing, cached per session.
 func (s *Server) userBarGz(v Viewer) gzUser {
-	if u, ok := s.sessions.userBarGz(v.Session.ID); ok {
+	if u, ok := s.sessions.userBarGz(v.Session.ID, v.State); ok {
 		return u
 	}
 	u := gzUser{gz: deflateFlushed(s.userBar(v))}
-	s.sessions.setUserBarGz(v.Session.ID, u)
+	s.sessions.setUserBarGz(v.Session.ID, u, v.State)
 	return u
 }
 

@@ -78,6 +78,10 @@ type cachedSession struct {
 	fetched   time.Time
 	userBar   []byte
 	userBarGz *gzUser
+	// barState is the user state the bars were drawn with (its unread
+	// count): a request whose viewer was read again under a newer epoch
+	// (a fresh viewer the cache did not keep) draws its own.
+	barState *userState
 }
 
 func newSessionCache(now func() time.Time) *sessionCache {
@@ -144,39 +148,45 @@ func (c *sessionCache) delete(id string) {
 	sh.mu.Unlock()
 }
 
-func (c *sessionCache) userBar(id string) []byte {
+// userBar returns the session's cached user bar, if drawn for state st.
+func (c *sessionCache) userBar(id string, st *userState) []byte {
 	sh := c.shard(id)
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
-	if e := sh.m[id]; e != nil {
+	if e := sh.m[id]; e != nil && e.barState == st {
 		return e.userBar
 	}
 	return nil
 }
 
-func (c *sessionCache) setUserBar(id string, b []byte) {
+// setUserBar caches the session's user bar drawn for state st; the gzip
+// form of another state's goes.
+func (c *sessionCache) setUserBar(id string, b []byte, st *userState) {
 	sh := c.shard(id)
 	sh.mu.Lock()
-	if e := sh.m[id]; e != nil {
-		e.userBar = b
+	if e := sh.m[id]; e != nil && e.viewer.State == st {
+		if e.barState != st {
+			e.userBarGz = nil
+		}
+		e.userBar, e.barState = b, st
 	}
 	sh.mu.Unlock()
 }
 
-func (c *sessionCache) userBarGz(id string) (gzUser, bool) {
+func (c *sessionCache) userBarGz(id string, st *userState) (gzUser, bool) {
 	sh := c.shard(id)
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
-	if e := sh.m[id]; e != nil && e.userBarGz != nil {
+	if e := sh.m[id]; e != nil && e.userBarGz != nil && e.barState == st {
 		return *e.userBarGz, true
 	}
 	return gzUser{}, false
 }
 
-func (c *sessionCache) setUserBarGz(id string, u gzUser) {
+func (c *sessionCache) setUserBarGz(id string, u gzUser, st *userState) {
 	sh := c.shard(id)
 	sh.mu.Lock()
-	if e := sh.m[id]; e != nil {
+	if e := sh.m[id]; e != nil && e.barState == st {
 		e.userBarGz = &u
 	}
 	sh.mu.Unlock()

@@ -50,9 +50,12 @@ var specialRoutes = func() map[string]*specialRoute {
 		{name: "UserLogout", spec: specialSpec("UserLogout"), post: true, open: true, handle: (*Server).logoutPage},
 		{name: "RecentChanges", spec: specialSpec("RecentChanges", append([]httpx.Param{feedParam, rcOffsetParam, limitParam(500, "50"), namespaceParam}, changeFilterParams("")...)...),
 			handle: (*Server).recentChanges},
+		// open: a feed reader has no session, only the watchlist's token;
+		// watchlistPage checks the read permission, of the token's owner
+		// for the feed.
 		{name: "Watchlist", spec: specialSpec("Watchlist", append([]httpx.Param{feedParam, rcOffsetParam, limitParam(500, "50"), namespaceParam,
 			{Name: "wlowner", Kind: httpx.Text, Max: 255}, {Name: "wltoken", Kind: httpx.Text, Max: 100}}, changeFilterParams("7")...)...),
-			handle: (*Server).watchlistPage},
+			open: true, handle: (*Server).watchlistPage},
 		{name: "Notifications", spec: specialSpec("Notifications", rcOffsetParam, limitParam(500, "50")), handle: (*Server).notificationsPage},
 		{name: "EditWatchlist", spec: specialSpec("EditWatchlist", fromParam, limitParam(1000, "500")), post: true, handle: (*Server).editWatchlistPage},
 		{name: "AllPages", spec: specialSpec("AllPages", httpx.Param{Name: "prefix", Kind: httpx.TitleKey}, fromParam, limitParam(1000, "200"), namespaceParam),

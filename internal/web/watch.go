@@ -168,6 +168,11 @@ func (s *Server) watchlistPage(w http.ResponseWriter, r *http.Request, _ string)
 	if rq.Has("wlowner") || rq.Has("wltoken") {
 		return s.watchlistFeed(w, r)
 	}
+	if v.LoggedIn {
+		if err := s.requireRead(r); err != nil {
+			return err
+		}
+	}
 	if !v.LoggedIn || v.Token {
 		redirect(w, r, "/wiki/Special:UserLogin?returnto=Special%3AWatchlist", http.StatusFound)
 		return nil
@@ -290,6 +295,10 @@ func (s *Server) watchlistFeed(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if hash == "" || subtle.ConstantTimeCompare([]byte(hash), []byte(auth.HashToken(rq.Get("wltoken")))) != 1 {
+		return bad
+	}
+	// The token reads as its owner: only while the owner may read the wiki.
+	if !u.Group.AtLeast(s.cfg.ReadGroup) {
 		return bad
 	}
 	var q wiki.ChangeQuery

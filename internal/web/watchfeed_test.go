@@ -95,3 +95,33 @@ func TestFeedsWatchlist(t *testing.T) {
 		}
 	})
 }
+
+// TestFeedsWatchlistOnPrivateWiki: on a wiki only logged-in users read,
+// the feed link works for its reader (which has no session) while its
+// owner may read the wiki, and the watchlist page still asks for a login.
+func TestFeedsWatchlistOnPrivateWiki(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t, func(c *config.Config) {
+		c.CanonicalURL = "https://wiki.example"
+		c.ReadGroup = wiki.GroupUser
+	})
+	_, pw := w.CreateUser(t, "Reader", wiki.GroupUser)
+	reader := w.Login(t, "Reader", pw)
+	reader.Edit("Followed", "first")
+	res := reader.PostForm("/wiki/Special:Preferences", url.Values{"csrf": {reader.CSRF("/wiki/Special:Preferences")}, "do": {"wltoken"}})
+	m := feedURLRE.FindStringSubmatch(res.Body)
+	if m == nil {
+		t.Fatalf("no feed link: %d", res.StatusCode)
+	}
+	path := strings.TrimPrefix(strings.ReplaceAll(m[1], "&amp;", "&"), "https://wiki.example")
+	anon := w.Client(t)
+	if res := anon.Get(path); res.StatusCode != http.StatusOK || !strings.Contains(res.Body, "Followed") {
+		t.Fatalf("the feed link on a private wiki: %d\n%.300s", res.StatusCode, res.Body)
+	}
+	if res := anon.Get("/wiki/Special:Watchlist"); res.StatusCode != http.StatusFound {
+		t.Errorf("the watchlist page without a session: %d", res.StatusCode)
+	}
+	if res := anon.Get(strings.Replace(path, "wltoken=", "wltoken=x", 1)); res.StatusCode != http.StatusForbidden {
+		t.Errorf("a wrong token on a private wiki: %d", res.StatusCode)
+	}
+}

@@ -350,7 +350,7 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
-	t.Run("new pages only are read from the index of page creations", func(t *testing.T) {
+	t.Run("new pages only and major changes only are read from partial indexes", func(t *testing.T) {
 		db := sqlitetest.Open(t)
 		plan, err := sqlite.RecentChangesPlan(ctx, db, wiki.ChangeQuery{OnlyNew: true})
 		if err != nil {
@@ -358,6 +358,13 @@ func TestSQLite(t *testing.T) {
 		}
 		if p := strings.Join(plan, "; "); !strings.Contains(p, "changes_new") {
 			t.Fatalf("plan = %s", p)
+		}
+		plan, err = sqlite.RecentChangesPlan(ctx, db, wiki.ChangeQuery{HideMinor: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := strings.Join(plan, "; "); !strings.Contains(p, "changes_major") {
+			t.Fatalf("hide minor: plan = %s", p)
 		}
 	})
 

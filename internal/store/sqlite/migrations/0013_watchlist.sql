@@ -19,6 +19,9 @@ CREATE INDEX changes_title ON changes(title, id);
 -- Page creations, newest first: the "new pages only" filter reads them
 -- without scanning the edits between them.
 CREATE INDEX changes_new ON changes(id) WHERE kind = 'new';
+-- Changes other than minor edits, for "hide minor edits" on a wiki whose
+-- changes are nearly all minor (a bot's).
+CREATE INDEX changes_major ON changes(id) WHERE NOT minor;
 -- The "add pages I create or edit to my watchlist" preference, on by
 -- default (MediaWiki's watchdefault and watchcreations).
 ALTER TABLE users ADD COLUMN no_autowatch INTEGER NOT NULL DEFAULT 0;
