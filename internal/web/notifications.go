@@ -37,15 +37,32 @@ func (s *Server) notificationsPage(w http.ResponseWriter, r *http.Request, _ str
 		items = items[:limit]
 	}
 	d.Items = items
-	if v.Unread() > 0 {
+	read := v.Unread() > 0
+	if read {
 		if err := s.store.MarkNotificationsRead(ctx, v.User.ID); err != nil {
 			return err
 		}
 		s.accountChanged(ctx, v.User.ID)
 	}
 	p := s.page(r, "Notifications")
+	if read {
+		p.Viewer = v.withNoUnread() // this page's user bar counts none, as the next one will
+	}
 	p.NoIndex = true
 	p.Data = d
 	s.writeBodyPage(w, r, p, "notifications", cacheNone, time.Time{})
 	return nil
+}
+
+// withNoUnread returns v with no unread notifications, for the page that
+// has just marked them read. The state is copied: the cached one is
+// shared by the user's requests (its watch titles are never written once
+// built, so the copy may share them).
+func (v Viewer) withNoUnread() Viewer {
+	if v.State != nil {
+		st := *v.State
+		st.unread = 0
+		v.State = &st
+	}
+	return v
 }

@@ -65,6 +65,10 @@ func TestNotifications(t *testing.T) {
 			strings.Count(res.Body, `<li class="unread">`) != 2 {
 			t.Fatalf("Special:Notifications:\n%s", res.Body)
 		}
+		// The page that marks them read shows the user bar as it is now.
+		if n := unread(t, res.Body); n != "0" {
+			t.Errorf("the user bar of Special:Notifications still counts %s unread", n)
+		}
 		if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "no-store") && !strings.Contains(cc, "private") {
 			t.Errorf("Cache-Control %q", cc)
 		}
