@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -42,8 +43,8 @@ func ParseSection(s string) (int, error) {
 // SectionText returns section n of text, a revision of page t, and its
 // heading's plain text ("" for section 0). A number past the last section
 // is an error that says how many there are.
-func (e *Engine) SectionText(t wiki.Title, text string, n int) (string, string, error) {
-	secs, err := e.renderer.Sections(text)
+func (e *Engine) SectionText(ctx context.Context, t wiki.Title, text string, n int) (string, string, error) {
+	secs, err := e.sections(ctx, text)
 	if err != nil {
 		return "", "", err
 	}
@@ -52,6 +53,17 @@ func (e *Engine) SectionText(t wiki.Title, text string, n int) (string, string, 
 	}
 	s := secs[n]
 	return text[s.Start:s.End], s.Heading, nil
+}
+
+// sections finds text's sections in a slot of the render gate: the parse
+// of a page at the size limit costs what a render does.
+func (e *Engine) sections(ctx context.Context, text string) ([]render.Section, error) {
+	release, err := e.gate.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return e.renderer.Sections(text)
 }
 
 func noSection(t wiki.Title, n, count int) error {
@@ -88,7 +100,7 @@ func (e *Engine) spliceSection(ctx context.Context, ed *Edit, n int) error {
 	if err != nil {
 		return err
 	}
-	secs, err := e.renderer.Sections(b.Text)
+	secs, err := e.sections(ctx, b.Text)
 	if err != nil {
 		return err
 	}
@@ -107,7 +119,7 @@ func (e *Engine) spliceSection(ctx context.Context, ed *Edit, n int) error {
 	}
 	if strings.TrimSpace(ed.Summary) == "" {
 		heading := s.Heading
-		if mineSecs, err := e.renderer.Sections(mine); err == nil && len(mineSecs) > 1 && mineSecs[1].Start == 0 {
+		if mineSecs, err := e.sections(ctx, mine); err == nil && len(mineSecs) > 1 && mineSecs[1].Start == 0 {
 			heading = mineSecs[1].Heading
 		}
 		if heading != "" {

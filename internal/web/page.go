@@ -754,7 +754,7 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 			if err != nil {
 				return err
 			}
-			if d.Text, d.Heading, err = s.eng.SectionText(t, rev.Text, n); err != nil {
+			if d.Text, d.Heading, err = s.eng.SectionText(r.Context(), t, rev.Text, n); err != nil {
 				return err
 			}
 			if d.Heading != "" {
@@ -883,7 +883,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 		Section: section, Subject: subject}
 	if section != "" && section != engine.NewSection {
 		if n, err := engine.ParseSection(section); err == nil {
-			_, d.Heading, _ = s.eng.SectionText(t, text, min(n, 1))
+			_, d.Heading, _ = s.eng.SectionText(r.Context(), t, text, min(n, 1))
 		}
 	}
 	tags, err := s.undoTags(r, t, d)
