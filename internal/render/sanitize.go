@@ -83,7 +83,7 @@ func newPolicy() *bluemonday.Policy {
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^task-list-item$`)).OnElements("li")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^language-[\p{L}\p{N}_+#.-]{1,64}$`)).OnElements("code")
 	p.AllowAttrs("class").Matching(tokenClassRule()).OnElements("span")                       // highlighted code (highlight.go)
-	p.AllowAttrs("class").Matching(regexp.MustCompile(`^mw-editsection$`)).OnElements("span") // section edit links (sections.go)
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^(mw-editsection|autocomment)$`)).OnElements("span") // section edit links (sections.go), section comments of summaries (summary.go)
 
 	// Footnotes (footnote.go): ids in their own "_fn" namespace, which no
 	// heading id can enter, and the DPUB-ARIA roles of notes and their links.

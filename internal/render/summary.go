@@ -14,9 +14,33 @@ import (
 // no other markup. A link to a section of no page ("[[#Section]]") and a
 // link that names no page stay text. Targets are titles by rules, the
 // wiki's.
+//
+// A section comment ("/* Heading */ rest", which section edits write) shows
+// as MediaWiki shows it: "→Heading: rest", marked as such.
 func Summary(s string, rules wiki.TitleRules) string {
 	var out strings.Builder
-	w := stringsWriter{&out}
+	if pre, rest, ok := strings.Cut(s, "/*"); ok {
+		if heading, post, ok := strings.Cut(rest, "*/"); ok && strings.TrimSpace(heading) != "" {
+			summaryLinks(&out, pre, rules)
+			out.WriteString(`<span class="autocomment">→`)
+			canonEscapeString(stringsWriter{&out}, strings.TrimSpace(heading))
+			post = strings.TrimSpace(post)
+			if post != "" {
+				out.WriteString(":</span> ")
+				summaryLinks(&out, post, rules)
+			} else {
+				out.WriteString("</span>")
+			}
+			return out.String()
+		}
+	}
+	summaryLinks(&out, s, rules)
+	return out.String()
+}
+
+// summaryLinks writes s escaped, with its wiki links made links (Summary).
+func summaryLinks(out *strings.Builder, s string, rules wiki.TitleRules) {
+	w := stringsWriter{out}
 	b := []byte(s)
 	for {
 		i := bytes.Index(b, []byte("[["))
@@ -49,5 +73,4 @@ func Summary(s string, rules wiki.TitleRules) string {
 		b = b[end:]
 	}
 	canonEscape(w, b)
-	return out.String()
 }

@@ -18,6 +18,11 @@ func TestSummary(t *testing.T) {
 		{"[[Foo|<img src=x onerror=alert(1)>]]", `<a href="/wiki/Foo" title="Foo">&lt;img src=x onerror=alert(1)&gt;</a>`},
 		{"[[javascript:alert(1)]]", `<a href="/wiki/Javascript:alert%281%29" title="Javascript:alert(1)">javascript:alert(1)</a>`},
 		{"[[[[Foo]] [[[Foo]]]", "[[[[Foo]] [[[Foo]]]"},
+		{"/* Watering */ new section", `<span class="autocomment">→Watering:</span> new section`},
+		{"/* <b>H</b> */", `<span class="autocomment">→&lt;b&gt;H&lt;/b&gt;</span>`},
+		{"fix /* Care */ see [[Foo]]", `fix <span class="autocomment">→Care:</span> see <a href="/wiki/Foo" title="Foo">Foo</a>`},
+		{"/* */ empty", "/* */ empty"},
+		{"/* unclosed", "/* unclosed"},
 	} {
 		got := Summary(tt.in, wiki.TitleRules{})
 		if got != tt.want {
