@@ -87,7 +87,7 @@ func TestSectionEditing(t *testing.T) {
 			t.Errorf("merged text\n%q\nwant\n%q", got, want)
 		}
 		hist := anon.Get("/wiki/Sectioned?action=history").Body
-		if !strings.Contains(hist, "/* Gamma */") || !strings.Contains(hist, "/* Alpha */") {
+		if !strings.Contains(hist, `<span class="autocomment">→Gamma`) || !strings.Contains(hist, `<span class="autocomment">→Alpha`) {
 			t.Errorf("history lacks the section summaries:\n%s", hist)
 		}
 	})
@@ -198,7 +198,7 @@ func TestNewSection(t *testing.T) {
 		if !regexp.MustCompile(`^## First question\n\nWhy\? \[\[User:Ann\|Ann\]\] \(\[\[User talk:Ann\|talk\]\]\) \d\d:\d\d, \d{1,2} \w+ \d{4} \(UTC\)\n$`).MatchString(got) {
 			t.Errorf("text %q", got)
 		}
-		mustContain(t, anon.Get("/wiki/Talk:Topics?action=history"), "/* First question */ new section")
+		mustContain(t, anon.Get("/wiki/Talk:Topics?action=history"), `<span class="autocomment">→First question:</span> new section`)
 	})
 
 	t.Run("a new section is appended, whatever changed since the form opened", func(t *testing.T) {
@@ -256,7 +256,8 @@ func TestSignatures(t *testing.T) {
 		csrf := a.CSRF("/wiki/Special:Preferences")
 		cases := []struct{ sig, msg string }{
 			{"Just a name", "must link to your user page"},
-			{"[[User:Ben|Ann]]", "must link to your user page"},
+			{"[[User:Ben|Ann]]", "which is not yours"},
+			{"[[User:Ann|Ann]] <pre>", "must not contain HTML tags"},
 			{"[[User:Ann|Ann]] ~~~", "must not contain ~~~"},
 			{"[[User:Ann|Ann]] {{Fancy}}", "must not use templates"},
 			{"[[User:Ann|Ann]]\nsecond line", "must be one line"},
