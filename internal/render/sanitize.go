@@ -82,7 +82,7 @@ func newPolicy() *bluemonday.Policy {
 	p.AllowAttrs("data-prefix").OnElements("div")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^task-list-item$`)).OnElements("li")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^language-[\p{L}\p{N}_+#.-]{1,64}$`)).OnElements("code")
-	p.AllowAttrs("class").Matching(tokenClassRule()).OnElements("span")                       // highlighted code (highlight.go)
+	p.AllowAttrs("class").Matching(tokenClassRule()).OnElements("span")                                     // highlighted code (highlight.go)
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^(mw-editsection|autocomment)$`)).OnElements("span") // section edit links (sections.go), section comments of summaries (summary.go)
 
 	// Footnotes (footnote.go): ids in their own "_fn" namespace, which no
