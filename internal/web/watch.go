@@ -145,8 +145,8 @@ func (s *Server) autoWatch(r *http.Request, t wiki.Title) {
 	}
 }
 
-// pages counts the pages a watch set covers: each watched page
-// with its talk page counts once.
+// pages counts the pages the watchlist covers: each watched page with its
+// talk page counts once.
 func (w *userState) pages(now time.Time) int {
 	if w == nil {
 		return 0
@@ -188,9 +188,8 @@ func (s *Server) watchlistPage(w http.ResponseWriter, r *http.Request, _ string)
 
 type editWatchlistData struct {
 	Titles []wiki.Watch
-	Count  int
+	Count  int // the pages watched (a page and its talk page count once)
 	Next   string
-	Info   string
 }
 
 // editWatchlistPage is Special:EditWatchlist: the watched pages, with
