@@ -99,7 +99,7 @@ func (s *Server) titleFromPath(r *http.Request) (wiki.Title, error) {
 // The parameters of /wiki/Title, as MediaWiki names them.
 var (
 	actionParam = httpx.Param{Name: "action", Kind: httpx.Enum, Default: "view",
-		Values: []string{"view", "edit", "submit", "history", "raw", "move", "delete", "undelete", "purge", "revert", "protect", "unprotect", "watch", "unwatch", "info", "rollback"}}
+		Values: []string{"view", "edit", "submit", "history", "raw", "move", "delete", "undelete", "purge", "revert", "protect", "unprotect", "watch", "unwatch", "info", "rollback", "thank"}}
 	redirectParam = httpx.Param{Name: "redirect", Kind: httpx.Enum, Values: []string{"no"}}
 	oldidParam    = httpx.Param{Name: "oldid", Kind: httpx.ID, What: "a revision number"}
 	diffParam     = httpx.Param{Name: "diff", Kind: httpx.ID, What: "a revision number, prev or cur", Values: []string{"prev", "cur"}}
@@ -151,6 +151,7 @@ var (
 	routeWatch    = &pageRoute{spec: pageSpec("page:watch"), handle: (*Server).watchForm}
 	routeUnwatch  = &pageRoute{spec: pageSpec("page:unwatch"), handle: (*Server).unwatchForm}
 	routeInfo     = &pageRoute{spec: pageSpec("page:info"), handle: (*Server).info}
+	routeThank    = &pageRoute{spec: pageSpec("page:thank", thankRevParam), handle: (*Server).thankForm}
 	routeRollback = &pageRoute{spec: pageSpec("page:rollback", rollbackFromParam), handle: (*Server).rollbackForm}
 	routeProtect  = &pageRoute{spec: pageSpec("page:protect"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 		return s.protectForm(w, r, t, "")
@@ -170,6 +171,7 @@ var postRoutes = map[string]*pageRoute{
 	"watch":    {spec: pageSpec("page:watch"), handle: (*Server).watch},
 	"unwatch":  {spec: pageSpec("page:unwatch"), handle: (*Server).unwatch},
 	"rollback": {spec: pageSpec("page:rollback", rollbackFromParam), handle: (*Server).rollback},
+	"thank":    {spec: pageSpec("page:thank", thankRevParam), handle: (*Server).thank},
 }
 
 // pageRouteGet chooses what a GET of /wiki/Title does, from the query as
@@ -211,8 +213,10 @@ func (s *Server) pageRouteGet(t wiki.Title, q httpx.Query) (*pageRoute, error) {
 		return routeInfo, nil
 	case "rollback":
 		return routeRollback, nil
+	case "thank":
+		return routeThank, nil
 	default:
-		return nil, wiki.Errorf(wiki.KindInvalid, "unknown action %q; known actions: view, edit, history, info, raw, move, delete, undelete, purge, protect, rollback, watch, unwatch", sanitizeLine(action))
+		return nil, wiki.Errorf(wiki.KindInvalid, "unknown action %q; known actions: view, edit, history, info, raw, move, delete, undelete, purge, protect, rollback, thank, watch, unwatch", sanitizeLine(action))
 	}
 }
 
@@ -241,7 +245,7 @@ func (s *Server) wikiPage(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		action := raw.First("action")
 		if rt = postRoutes[action]; rt == nil {
-			err = wiki.Errorf(wiki.KindInvalid, "unknown action %q for POST; known: submit, revert, rollback, move, delete, undelete, purge, protect, watch, unwatch", sanitizeLine(action))
+			err = wiki.Errorf(wiki.KindInvalid, "unknown action %q for POST; known: submit, revert, rollback, thank, move, delete, undelete, purge, protect, watch, unwatch", sanitizeLine(action))
 		}
 	default:
 		err = methodNotAllowed(w, "GET, HEAD, POST")
@@ -981,7 +985,10 @@ type historyData struct {
 	Revisions []wiki.Revision
 	LatestID  int64
 	CanEdit   bool
-	Next      string
+	// Viewer is the logged-in viewer's user ID (0: none): the others'
+	// revisions get a "thank" link.
+	Viewer int64
+	Next   string
 	// Rollback is the latest revision's rollback button, for the viewers
 	// who may roll back (undo.go).
 	Rollback *rollbackLink
@@ -1001,6 +1008,9 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t wiki.Title) e
 		return err
 	}
 	d := historyData{Title: page.Title, LatestID: page.LatestID, CanEdit: s.canEdit(viewerOf(r)) && viewerOf(r).LoggedIn}
+	if v := viewerOf(r); v.LoggedIn && !v.Token {
+		d.Viewer = v.User.ID
+	}
 	if len(revs) > limit {
 		d.Next = q.Link(t.URL(), "action", "history", "offset", strconv.FormatInt(revs[limit-1].ID, 10), "limit", strconv.Itoa(limit))
 		revs = revs[:limit]

@@ -49,6 +49,7 @@ type Server struct {
 	hashing   *session.Gate     // bounds the argon2 hashes running at once (hashing.go)
 	purges    *rateLimit        // action=purge per user or address (page.go)
 	rollbacks *rateLimit        // action=rollback per user (undo.go)
+	thanks    *rateLimit        // action=thank per user (thank.go)
 	proxies   httpx.Proxies     // who may name the client (session.go)
 	// proxyWarned is set once the warning about forwarding headers from an
 	// unconfigured proxy on this host was logged (session.go).
@@ -107,7 +108,8 @@ func New(o Options) (*Server, error) {
 		secret: o.Secret, now: o.Now, mainPage: mp, titles: titles, edge: o.Edge, sessions: newSessionCache(o.Now), watches: &watchCache{}, gz: newGzCache(),
 		throttle: session.NewThrottle(session.DefaultPolicy(), o.Now), signups: session.NewThrottle(session.RegistrationPolicy(), o.Now),
 		devices: session.NewDevices(o.Secret), hashing: session.DefaultGate(), proxies: httpx.NewProxies(trusted, o.Config.ClientIPHeader),
-		purges: newRateLimit(30, time.Minute, o.Now), rollbacks: newRateLimit(rollbacksPerMinute, time.Minute, o.Now), others: o.Others}
+		purges: newRateLimit(30, time.Minute, o.Now), rollbacks: newRateLimit(rollbacksPerMinute, time.Minute, o.Now),
+		thanks: newRateLimit(thanksPerMinute, time.Minute, o.Now), others: o.Others}
 	s.handler = s.routes()
 	return s, nil
 }

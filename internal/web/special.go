@@ -466,6 +466,9 @@ type changesData struct {
 	// Watchlist marks the viewer's watchlist, with the count of titles on it.
 	Watchlist bool
 	Watched   int
+	// Viewer is the logged-in viewer's user ID (0: none): the others'
+	// edits get a "thank" link.
+	Viewer int64
 	// Top holds the latest revision of each live page listed, for a
 	// user's contributions: their rows that are a page's current version
 	// say so, with a rollback button for the viewers who may roll back.
@@ -565,6 +568,9 @@ func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesDa
 		return s.changesFeed(w, r, heading, d.Intro, cs)
 	}
 	d.Namespaces, d.FormAction, d.Limit = namespaceOptions(r), base, rq.Get("limit")
+	if v := viewerOf(r); v.LoggedIn && !v.Token {
+		d.Viewer = v.User.ID
+	}
 	if q.UserName != "" && len(cs) > 0 {
 		ids := make([]int64, 0, len(cs))
 		for _, c := range cs {

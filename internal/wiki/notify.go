@@ -9,6 +9,7 @@ import (
 const (
 	NotifyTalk    = "talk"    // someone else edited the user's talk page
 	NotifyMention = "mention" // someone linked the user's page in a signed comment
+	NotifyThank   = "thank"   // someone thanked the user for an edit
 )
 
 // MaxMentions bounds the users one edit may notify by mention, as
@@ -31,7 +32,8 @@ type Notification struct {
 // NotificationStore keeps the users' notifications.
 type NotificationStore interface {
 	// AddNotifications stores notifications; one already stored (same
-	// user, kind, title and revision: a job run again) is skipped.
+	// user, kind, title, revision and agent: a job run again, thanks sent
+	// twice) is skipped.
 	AddNotifications(ctx context.Context, ns []Notification) error
 	// Notifications lists the user's notifications newest first, those
 	// with an ID below before (0: from the newest), at most limit.

@@ -15,7 +15,7 @@ func (db *DB) AddNotifications(ctx context.Context, ns []wiki.Notification) erro
 		var b pgx.Batch
 		for _, n := range ns {
 			b.Queue(`INSERT INTO notifications (user_id, kind, title, rev_id, agent, ts) VALUES ($1, $2, $3, $4, $5, $6)
-				ON CONFLICT (user_id, kind, title, rev_id) DO NOTHING`, n.UserID, n.Kind, string(n.Title), n.RevID, n.Agent, ms(now(n.Time)))
+				ON CONFLICT (user_id, kind, title, rev_id, agent) DO NOTHING`, n.UserID, n.Kind, string(n.Title), n.RevID, n.Agent, ms(now(n.Time)))
 		}
 		return tx.SendBatch(ctx, &b).Close()
 	})

@@ -12,7 +12,7 @@ func (db *DB) AddNotifications(ctx context.Context, ns []wiki.Notification) erro
 	err := db.write(ctx, func(tx *wtx) error {
 		for _, n := range ns {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO notifications (user_id, kind, title, rev_id, agent, ts) VALUES (?, ?, ?, ?, ?, ?)
-				ON CONFLICT (user_id, kind, title, rev_id) DO NOTHING`, n.UserID, n.Kind, string(n.Title), n.RevID, n.Agent, ms(now(n.Time))); err != nil {
+				ON CONFLICT (user_id, kind, title, rev_id, agent) DO NOTHING`, n.UserID, n.Kind, string(n.Title), n.RevID, n.Agent, ms(now(n.Time))); err != nil {
 				return err
 			}
 		}

@@ -179,6 +179,18 @@ func testNotifications(t *testing.T, s wiki.Store) {
 	if err := s.AddNotifications(ctx, ns[:2]); err != nil {
 		t.Fatal(err)
 	}
+	// Thanks for one revision from two users are two notifications.
+	thanks := []wiki.Notification{
+		{UserID: other.ID, Kind: wiki.NotifyThank, Title: "Plan", RevID: 3, Agent: "Nia", Time: at(3)},
+		{UserID: other.ID, Kind: wiki.NotifyThank, Title: "Plan", RevID: 3, Agent: "Pip", Time: at(3)},
+		{UserID: other.ID, Kind: wiki.NotifyThank, Title: "Plan", RevID: 3, Agent: "Pip", Time: at(4)},
+	}
+	if err := s.AddNotifications(ctx, thanks); err != nil {
+		t.Fatal(err)
+	}
+	if got := must[[]wiki.Notification](t)(s.Notifications(ctx, other.ID, 0, 10)); len(got) != 3 {
+		t.Fatalf("Ola's notifications = %+v, want the mention and two thanks", got)
+	}
 	got := must[[]wiki.Notification](t)(s.Notifications(ctx, u.ID, 0, 10))
 	if len(got) != 2 || got[0].Title != "Talk:Plan" || got[0].Kind != wiki.NotifyMention || got[1].RevID != 7 ||
 		got[1].Agent != "Ola" || !got[1].Time.Equal(at(1)) || got[0].Read {
@@ -196,7 +208,7 @@ func testNotifications(t *testing.T, s wiki.Store) {
 	if n := must[int](t)(s.CountUnread(ctx, u.ID)); n != 0 {
 		t.Fatalf("unread after marking = %d", n)
 	}
-	if n := must[int](t)(s.CountUnread(ctx, other.ID)); n != 1 {
+	if n := must[int](t)(s.CountUnread(ctx, other.ID)); n != 3 {
 		t.Fatalf("the other user's unread = %d", n)
 	}
 	if got := must[[]wiki.Notification](t)(s.Notifications(ctx, u.ID, 0, 10)); !got[0].Read || !got[1].Read {

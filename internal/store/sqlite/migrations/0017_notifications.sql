@@ -1,5 +1,6 @@
 -- Notifications: a user is told when someone else edits their talk page
--- or mentions them in a signed comment (engine's notify job). The unique
+-- or mentions them in a signed comment (engine's notify job), or thanks
+-- them for an edit. The unique
 -- key makes the job, which may run twice, store each once.
 CREATE TABLE notifications (
 	id      INTEGER PRIMARY KEY,
@@ -10,7 +11,7 @@ CREATE TABLE notifications (
 	agent   TEXT NOT NULL,
 	ts      INTEGER NOT NULL,
 	seen    INTEGER NOT NULL DEFAULT 0,
-	UNIQUE (user_id, kind, title, rev_id)
+	UNIQUE (user_id, kind, title, rev_id, agent)
 );
 -- A user's list, newest first.
 CREATE INDEX notifications_user ON notifications(user_id, id);
