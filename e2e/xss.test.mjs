@@ -423,10 +423,13 @@ function scanDOM(origin) {
       if (forbidden.has(tag) || el.namespaceURI !== 'http://www.w3.org/1999/xhtml') bad.push(`element ${where} ns=${el.namespaceURI}`);
       if (tag === 'script') {
         const src = el.getAttribute('src') ?? '';
-        if (!/^\/static\/(macros|suggest)\.[0-9a-f]+\.js$/.test(src) || el.textContent.trim() || el.parentNode !== document.head) bad.push(`script src=${src} ${el.textContent.slice(0, 80)}`);
+        if (!/^\/static\/(macros|suggest|watch)\.[0-9a-f]+\.js$/.test(src) || el.textContent.trim() || el.parentNode !== document.head) bad.push(`script src=${src} ${el.textContent.slice(0, 80)}`);
       }
       if (tag === 'link' && !(el.getAttribute('rel') === 'stylesheet' && /^\/static\/style\.[0-9a-f]+\.css$/.test(el.getAttribute('href') ?? '')) &&
-          !(el.getAttribute('rel') === 'search' && el.getAttribute('href') === '/w/opensearch_desc.php' && el.parentNode === document.head))
+          !(el.getAttribute('rel') === 'search' && el.getAttribute('href') === '/w/opensearch_desc.php' && el.parentNode === document.head) &&
+          // a page's feeds: the wiki's own URLs, in the head
+          !(el.getAttribute('rel') === 'alternate' && ['application/atom+xml', 'application/rss+xml'].includes(el.getAttribute('type')) &&
+            /^\/wiki\/[^/\\][^?#]*\?(?:[^#]*&)?feed=(?:atom|rss)(?:&|$)/.test(el.getAttribute('href') ?? '') && el.parentNode === document.head))
         bad.push(`link ${el.outerHTML.slice(0, 120)}`);
       if (tag === 'meta' && (el.hasAttribute('http-equiv') || !(el.hasAttribute('charset') || ['viewport', 'robots'].includes(el.getAttribute('name'))))) bad.push(`meta ${el.outerHTML.slice(0, 120)}`);
       if (tag === 'form') {
