@@ -493,38 +493,41 @@ func groupByDay(cs []wiki.Change, p *Page) []changeDay {
 	return days
 }
 
+// changeDays are the periods, in days, the lists of changes offer.
+var changeDays = []string{"1", "3", "7", "14", "30", "90"}
+
 // changeFilterParams are the filters of the lists of changes, as
 // MediaWiki names them; days is the period in days (def, "" for all).
 func changeFilterParams(days string) []httpx.Param {
-	values := []string{"1", "3", "7", "14", "30", "90"}
 	return []httpx.Param{
-		{Name: "days", Kind: httpx.Enum, Values: values, Default: days},
+		{Name: "days", Kind: httpx.Enum, Values: changeDays, Default: days},
 		{Name: "hideminor", Kind: httpx.Flag},
 		{Name: "hidemyself", Kind: httpx.Flag},
 		{Name: "newonly", Kind: httpx.Flag},
 	}
 }
 
-// changeFilters reads the filters of changeFilterParams into q, for the
-// viewer v ("hide my edits" applies to logged-in viewers only, so that an
-// anonymous list is the same for everyone), and fills the form's fields.
-func (s *Server) changeFilters(r *http.Request, q *wiki.ChangeQuery, d *changesData, defDays string) {
+// changeFilters reads the filters of changeFilterParams into q and fills
+// the form's fields. mine is the user whose edits "hide my edits" hides:
+// the viewer's own name on a list of everyone's changes, "" where the
+// filter means nothing (an anonymous reader, whose list is everyone's; a
+// user's contributions).
+func (s *Server) changeFilters(r *http.Request, q *wiki.ChangeQuery, d *changesData, defDays, mine string) {
 	rq := httpx.From(r)
-	v := viewerOf(r)
 	d.Filters = true
 	d.HideMinor, d.NewOnly = rq.Has("hideminor"), rq.Has("newonly")
 	q.HideMinor, q.OnlyNew = d.HideMinor, d.NewOnly
-	if v.LoggedIn && !v.Token {
+	if mine != "" {
 		d.CanHideMine, d.HideMine = true, rq.Has("hidemyself")
 		if d.HideMine {
-			q.HideUser = v.User.Name
+			q.HideUser = mine
 		}
 	}
 	days := rq.Get("days")
 	if days == "" {
 		days = defDays
 	}
-	for _, n := range []string{"1", "3", "7", "14", "30", "90"} {
+	for _, n := range changeDays {
 		d.DayChoices = append(d.DayChoices, formOption{Value: n, Label: n + " days", Selected: n == days})
 	}
 	if days == "1" {
@@ -538,16 +541,31 @@ func (s *Server) changeFilters(r *http.Request, q *wiki.ChangeQuery, d *changesD
 	}
 }
 
+// viewerName is the name "hide my edits" hides for v: its own, or "" for
+// an anonymous reader or a token.
+func viewerName(v Viewer) string {
+	if !v.LoggedIn || v.Token {
+		return ""
+	}
+	return v.User.Name
+}
+
+// changesCursor sets q's page from r: its cursor, limit and namespaces.
+func changesCursor(r *http.Request, q *wiki.ChangeQuery) {
+	rq := httpx.From(r)
+	q.Before = rq.Int("offset", 0)
+	q.Limit = int(rq.Int("limit", 50))
+	q.Namespaces, _ = namespaceFilter(r)
+}
+
 // listChanges reads a page of changes.
 type listChanges func(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Change, error)
 
 func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesData, q wiki.ChangeQuery, base string, list listChanges, mode cacheMode) error {
 	rq := httpx.From(r)
-	q.Before = rq.Int("offset", 0)
-	q.Limit = int(rq.Int("limit", 50))
+	changesCursor(r, &q)
 	limit := q.Limit
 	q.Limit++
-	q.Namespaces, _ = namespaceFilter(r)
 	cs, err := list(r.Context(), q)
 	if err != nil {
 		return err
@@ -597,7 +615,7 @@ func (s *Server) changesPage(w http.ResponseWriter, r *http.Request, d changesDa
 func (s *Server) recentChanges(w http.ResponseWriter, r *http.Request, _ string) error {
 	d := changesData{Heading: "Recent changes", Intro: "The latest changes to the wiki, newest first."}
 	var q wiki.ChangeQuery
-	s.changeFilters(r, &q, &d, "")
+	s.changeFilters(r, &q, &d, "", viewerName(viewerOf(r)))
 	return s.changesPage(w, r, d, q, "/wiki/Special:RecentChanges", s.store.RecentChanges, cacheShort)
 }
 
@@ -607,9 +625,7 @@ func (s *Server) contributions(w http.ResponseWriter, r *http.Request, norm stri
 	}
 	d := changesData{Heading: "Contributions of", HeadingName: norm}
 	q := wiki.ChangeQuery{UserName: norm}
-	s.changeFilters(r, &q, &d, "")
-	d.CanHideMine, d.HideMine = false, false // the user's own list
-	q.HideUser = ""
+	s.changeFilters(r, &q, &d, "", "") // one user's list: nobody's edits to hide
 	return s.changesPage(w, r, d, q, view.ContribsURL(norm), s.store.RecentChanges, cacheShort)
 }
 

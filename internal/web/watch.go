@@ -179,7 +179,7 @@ func (s *Server) watchlistPage(w http.ResponseWriter, r *http.Request, _ string)
 	}
 	d := changesData{Heading: "Watchlist", Watchlist: true, Watched: v.State.pages(s.now())}
 	var q wiki.ChangeQuery
-	s.changeFilters(r, &q, &d, "7")
+	s.changeFilters(r, &q, &d, "7", v.User.Name)
 	list := func(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Change, error) {
 		return s.store.WatchedChanges(ctx, v.User.ID, q, s.now())
 	}
@@ -302,13 +302,8 @@ func (s *Server) watchlistFeed(w http.ResponseWriter, r *http.Request) error {
 	}
 	var q wiki.ChangeQuery
 	var d changesData
-	s.changeFilters(r, &q, &d, "7")
-	if rq.Has("hidemyself") {
-		q.HideUser = u.Name
-	}
-	q.Before = rq.Int("offset", 0)
-	q.Limit = int(rq.Int("limit", 50))
-	q.Namespaces, _ = namespaceFilter(r)
+	s.changeFilters(r, &q, &d, "7", u.Name)
+	changesCursor(r, &q)
 	cs, err := s.store.WatchedChanges(ctx, u.ID, q, s.now())
 	if err != nil {
 		return err
