@@ -58,7 +58,7 @@ type LinkRows struct {
 // is ordered by them.
 type LinkRow struct {
 	From        int64
-	Kind, Title string // Kind: link, category, redirect or template
+	Kind, Title string // Kind: link, category, redirect, template or file
 	SortKey     string
 	Subcat      bool
 }
@@ -85,6 +85,9 @@ func (rs *LinkRows) Add(pageID int64, page wiki.Title, ls wiki.LinkSet) {
 	}
 	for _, t := range ls.Templates {
 		rs.Rows = append(rs.Rows, LinkRow{From: pageID, Kind: "template", Title: string(t)})
+	}
+	for _, t := range ls.Files {
+		rs.Rows = append(rs.Rows, LinkRow{From: pageID, Kind: "file", Title: string(t)})
 	}
 }
 
@@ -113,8 +116,11 @@ func (rs *LinkRows) PageIDs() []int64 {
 // UseKinds are the kinds of link rows that make a page use a title as use
 // says (Store.Dependents).
 func UseKinds(use wiki.Use) []string {
-	if use == wiki.TemplateUse {
+	switch use {
+	case wiki.TemplateUse:
 		return []string{"template"}
+	case wiki.FileUse:
+		return []string{"file"}
 	}
 	return []string{"link", "redirect"}
 }

@@ -40,6 +40,10 @@ const (
 	// Tell users an edit concerns (their talk page, a mention) and have
 	// their user bars read again.
 	JobNotify = "notify"
+	// A file got a new current version (an upload, a revert): the pages
+	// showing it are parsed again (each gets a reparse job), as for a
+	// template's change.
+	JobFileUses = "fileuses"
 )
 
 // SearchEntry is a page's search entry for ReindexPages: Text (the words
@@ -52,7 +56,9 @@ type SearchEntry struct {
 // DependentsJob reports whether a job of kind is about the pages that
 // link to or transclude its title: one for a title nothing links to has
 // nothing to do, and a bulk import leaves it out.
-func DependentsJob(kind string) bool { return kind == JobBacklinks || kind == JobTransclusions }
+func DependentsJob(kind string) bool {
+	return kind == JobBacklinks || kind == JobTransclusions || kind == JobFileUses
+}
 
 // DefaultJobAttempts is how many times a job runs before it is dead.
 const DefaultJobAttempts = 5

@@ -329,6 +329,10 @@ type LinkSet struct {
 	// or through other templates, existing or not: an edit of one of them
 	// makes this page's renders and rows stale.
 	Templates []Title
+	// Files are the files the text shows or links to as media
+	// ([[File:X]], ![…](File:X), [[Media:X]]), as "File:" titles: a new
+	// upload of one of them makes this page's renders stale.
+	Files []Title
 }
 
 // SearchHit is one search result. Snippet is plain text in which matches
@@ -360,10 +364,11 @@ const (
 	LogBlock    LogType = "block"    // actions: block, reblock, unblock
 	LogRights   LogType = "rights"   // actions: rights
 	LogNewUsers LogType = "newusers" // actions: create, byemail (by an admin)
+	LogUpload   LogType = "upload"   // actions: upload, overwrite, revert
 )
 
 // LogTypes lists every log type, in the order Special:Log offers them.
-var LogTypes = []LogType{LogBlock, LogDelete, LogMove, LogProtect, LogRights, LogNewUsers}
+var LogTypes = []LogType{LogBlock, LogDelete, LogMove, LogProtect, LogRights, LogNewUsers, LogUpload}
 
 // LogEntry is one entry of Special:Log: who did what to which target.
 type LogEntry struct {

@@ -59,6 +59,10 @@ type SaveRequest struct {
 	// Tags mark the revision and its change (TagUndo, TagRollback); the
 	// store keeps the valid ones (JoinTags). A null edit stores none.
 	Tags []string
+	// NullRevision stores a revision even when Text is the latest
+	// revision's (as a move does): an upload's new version of a file
+	// shows in history and recent changes with its summary.
+	NullRevision bool
 }
 
 // SaveResult tells what SavePage did.
@@ -143,6 +147,7 @@ type Use int
 const (
 	LinkUse     Use = iota // wiki links and redirects to the title
 	TemplateUse            // transclusions of the title
+	FileUse                // the file shown or linked as media (LinkSet.Files)
 )
 
 // SearchQuery is one page of a full-text search.

@@ -1,0 +1,145 @@
+package wiki
+
+import (
+	"context"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FileVersion is one upload of a file: the bytes a File: page showed from
+// Time on. Its bytes are the blob SHA256 (content-addressed, shared by
+// every version and file with the same content).
+type FileVersion struct {
+	ID       int64
+	Title    Title // "File:Name.png"
+	PageID   int64 // the File: page
+	SHA256   string
+	Size     int64
+	MIME     string // sniffed from the content at upload, never from the name
+	Width    int    // pixels, for images (0 otherwise)
+	Height   int
+	UserID   int64
+	UserName string
+	Comment  string
+	Time     time.Time
+}
+
+// IsImage reports whether v's type is shown inline as an image (an img
+// element): raster images and SVG.
+func (v FileVersion) IsImage() bool { return strings.HasPrefix(v.MIME, "image/") }
+
+// Name is the file's name: its title without the namespace, with
+// underscores for spaces, as URLs carry it.
+func (v FileVersion) Name() string { return FileName(v.Title) }
+
+// FileName is t's name without the namespace, spaces as underscores.
+func FileName(t Title) string { return strings.ReplaceAll(t.Name(), " ", "_") }
+
+// MediaPrefix is where file bytes are served: an original at
+// MediaPrefix + sha256 + "/" + name, a thumbnail at
+// MediaPrefix + sha256 + "/" + width + "px-" + name (PNG or JPEG, see
+// ThumbName). Both depend on the content's hash only, so they are
+// immutable: a new upload is a new URL.
+const MediaPrefix = "/media/"
+
+// OriginalURL is the URL of v's bytes.
+func OriginalURL(sha, name string) string {
+	return MediaPrefix + sha + "/" + url.PathEscape(name)
+}
+
+// ThumbURL is the URL of v's thumbnail width pixels wide.
+func ThumbURL(sha, name string, width int) string {
+	return MediaPrefix + sha + "/" + strconv.Itoa(width) + "px-" + url.PathEscape(ThumbName(name))
+}
+
+// ThumbName is the name of a thumbnail of the file named name: the name,
+// with ".png" added to names of formats thumbnails are not made in (GIF
+// and WebP thumbnails are PNG, as MediaWiki's of SVG are).
+func ThumbName(name string) string {
+	lower := strings.ToLower(name)
+	for _, ext := range []string{".png", ".jpg", ".jpeg"} {
+		if strings.HasSuffix(lower, ext) {
+			return name
+		}
+	}
+	return name + ".png"
+}
+
+// UploadRequest records an upload in one transaction (FileStore.SaveFile):
+// the File: page's save, the new version of its file, and the upload log
+// entry. The version's blob must have been stored (PutBlob) before.
+type UploadRequest struct {
+	// Page saves the File: page: its description text when it is
+	// created; for a new version of an existing file the latest text
+	// again, with NullRevision set, so that history, recent changes and
+	// watchlists show the upload with its summary.
+	Page    SaveRequest
+	Version FileVersion // PageID, ID and Title are set by the store
+	// Action is the upload log entry's: "upload" (a new file), "overwrite"
+	// (a new version) or "revert" (an older version made current).
+	Action string
+}
+
+// Upload log actions.
+const (
+	UploadNew       = "upload"
+	UploadOverwrite = "overwrite"
+	UploadRevert    = "revert"
+)
+
+// Blob is the content of a stored blob, read in ranges.
+type Blob interface {
+	io.ReaderAt
+	Size() int64
+}
+
+// Thumbnail is a stored thumbnail of blob Source at Width pixels.
+type Thumbnail struct {
+	Source string // the original's SHA-256
+	Width  int    // requested width, the key
+	SHA256 string // the thumbnail's own blob
+	MIME   string
+	Height int
+}
+
+// FileStore keeps uploaded files: content-addressed blobs (stored in
+// chunks, deduplicated), file versions, and thumbnails. Files live in the
+// database so that every node sees them and a SQLite wiki is one file to
+// back up; Blob is the seam where an object store could go.
+type FileStore interface {
+	// PutBlob stores size bytes read from r under sha (their SHA-256,
+	// lower-case hex, which the caller computed) unless a blob with that
+	// hash is stored already: idempotent, and outside any page
+	// transaction. A short read is an error and stores nothing.
+	PutBlob(ctx context.Context, sha string, size int64, r io.Reader) error
+	// OpenBlob returns blob sha; ErrNotFound when none is stored.
+	OpenBlob(ctx context.Context, sha string) (Blob, error)
+
+	// SaveFile records an upload (see UploadRequest) and returns the saved
+	// page and version.
+	SaveFile(ctx context.Context, req UploadRequest) (SaveResult, FileVersion, error)
+	// CurrentFiles returns the latest version of each of titles that is a
+	// live (not deleted) File: page with an upload, in one query: what a
+	// render shows.
+	CurrentFiles(ctx context.Context, titles []Title) (map[Title]FileVersion, error)
+	// FileVersions returns the versions of file t, newest first, whether
+	// its page is deleted or not (the caller decides who sees them).
+	FileVersions(ctx context.Context, t Title) ([]FileVersion, error)
+	// FindFileVersion returns a version of file t with content sha, and
+	// whether t's page is deleted; ErrNotFound when t never had that
+	// content. It is what a media URL is checked against.
+	FindFileVersion(ctx context.Context, t Title, sha string) (v FileVersion, deleted bool, err error)
+	// FileUsage lists the live pages that show file t (their file rows,
+	// LinkSet.Files), by title.
+	FileUsage(ctx context.Context, t Title, q ListQuery) ([]Page, error)
+
+	// FindThumbnail returns the stored thumbnail of blob source at width;
+	// ErrNotFound when none was made.
+	FindThumbnail(ctx context.Context, source string, width int) (Thumbnail, error)
+	// SaveThumbnail records a thumbnail whose blob is stored: idempotent
+	// (the first one saved for a source and width stays).
+	SaveThumbnail(ctx context.Context, th Thumbnail) error
+}
