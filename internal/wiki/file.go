@@ -40,17 +40,18 @@ func FileName(t Title) string { return strings.ReplaceAll(t.Name(), " ", "_") }
 
 // MediaPrefix is where file bytes are served: an original at
 // MediaPrefix + sha256 + "/" + name, a thumbnail at
-// MediaPrefix + sha256 + "/" + width + "px-" + name (PNG or JPEG, see
-// ThumbName). Both depend on the content's hash only, so they are
+// MediaPrefix + sha256 + "/" + width + "px-" + ThumbName(name). Both depend on the content's hash only, so they are
 // immutable: a new upload is a new URL.
 const MediaPrefix = "/media/"
 
-// OriginalURL is the URL of v's bytes.
+// OriginalURL is the URL of the bytes with hash sha of the file named
+// name (FileName).
 func OriginalURL(sha, name string) string {
 	return MediaPrefix + sha + "/" + url.PathEscape(name)
 }
 
-// ThumbURL is the URL of v's thumbnail width pixels wide.
+// ThumbURL is the URL of the thumbnail width pixels wide of the bytes
+// with hash sha of the file named name.
 func ThumbURL(sha, name string, width int) string {
 	return MediaPrefix + sha + "/" + strconv.Itoa(width) + "px-" + url.PathEscape(ThumbName(name))
 }
@@ -66,6 +67,37 @@ func ThumbName(name string) string {
 		}
 	}
 	return name + ".png"
+}
+
+// MaxImagePixels bounds the images Wikid decodes: a thumbnail of an image
+// with more pixels (width × height, read from its header) is never made,
+// so a decompression bomb costs a header read. Such a file is kept and
+// offered for download; pages show a link to it instead of a picture.
+const MaxImagePixels = 50_000_000
+
+// MaxImageFrames bounds the frames of an animated image Wikid reads the
+// header of (thumbnails show the first frame).
+const MaxImageFrames = 1000
+
+// DefaultThumbWidth is the width of a thumbnail ([[File:X|thumb]]) when the
+// page asks for none, as MediaWiki's default thumbnail size.
+const DefaultThumbWidth = 220
+
+// ThumbWidths are the standard thumbnail widths, MediaWiki's and
+// Wikimedia's usual buckets: thumbnails at these widths are made for
+// anyone; other widths (the exact sizes pages ask for, and their 1.5× and
+// 2× for high-density screens) are made on request too, at a bounded rate
+// per client.
+var ThumbWidths = []int{120, 180, 220, 250, 330, 500, 960, 1280, 1920}
+
+// Thumbable reports whether thumbnails can be made of v: a raster image
+// whose size is within MaxImagePixels. SVG is shown from its original.
+func (v FileVersion) Thumbable() bool {
+	switch v.MIME {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return v.Width > 0 && v.Height > 0 && int64(v.Width)*int64(v.Height) <= MaxImagePixels
+	}
+	return false
 }
 
 // UploadRequest records an upload in one transaction (FileStore.SaveFile):
