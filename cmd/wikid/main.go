@@ -101,6 +101,12 @@ Usage:
         batches of 1,000 per transaction. The jobs it queues (link colours,
         purges) run in the server. Pages a running server showed as
         missing may show so until its edge cache expires them.
+  wikid upload FILE… [--title NAME] [--summary TEXT] [--user NAME]
+        Upload files, each as File:its name (--title gives another name to
+        one file), with the checks and log of any upload: the type is read
+        from the content, a file over max_upload_bytes is refused, an
+        existing file gets a new version. A file that fails is reported and
+        the others go on (exit status 1).
   wikid check
         Report stored data that today's rules refuse: page titles and user
         names with invisible, bidirectional or unassigned characters or not
@@ -188,8 +194,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fromStdin := fs.Bool("stdin", false, "user reset-password: read the new password from standard input")
 	all := fs.Bool("all", false, "token revoke: every token of the user")
 	pageID := fs.Int64("id", 0, "page move: the id of the page to move")
-	summary := fs.String("summary", "", "import: the edit summary of the imported revisions")
-	asUser := fs.String("user", "", "import: the account the revisions are attributed to (default: the maintenance script)")
+	summary := fs.String("summary", "", "import, upload: the edit summary of the imported revisions or uploads")
+	asUser := fs.String("user", "", "import, upload: the account the changes are attributed to (default: the maintenance script)")
+	fileTitle := fs.String("title", "", "upload: the file's name on the wiki (one file; default: its own name)")
 	noVacuum := fs.Bool("no-vacuum", false, "compact: compress only, without VACUUM")
 	copyFrom := fs.String("from", "", "migrate: the store to copy (sqlite:PATH or postgres://…)")
 	copyTo := fs.String("to", "", "migrate: the store to copy into (sqlite:PATH or postgres://…)")
@@ -259,6 +266,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fixTitles(ctx, cfg, log, positional, *dryRun, *reason, stdout)
 	case "import":
 		return importCommand(ctx, cfg, log, positional, *summary, *asUser, stdin, stdout, stderr)
+	case "upload":
+		return uploadCommand(ctx, cfg, log, positional, *fileTitle, *summary, *asUser, stdout, stderr)
 	case "stats":
 		return stats(ctx, cfg, positional, stdout)
 	case "compact":

@@ -139,6 +139,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		RenderLimits: engine.RenderLimits{Concurrency: cfg.RenderConcurrency, Queue: cfg.RenderQueue, Wait: time.Duration(cfg.RenderWait)},
 		Purger:       a.Purge, CDN: a.cdnPurger(),
 		JobsQueued: a.wakeJobs, KeepChanges: time.Duration(cfg.RCMaxAge), // jobs.go
+		Files: engine.FileOptions{Allowed: cfg.UploadTypes, StripGPS: cfg.StripGPS},
 	})
 	a.Metrics.RegisterRenders(func() metrics.RenderCounts {
 		st := a.Engine.RenderStats()

@@ -79,6 +79,15 @@ type Config struct {
 	JobMaxDuty float64  `json:"job_max_duty"` // fraction of the time a worker may be busy while draining (0: no limit)
 	JobNice    int      `json:"job_nice"`     // Linux: niceness of the job workers' threads (0: as any goroutine)
 	RCMaxAge   Duration `json:"rc_max_age"`   // how long recent changes (and contributions) are kept (0: forever)
+
+	MaxUploadBytes int64      `json:"max_upload_bytes"` // an uploaded file may not be larger: uploads over it get 413
+	UploadGroup    wiki.Group `json:"upload_group"`     // who may upload files
+	// UploadTypes are the MIME types uploads may have, judged by their
+	// content (empty: images, PDF, plain text, office and archive types).
+	UploadTypes []string `json:"upload_types"`
+	// StripGPS removes GPS positions from uploaded photos' originals
+	// (thumbnails never carry any).
+	StripGPS bool `json:"strip_gps"`
 }
 
 // Duration is a time.Duration that reads "30s" or "720h" from JSON.
@@ -131,6 +140,8 @@ func Default() Config {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
+		MaxUploadBytes:    100 << 20,
+		UploadGroup:       wiki.GroupUser,
 	}
 }
 
@@ -233,13 +244,19 @@ func (c *Config) Validate() error {
 	if _, err := c.TitleRules().Parse(c.MainPage); err != nil {
 		return fmt.Errorf("config: main_page: %w", err)
 	}
-	for name, g := range map[string]wiki.Group{"read_group": c.ReadGroup, "edit_group": c.EditGroup} {
+	for name, g := range map[string]wiki.Group{"read_group": c.ReadGroup, "edit_group": c.EditGroup, "upload_group": c.UploadGroup} {
 		if g != wiki.GroupAnonymous && !wiki.ValidUserGroup(g) {
 			return fmt.Errorf("config: %s %q: want anonymous, %s", name, g, wiki.UserGroupNames())
 		}
 	}
 	if c.EditGroup.Rank() < c.ReadGroup.Rank() {
 		return fmt.Errorf("config: edit_group %q may not be lower than read_group %q", c.EditGroup, c.ReadGroup)
+	}
+	if c.UploadGroup.Rank() < c.EditGroup.Rank() {
+		return fmt.Errorf("config: upload_group %q may not be lower than edit_group %q: an upload edits its file page", c.UploadGroup, c.EditGroup)
+	}
+	if c.MaxUploadBytes < 1 || c.MaxUploadBytes > MaxUploadLimit {
+		return fmt.Errorf("config: max_upload_bytes %d: want 1 to %d bytes (the default is 104857600, 100 MiB)", c.MaxUploadBytes, int64(MaxUploadLimit))
 	}
 	switch c.SecureCookies {
 	case "auto", "always", "never":
@@ -336,6 +353,14 @@ func (c *Config) BodyLimit() int64 {
 	}
 	return 3*int64(c.MaxPageBytes) + 64<<10
 }
+
+// MaxUploadLimit is the largest max_upload_bytes accepted: an upload is
+// held in memory while its content is checked.
+const MaxUploadLimit = 1 << 30
+
+// UploadBodyLimit is the largest body of an upload request: the file and
+// the form's other fields.
+func (c *Config) UploadBodyLimit() int64 { return c.MaxUploadBytes + 256<<10 }
 
 // TrustedPrefixes parses trusted_proxies (addresses or CIDRs); trust_proxy
 // adds the loopback networks.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/wikid/wikid/internal/diff"
 	"github.com/wikid/wikid/internal/markup/template"
+	"github.com/wikid/wikid/internal/media"
 	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/store"
@@ -116,6 +117,10 @@ type Engine struct {
 	// can write a mark.
 	sectionMark string
 
+	files     FileOptions
+	thumbs    thumbFlights // thumbnails being made (files.go)
+	thumbGate *renderGate  // thumbnails made at once
+
 	// Renders counts actual renders (cache misses at every level), for tests.
 	Renders atomic.Int64
 }
@@ -158,6 +163,8 @@ type Options struct {
 	KeepChanges, KeepDoneJobs time.Duration
 	// RenderLimits bounds the renders running and waiting at once (limit.go).
 	RenderLimits RenderLimits
+	// Files configures uploads and thumbnails.
+	Files FileOptions
 }
 
 // New builds an Engine.
@@ -190,6 +197,12 @@ func New(o Options) *Engine {
 	if o.KeepDoneJobs <= 0 {
 		o.KeepDoneJobs = 24 * time.Hour
 	}
+	if o.Files.Allowed == nil {
+		o.Files.Allowed = media.DefaultAllowed
+	}
+	if o.Files.ThumbSlots <= 0 {
+		o.Files.ThumbSlots = 1
+	}
 	mem := otter.Must(&otter.Options[int64, memRender]{
 		MaximumWeight: uint64(o.MemBytes),
 		Weigher: func(_ int64, v memRender) uint32 {
@@ -198,7 +211,8 @@ func New(o Options) *Engine {
 	})
 	return &Engine{store: o.Store, renderer: o.Renderer, purger: o.Purger, cdn: o.CDN, hasCDN: hasCDN, onQueued: o.JobsQueued,
 		log: o.Logger, maxPage: o.MaxPageBytes, siteName: o.SiteName, now: o.Now, mem: mem, noCache: o.NoRenderCache,
-		keepChanges: o.KeepChanges, keepDoneJobs: o.KeepDoneJobs, gate: newRenderGate(o.RenderLimits), sectionMark: newSectionMark()}
+		keepChanges: o.KeepChanges, keepDoneJobs: o.KeepDoneJobs, gate: newRenderGate(o.RenderLimits), sectionMark: newSectionMark(),
+		files: o.Files, thumbGate: newRenderGate(RenderLimits{Concurrency: o.Files.ThumbSlots, Queue: o.Files.ThumbQueue})}
 }
 
 // Store returns the engine's store for read-only listings.
@@ -719,6 +733,10 @@ func (e *Engine) changeJobs(t wiki.Title, existenceChanged, reindex bool, also .
 	}
 	// The pages transcluding t show its text: every change reaches them.
 	jobs = append(jobs, TransclusionsJob(t))
+	if existenceChanged && t.Namespace() == wiki.NSFile {
+		// A file page created or deleted shows or hides its file.
+		jobs = append(jobs, FileUsesJob(t))
+	}
 	return append(jobs, e.cdnJobs(append([]wiki.Title{t}, also...)...)...)
 }
 
@@ -946,6 +964,9 @@ func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Edi
 	// and purge external caches. The pages of its categories list it.
 	titles := withPair(append([]wiki.Title{t, purge.LogTitle}, cats...), t)
 	jobs := append([]wiki.JobSpec{BacklinksJob(t), TransclusionsJob(t)}, e.cdnJobs(titles...)...)
+	if t.Namespace() == wiki.NSFile {
+		jobs = append(jobs, FileUsesJob(t)) // the pages showing the file show a red link
+	}
 	jobs = append(jobs, e.purger.Outbox([]int64{p.ID}, titles...)...)
 	if err := e.store.DeletePage(ctx, t, ed.UserID, ed.UserName, wiki.OneLine(reason, 500), e.now(), jobs...); err != nil {
 		e.maybeCommitted(ctx, err, []int64{p.ID}, titles...)

@@ -103,6 +103,10 @@ func BacklinksJob(t wiki.Title) wiki.JobSpec { return titleJob(wiki.JobBacklinks
 // TransclusionsJob brings the pages transcluding t up to date with it.
 func TransclusionsJob(t wiki.Title) wiki.JobSpec { return titleJob(wiki.JobTransclusions, t) }
 
+// FileUsesJob brings the pages showing file t up to date with its
+// current version (an upload, a revert, a deletion).
+func FileUsesJob(t wiki.Title) wiki.JobSpec { return titleJob(wiki.JobFileUses, t) }
+
 // RefreshJob renders page t's cached responses again (after a backlinks job).
 func RefreshJob(t wiki.Title) wiki.JobSpec { return titleJob(wiki.JobRefresh, t) }
 
@@ -138,6 +142,7 @@ func (e *Engine) JobHandlers() map[string]jobs.Handler {
 		wiki.JobSearch:        e.runSearch,
 		wiki.JobBacklinks:     e.runBacklinks,
 		wiki.JobTransclusions: e.runTransclusions,
+		wiki.JobFileUses:      e.runTransclusions,
 		wiki.JobRefresh:       e.runRefresh,
 		wiki.JobReparse:       e.runReparse,
 		wiki.JobReindex:       e.runReindex,
@@ -300,18 +305,22 @@ func (e *Engine) runBacklinks(ctx context.Context, j wiki.Job) error {
 	return e.staleDependents(ctx, j.Kind, pl, wiki.LinkUse)
 }
 
-// runTransclusions handles a change of a page that others transclude: in
-// batches, as runBacklinks, each page transcluding it gets a reparse job
-// (runReparse), and the batch a reindex job for their search entries
-// (runReindex). Until its job has run, every cached copy of a page, the
-// stored render too, stays as it was and is served: readers never wait
-// for the new version.
+// runTransclusions handles a change of a page that others transclude, or
+// of a file others show (JobFileUses): in batches, as runBacklinks, each
+// page using it gets a reparse job (runReparse), and the batch a reindex
+// job for their search entries (runReindex). Until its job has run, every
+// cached copy of a page, the stored render too, stays as it was and is
+// served: readers never wait for the new version.
 func (e *Engine) runTransclusions(ctx context.Context, j wiki.Job) error {
 	pl, err := decode[titlePayload](j)
 	if err != nil {
 		return err
 	}
-	return e.dependents(ctx, j.Kind, pl, wiki.TemplateUse, func(ids []int64, titles []wiki.Title) ([]wiki.JobSpec, error) {
+	use := wiki.TemplateUse
+	if j.Kind == wiki.JobFileUses {
+		use = wiki.FileUse
+	}
+	return e.dependents(ctx, j.Kind, pl, use, func(ids []int64, titles []wiki.Title) ([]wiki.JobSpec, error) {
 		jobs := make([]wiki.JobSpec, len(titles), len(titles)+1)
 		for i, t := range titles {
 			jobs[i] = ReparseJob(t)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"html"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -29,6 +30,10 @@ const (
 	Public
 	// Immutable: content-hashed assets, kept for a year by everyone.
 	Immutable
+	// PrivateImmutable: content-hashed bytes that only this reader may
+	// see (a file of a wiki anonymous readers may not read), kept for a
+	// year by the browser and by no shared cache.
+	PrivateImmutable
 )
 
 // Response is everything Write needs to send one answer.
@@ -118,7 +123,7 @@ func Write(w http.ResponseWriter, r *http.Request, resp *Response) {
 		cache = NoStore
 	}
 	h.Set("Cache-Control", cacheControl(cache, resp))
-	if kind == Public && len(resp.Tags) > 0 {
+	if (kind == Public || kind == Immutable) && len(resp.Tags) > 0 {
 		h.Set("Surrogate-Key", purge.SurrogateKeys(resp.Tags))
 	}
 
@@ -186,6 +191,8 @@ func cacheControl(c Cache, resp *Response) string {
 		return cc
 	case Immutable:
 		return "public, max-age=31536000, immutable"
+	case PrivateImmutable:
+		return "private, max-age=31536000, immutable"
 	}
 	return "no-store"
 }
@@ -194,7 +201,7 @@ func cacheControl(c Cache, resp *Response) string {
 // by whether the request carries a session (the Cookie); an asset only by
 // encoding.
 func varyOf(c Cache) string {
-	if c == Immutable {
+	if c == Immutable || c == PrivateImmutable {
 		return "Accept-Encoding"
 	}
 	return "Accept-Encoding, Cookie"
@@ -225,6 +232,42 @@ func compressible(ct string) bool {
 	ct = strings.TrimSpace(strings.ToLower(ct))
 	return strings.HasPrefix(ct, "text/") || strings.HasSuffix(ct, "/json") || strings.HasSuffix(ct, "+json") ||
 		strings.HasSuffix(ct, "/xml") || strings.HasSuffix(ct, "+xml") || strings.HasSuffix(ct, "javascript")
+}
+
+// WriteContent answers r with content, size bytes read in ranges: the
+// response Write would send with resp's headers (its Body unused), but
+// with Range requests answered 206 (If-Range honoured) and the bytes
+// never all in memory, for large files. resp.ETag is required.
+func WriteContent(w http.ResponseWriter, r *http.Request, resp *Response, content io.ReadSeeker) {
+	h := w.Header()
+	SetSecurity(h)
+	for k, vs := range resp.Header {
+		h[k] = vs
+	}
+	h.Set("Content-Type", resp.Type)
+	kind := resp.Cache
+	q := From(r)
+	switch {
+	case r.Method != http.MethodGet && r.Method != http.MethodHead:
+		kind = NoStore
+	case kind == Public && (q == nil || !q.Shared):
+		kind = Private
+	}
+	if q != nil && !q.AsSent {
+		kind = NoStore
+	}
+	h.Set("Cache-Control", cacheControl(kind, resp))
+	if (kind == Public || kind == Immutable) && len(resp.Tags) > 0 {
+		h.Set("Surrogate-Key", purge.SurrogateKeys(resp.Tags))
+	}
+	if kind != NoStore {
+		h.Set("Vary", varyOf(kind))
+		h.Set("ETag", resp.ETag)
+	}
+	h.Set("Server-Timing", serverTiming(r, kind, false))
+	// ServeContent answers conditional and range requests from the ETag
+	// and modification time; it sets Accept-Ranges and Content-Length.
+	http.ServeContent(w, r, "", resp.Modified, content)
 }
 
 // ETagOf is a strong validator of the given bytes.

@@ -173,6 +173,7 @@ func (v *Views) funcs() template.FuncMap {
 			return "/wiki/Special:Log/protect?page=" + httpx.QueryEscape(t.Key())
 		},
 		"expiryText": ExpiryText,
+		"queryEscape": httpx.QueryEscape,
 		// mark emits an HTML comment (html/template drops literal ones):
 		// the markers around per-user parts that the splice path finds.
 		"mark": func(name string) template.HTML { return template.HTML("<!--" + name + "-->") },

@@ -43,6 +43,8 @@ var (
 	specRESTTitles   = &httpx.Spec{Name: "rest:search-title", Params: []httpx.Param{{Name: "q", Kind: httpx.Text, Max: 255}, {Name: "limit", Kind: httpx.Limit, Max: 100, Default: "10"}}}
 	specRESTRevision = &httpx.Spec{Name: "rest:revision"}
 	specRESTCompare  = &httpx.Spec{Name: "rest:compare"}
+	specRESTFile     = &httpx.Spec{Name: "rest:file"}
+	specRESTUpload   = &httpx.Spec{Name: "rest:file:upload"}
 )
 
 func (s *Server) apiRoutes() http.Handler {
@@ -78,6 +80,12 @@ func (s *Server) apiRoutes() http.Handler {
 	mux.HandleFunc("GET "+p+"page/{title}/history", s.api(specRESTHistory, title("/history"), s.apiHistory))
 	mux.HandleFunc("PUT "+p+"page/{title}", s.api(specRESTEdit, title(""), s.apiPutPage))
 	mux.HandleFunc("POST "+p+"page", s.api(specRESTCreate, fixed(p+"page"), s.apiCreatePage))
+	file := func(r *http.Request) (string, error) {
+		t, err := s.apiFileTitle(r)
+		return restBase + "file/" + restKey(t), err
+	}
+	mux.HandleFunc("GET "+p+"file/{title}", s.api(specRESTFile, file, s.apiGetFile))
+	mux.HandleFunc("POST "+p+"file/{title}", s.api(specRESTUpload, file, s.apiUpload))
 	mux.HandleFunc("GET "+p+"search/page", s.api(specRESTSearch, fixed(p+"search/page"), s.apiSearch))
 	mux.HandleFunc("GET "+p+"search/title", s.api(specRESTTitles, fixed(p+"search/title"), s.apiSearchTitles))
 	mux.HandleFunc("GET "+p+"revision/{id}", s.api(specRESTRevision, revision, s.apiRevision))

@@ -99,7 +99,7 @@ func (s *Server) titleFromPath(r *http.Request) (wiki.Title, error) {
 // The parameters of /wiki/Title, as MediaWiki names them.
 var (
 	actionParam = httpx.Param{Name: "action", Kind: httpx.Enum, Default: "view",
-		Values: []string{"view", "edit", "submit", "history", "raw", "move", "delete", "undelete", "purge", "revert", "protect", "unprotect", "watch", "unwatch", "info", "rollback", "thank"}}
+		Values: []string{"view", "edit", "submit", "history", "raw", "move", "delete", "undelete", "purge", "revert", "protect", "unprotect", "watch", "unwatch", "info", "rollback", "thank", "filerevert"}}
 	redirectParam = httpx.Param{Name: "redirect", Kind: httpx.Enum, Values: []string{"no"}}
 	oldidParam    = httpx.Param{Name: "oldid", Kind: httpx.ID, What: "a revision number"}
 	diffParam     = httpx.Param{Name: "diff", Kind: httpx.ID, What: "a revision number, prev or cur", Values: []string{"prev", "cur"}}
@@ -147,31 +147,33 @@ var (
 	routeUndelete = &pageRoute{spec: pageSpec("page:undelete"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 		return s.undeleteForm(w, r, t, "")
 	}}
-	routePurge    = &pageRoute{spec: pageSpec("page:purge"), handle: (*Server).purgeForm}
-	routeWatch    = &pageRoute{spec: pageSpec("page:watch"), handle: (*Server).watchForm}
-	routeUnwatch  = &pageRoute{spec: pageSpec("page:unwatch"), handle: (*Server).unwatchForm}
-	routeInfo     = &pageRoute{spec: pageSpec("page:info"), handle: (*Server).info}
-	routeThank    = &pageRoute{spec: pageSpec("page:thank", thankRevParam), handle: (*Server).thankForm}
-	routeRollback = &pageRoute{spec: pageSpec("page:rollback", rollbackFromParam), handle: (*Server).rollbackForm}
-	routeProtect  = &pageRoute{spec: pageSpec("page:protect"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
+	routePurge      = &pageRoute{spec: pageSpec("page:purge"), handle: (*Server).purgeForm}
+	routeWatch      = &pageRoute{spec: pageSpec("page:watch"), handle: (*Server).watchForm}
+	routeUnwatch    = &pageRoute{spec: pageSpec("page:unwatch"), handle: (*Server).unwatchForm}
+	routeInfo       = &pageRoute{spec: pageSpec("page:info"), handle: (*Server).info}
+	routeThank      = &pageRoute{spec: pageSpec("page:thank", thankRevParam), handle: (*Server).thankForm}
+	routeFileRevert = &pageRoute{spec: pageSpec("page:filerevert", oldimageParam), handle: (*Server).fileRevertForm}
+	routeRollback   = &pageRoute{spec: pageSpec("page:rollback", rollbackFromParam), handle: (*Server).rollbackForm}
+	routeProtect    = &pageRoute{spec: pageSpec("page:protect"), handle: func(s *Server, w http.ResponseWriter, r *http.Request, t wiki.Title) error {
 		return s.protectForm(w, r, t, "")
 	}}
 )
 
 // postRoutes are the changes a POST to /wiki/Title?action=… makes.
 var postRoutes = map[string]*pageRoute{
-	"submit":   {spec: pageSpec("page:submit", sectionParam), handle: (*Server).submit},
-	"edit":     {spec: pageSpec("page:submit", sectionParam), handle: (*Server).submit},
-	"revert":   {spec: pageSpec("page:revert"), handle: (*Server).revert},
-	"move":     {spec: pageSpec("page:move"), handle: (*Server).move},
-	"delete":   {spec: pageSpec("page:delete"), handle: (*Server).delete},
-	"undelete": {spec: pageSpec("page:undelete"), handle: (*Server).undelete},
-	"purge":    {spec: pageSpec("page:purge"), handle: (*Server).purge},
-	"protect":  {spec: pageSpec("page:protect"), handle: (*Server).protect},
-	"watch":    {spec: pageSpec("page:watch"), handle: (*Server).watch},
-	"unwatch":  {spec: pageSpec("page:unwatch"), handle: (*Server).unwatch},
-	"rollback": {spec: pageSpec("page:rollback", rollbackFromParam), handle: (*Server).rollback},
-	"thank":    {spec: pageSpec("page:thank", thankRevParam), handle: (*Server).thank},
+	"submit":     {spec: pageSpec("page:submit", sectionParam), handle: (*Server).submit},
+	"edit":       {spec: pageSpec("page:submit", sectionParam), handle: (*Server).submit},
+	"revert":     {spec: pageSpec("page:revert"), handle: (*Server).revert},
+	"move":       {spec: pageSpec("page:move"), handle: (*Server).move},
+	"delete":     {spec: pageSpec("page:delete"), handle: (*Server).delete},
+	"undelete":   {spec: pageSpec("page:undelete"), handle: (*Server).undelete},
+	"purge":      {spec: pageSpec("page:purge"), handle: (*Server).purge},
+	"protect":    {spec: pageSpec("page:protect"), handle: (*Server).protect},
+	"watch":      {spec: pageSpec("page:watch"), handle: (*Server).watch},
+	"unwatch":    {spec: pageSpec("page:unwatch"), handle: (*Server).unwatch},
+	"rollback":   {spec: pageSpec("page:rollback", rollbackFromParam), handle: (*Server).rollback},
+	"thank":      {spec: pageSpec("page:thank", thankRevParam), handle: (*Server).thank},
+	"filerevert": {spec: pageSpec("page:filerevert", oldimageParam), handle: (*Server).fileRevert},
 }
 
 // pageRouteGet chooses what a GET of /wiki/Title does, from the query as
@@ -215,8 +217,10 @@ func (s *Server) pageRouteGet(t wiki.Title, q httpx.Query) (*pageRoute, error) {
 		return routeRollback, nil
 	case "thank":
 		return routeThank, nil
+	case "filerevert":
+		return routeFileRevert, nil
 	default:
-		return nil, wiki.Errorf(wiki.KindInvalid, "unknown action %q; known actions: view, edit, history, info, raw, move, delete, undelete, purge, protect, rollback, thank, watch, unwatch", sanitizeLine(action))
+		return nil, wiki.Errorf(wiki.KindInvalid, "unknown action %q; known actions: view, edit, history, info, raw, move, delete, undelete, purge, protect, rollback, thank, watch, unwatch, filerevert", sanitizeLine(action))
 	}
 }
 
@@ -245,7 +249,7 @@ func (s *Server) wikiPage(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		action := raw.First("action")
 		if rt = postRoutes[action]; rt == nil {
-			err = wiki.Errorf(wiki.KindInvalid, "unknown action %q for POST; known: submit, revert, rollback, thank, move, delete, undelete, purge, protect, watch, unwatch", sanitizeLine(action))
+			err = wiki.Errorf(wiki.KindInvalid, "unknown action %q for POST; known: submit, revert, filerevert, rollback, thank, move, delete, undelete, purge, protect, watch, unwatch", sanitizeLine(action))
 		}
 	default:
 		err = methodNotAllowed(w, "GET, HEAD, POST")
@@ -361,6 +365,9 @@ type viewData struct {
 	// part of the cached page: protecting purges the page, and the entry
 	// lives no longer than the protection (expireWith).
 	Protection *wiki.Protection
+	// File is a File: page's file (nil for other pages, and for a file
+	// page without an upload).
+	File *fileView
 }
 
 func (s *Server) view(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
@@ -432,6 +439,11 @@ func (s *Server) fillPageExtras(r *http.Request, d *viewData) error {
 				label = string(p)
 			}
 			d.Breadcrumbs = append(d.Breadcrumbs, crumb{Label: label, URL: p.URL(), Exists: true})
+		}
+	}
+	if d.Title.Namespace() == wiki.NSFile {
+		if err := s.fillFile(r, d); err != nil {
+			return err
 		}
 	}
 	if d.Title.Namespace() == wiki.NSCategory {

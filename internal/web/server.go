@@ -50,6 +50,8 @@ type Server struct {
 	purges    *rateLimit        // action=purge per user or address (page.go)
 	rollbacks *rateLimit        // action=rollback per user (undo.go)
 	thanks    *rateLimit        // action=thank per user (thank.go)
+	uploads   *rateLimit        // uploads per user (uploads.go)
+	thumbs    *rateLimit        // thumbnails of non-standard widths made per client (media.go)
 	proxies   httpx.Proxies     // who may name the client (session.go)
 	// proxyWarned is set once the warning about forwarding headers from an
 	// unconfigured proxy on this host was logged (session.go).
@@ -109,7 +111,8 @@ func New(o Options) (*Server, error) {
 		throttle: session.NewThrottle(session.DefaultPolicy(), o.Now), signups: session.NewThrottle(session.RegistrationPolicy(), o.Now),
 		devices: session.NewDevices(o.Secret), hashing: session.DefaultGate(), proxies: httpx.NewProxies(trusted, o.Config.ClientIPHeader),
 		purges: newRateLimit(30, time.Minute, o.Now), rollbacks: newRateLimit(rollbacksPerMinute, time.Minute, o.Now),
-		thanks: newRateLimit(thanksPerMinute, time.Minute, o.Now), others: o.Others}
+		thanks: newRateLimit(thanksPerMinute, time.Minute, o.Now), uploads: newRateLimit(uploadsPerMinute, time.Minute, o.Now),
+		thumbs: newRateLimit(thumbsPerMinute, time.Minute, o.Now), others: o.Others}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -123,6 +126,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/wiki/{title...}", s.wikiPage)
 	mux.HandleFunc("/w/index.php", s.indexPHP)
 	mux.HandleFunc("/static/{name}", s.asset)
+	mux.HandleFunc(wiki.MediaPrefix+"{sha}/{name}", s.media)
 	mux.HandleFunc("/w/macro/{name}", s.macro)
 	mux.HandleFunc("/healthz", s.healthz)
 	mux.Handle("/w/rest.php/", s.apiRoutes())
@@ -267,6 +271,8 @@ func statusOf(err error) int {
 		return http.StatusTooManyRequests
 	case wiki.KindUnavailable:
 		return http.StatusServiceUnavailable
+	case wiki.KindUnsupported:
+		return http.StatusUnsupportedMediaType
 	}
 	if errors.Is(err, context.Canceled) {
 		return 499
@@ -364,7 +370,20 @@ func (s *Server) limits(next http.Handler) http.Handler {
 			return
 		}
 		limit := s.cfg.BodyLimit()
+		upload := r.Method == http.MethodPost && isUploadPath(r.URL.Path)
+		if upload {
+			limit = s.cfg.UploadBodyLimit()
+		}
 		if r.ContentLength > limit {
+			if upload {
+				var err error = s.tooLargeUpload()
+				if strings.HasPrefix(r.URL.Path, restBase) {
+					s.writeAPIError(w, r, err)
+				} else {
+					s.writeError(w, r, err)
+				}
+				return
+			}
 			if strings.HasPrefix(r.URL.Path, restBase) {
 				s.writeAPIError(w, r, &http.MaxBytesError{Limit: limit})
 			} else {

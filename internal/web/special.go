@@ -23,10 +23,13 @@ import (
 // specialRoute is one special page: its canonical name, its parameters,
 // and its handler (arg is the part after "Special:Name/", normalized).
 type specialRoute struct {
-	name   string
-	spec   *httpx.Spec
-	post   bool // takes POST (with a CSRF token)
-	open   bool // answers without read permission (login, account creation)
+	name string
+	spec *httpx.Spec
+	post bool // takes POST (with a CSRF token)
+	open bool // answers without read permission (login, account creation)
+	// upload: the POST body is a file's multipart form, which the
+	// handler reads (readUpload) and checks the CSRF token of itself.
+	upload bool
 	handle func(s *Server, w http.ResponseWriter, r *http.Request, arg string) error
 }
 
@@ -77,6 +80,8 @@ var specialRoutes = func() map[string]*specialRoute {
 		{name: "PasswordReset", spec: specialSpec("PasswordReset", httpx.Param{Name: "token", Kind: httpx.Text, Max: 100}), post: true, open: true,
 			handle: (*Server).passwordResetPage},
 		{name: "Protect", spec: specialSpec("Protect"), handle: (*Server).protectSpecial},
+		{name: "Upload", spec: specialSpec("Upload", destFileParam), post: true, upload: true, handle: (*Server).uploadPage},
+		{name: "FilePath", spec: specialSpec("FilePath"), handle: (*Server).filePath},
 		{name: "Log", spec: specialSpec("Log", rcOffsetParam, limitParam(500, "50"),
 			httpx.Param{Name: "user", Kind: httpx.TitleKey}, httpx.Param{Name: "page", Kind: httpx.TitleKey}), handle: (*Server).logPage},
 	}
@@ -173,6 +178,19 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 			httpx.Redirect(w, r, pt.URL()+"?action=protect", http.StatusMovedPermanently, httpx.NoStore, 0)
 			return
 		}
+	case "FilePath":
+		// The file's name is the subpage, as MediaWiki writes it.
+		if arg == "" {
+			arg = raw.First("file")
+		}
+		if arg != "" {
+			ft, err := s.titles.Parse("File:" + arg)
+			if err != nil || ft.Namespace() != wiki.NSFile {
+				s.writeError(w, r, wiki.Errorf(wiki.KindInvalid, "give a file name: Special:FilePath/Name.png"))
+				return
+			}
+			arg, path = ft.Name(), "/wiki/Special:FilePath/"+wiki.EscapeKey(ft.Key()[len("File:"):])
+		}
 	case "AllPages":
 		if arg != "" && raw.First("prefix") == "" {
 			raw = append(raw, httpx.Pair{Name: "prefix", Value: arg})
@@ -197,7 +215,7 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 	}
 	// A watchlist feed read with its token is one user's: never shared.
 	s.serve(w, withTags(r), q, routeOpts{noEdge: s.hostFeed(q) || q.Has("wltoken")}, func(w http.ResponseWriter, r *http.Request) error {
-		if post {
+		if post && !rt.upload {
 			if err := r.ParseForm(); err != nil {
 				return formError(err)
 			}

@@ -20,6 +20,7 @@ const (
 	KindTooLarge                 // body over the limit: 413
 	KindTooMany                  // throttled: 429
 	KindUnavailable              // the server is at capacity for this work: 503
+	KindUnsupported              // an upload of a type the wiki does not take: 415
 )
 
 // Error carries a message safe to show to the user and, optionally, the

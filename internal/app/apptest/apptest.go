@@ -10,6 +10,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -330,6 +331,45 @@ func (c *Client) JSON(method, path, token string, body string) *Response {
 		r.Header.Set("Authorization", "Bearer "+token)
 	}
 	return c.Do(r)
+}
+
+// Multipart posts fields and a file (the part "file", named fileName) to
+// path as multipart/form-data, with header's fields.
+func (c *Client) Multipart(path string, fields map[string]string, fileName string, data []byte, header http.Header) *Response {
+	c.tb.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for k, v := range fields {
+		if err := mw.WriteField(k, v); err != nil {
+			c.tb.Fatal(err)
+		}
+	}
+	if data != nil {
+		fw, err := mw.CreateFormFile("file", fileName)
+		if err != nil {
+			c.tb.Fatal(err)
+		}
+		fw.Write(data)
+	}
+	mw.Close()
+	r := c.NewRequest(http.MethodPost, path, &body)
+	for k, vs := range header {
+		r.Header[k] = vs
+	}
+	r.Header.Set("Content-Type", mw.FormDataContentType())
+	return c.Do(r)
+}
+
+// Upload uploads data as File:name through Special:Upload's form, as a
+// browser without scripts does, and fails the test unless it is stored.
+func (c *Client) Upload(name string, data []byte, comment string) *Response {
+	c.tb.Helper()
+	csrf := c.CSRF("/wiki/Special:Upload")
+	res := c.Multipart("/wiki/Special:Upload", map[string]string{"csrf": csrf, "wpDestFile": name, "wpUploadDescription": comment}, name, data, nil)
+	if res.StatusCode != http.StatusSeeOther {
+		c.tb.Fatalf("upload %q: status %d\n%s", name, res.StatusCode, res.Body)
+	}
+	return res
 }
 
 var (

@@ -1,0 +1,249 @@
+package web
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wikid/wikid/internal/httpx"
+	"github.com/wikid/wikid/internal/purge"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// Media: a file's bytes at /media/SHA256/Name and its thumbnails at
+// /media/SHA256/WIDTHpx-Name (wiki.OriginalURL, wiki.ThumbURL). The URL
+// names the content, so the answer never changes: it is kept a year by
+// browsers and caches ("immutable"), and the edge serves it as it serves
+// pages. What may change is whether it may be seen: the answers carry
+// the file page's tag, so that deleting the page purges them here, on the
+// other nodes and in the caches in front. On a wiki anonymous readers may
+// not read, they are private (and never shared), and refused to readers
+// without the right.
+//
+// A thumbnail is made on its first request and stored (engine.Thumbnail).
+// Standard widths (wiki.ThumbWidths) are made for anyone; other widths,
+// which pages ask for exactly, at most thumbsPerMinute per client, so that
+// no one can make the server compute every width of every file.
+
+// thumbsPerMinute bounds the thumbnails of non-standard widths one client
+// has made (MediaWiki's renderfile-nonstandard rate limit).
+const thumbsPerMinute = 70
+
+// maxThumbWidth bounds the widths thumbnails are made at.
+const maxThumbWidth = 4096
+
+// mediaInEdge is the largest file the edge keeps and Write sends from
+// memory; larger ones are read in ranges from the store (WriteContent).
+const mediaInEdge = 8 << 20
+
+var (
+	shaPattern   = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	thumbPattern = regexp.MustCompile(`^([1-9][0-9]{0,4})px-(.+)$`)
+	mediaSpec    = &httpx.Spec{Name: "media"}
+)
+
+// mediaTarget is what a media URL names: a version of a file, and a
+// thumbnail width (0: the original).
+type mediaTarget struct {
+	version wiki.FileVersion
+	deleted bool
+	width   int
+}
+
+// media serves a file's bytes or a thumbnail.
+func (s *Server) media(w http.ResponseWriter, r *http.Request) {
+	sha, name := r.PathValue("sha"), r.PathValue("name")
+	httpx.SetRoute(r, "media")
+	if !shaPattern.MatchString(sha) {
+		s.writeError(w, r, wiki.Errorf(wiki.KindNotFound, "there is no file at this address: a file's address holds its SHA-256 in lower-case hex"))
+		return
+	}
+	target, err := s.mediaTargetOf(r, sha, name)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	path := wiki.OriginalURL(sha, target.version.Name())
+	if target.width > 0 {
+		path = wiki.ThumbURL(sha, target.version.Name(), target.width)
+	}
+	q, err := httpx.Parse(r, mediaSpec, path, s.titles)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	// A range of a file is answered from the store, 206: the edge keeps
+	// and sends whole answers.
+	o := routeOpts{noEdge: len(r.Header["Range"]) > 0}
+	s.serve(w, withTags(r, target.version.Title), q, o, func(w http.ResponseWriter, r *http.Request) error {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return methodNotAllowed(w, "GET, HEAD")
+		}
+		if err := s.requireRead(r); err != nil {
+			return err
+		}
+		if target.deleted && !viewerOf(r).Group().AtLeast(wiki.GroupAdmin) {
+			return wiki.Errorf(wiki.KindNotFound, "this file was deleted")
+		}
+		return s.serveMedia(w, r, target)
+	})
+}
+
+// mediaTargetOf finds the version a media URL names: name is the file's
+// name, or WIDTHpx- and its thumbnail's name.
+func (s *Server) mediaTargetOf(r *http.Request, sha, name string) (mediaTarget, error) {
+	ctx := r.Context()
+	find := func(n string, width int) (mediaTarget, bool, error) {
+		t, err := s.titles.Parse("File:" + n)
+		if err != nil || t.Namespace() != wiki.NSFile {
+			return mediaTarget{}, false, nil
+		}
+		v, deleted, err := s.store.FindFileVersion(ctx, t, sha)
+		if errors.Is(err, wiki.ErrNotFound) {
+			return mediaTarget{}, false, nil
+		}
+		if err != nil {
+			return mediaTarget{}, false, err
+		}
+		return mediaTarget{version: v, deleted: deleted, width: width}, true, nil
+	}
+	if m := thumbPattern.FindStringSubmatch(name); m != nil {
+		width, _ := strconv.Atoi(m[1])
+		// The thumbnail of a GIF or WebP is named with ".png" added.
+		for _, n := range []string{m[2], strings.TrimSuffix(m[2], ".png")} {
+			if wiki.ThumbName(n) != m[2] {
+				continue
+			}
+			if tg, ok, err := find(n, width); err != nil || ok {
+				return tg, err
+			}
+		}
+	}
+	if tg, ok, err := find(name, 0); err != nil || ok {
+		return tg, err
+	}
+	return mediaTarget{}, wiki.Errorf(wiki.KindNotFound, "there is no such file: it may have been renamed, or the address is mistyped")
+}
+
+// serveMedia writes target's bytes.
+func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request, target mediaTarget) error {
+	v := target.version
+	q := httpx.From(r)
+	cache := httpx.Immutable
+	if !q.Shared {
+		cache = httpx.PrivateImmutable
+	}
+	if target.deleted {
+		cache = httpx.NoStore // an administrator's look at a deleted file
+	}
+	resp := &httpx.Response{Cache: cache, Tags: []string{purge.TitleTag(v.Title)}, Header: http.Header{}}
+	if target.width > 0 {
+		if !slices.Contains(wiki.ThumbWidths, target.width) {
+			if target.width > maxThumbWidth {
+				return wiki.Errorf(wiki.KindNotFound, "thumbnails are at most %d pixels wide", maxThumbWidth)
+			}
+			if wait, ok := s.thumbs.allow(s.client(r).Addr.String()); !ok {
+				return &wiki.Error{Kind: wiki.KindTooMany, RetryAfter: wait,
+					Msg: "you have asked for many thumbnails of unusual sizes in the last minute; wait a minute and try again"}
+			}
+		}
+		th, data, err := s.eng.Thumbnail(r.Context(), v, target.width)
+		if err != nil {
+			return err
+		}
+		resp.Type, resp.Body, resp.ETag = th.MIME, data, `"`+th.SHA256[:32]+`"`
+		resp.Header.Set("Content-Disposition", "inline; filename*=UTF-8''"+escapeFilename(wiki.ThumbName(v.Name())))
+		httpx.Write(w, r, resp)
+		return nil
+	}
+	resp.Type, resp.ETag = contentTypeOf(v.MIME), `"`+v.SHA256[:32]+`"`
+	resp.Header.Set("Content-Disposition", dispositionOf(v))
+	if v.MIME == "image/svg+xml" {
+		// An SVG opened on its own is a document: no script, no plugin,
+		// no form, nothing loaded from elsewhere.
+		resp.Header.Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'")
+	}
+	blob, err := s.store.OpenBlob(r.Context(), v.SHA256)
+	if err != nil {
+		return err
+	}
+	if len(r.Header["Range"]) > 0 || blob.Size() > mediaInEdge {
+		httpx.WriteContent(w, r, resp, io.NewSectionReader(blob, 0, blob.Size()))
+		return nil
+	}
+	data := make([]byte, blob.Size())
+	if _, err := blob.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	resp.Body = data
+	httpx.Write(w, r, resp)
+	return nil
+}
+
+// contentTypeOf is the Content-Type a file is served with: its sniffed
+// type (text with its charset).
+func contentTypeOf(mime string) string {
+	if mime == "text/plain" {
+		return "text/plain; charset=utf-8"
+	}
+	return mime
+}
+
+// inlineTypes are the types a browser shows without running anything of
+// the file's: every other type is sent as an attachment (downloaded).
+var inlineTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml", "application/pdf", "text/plain",
+	"video/mp4", "video/webm", "audio/mpeg", "audio/ogg"}
+
+// dispositionOf is the Content-Disposition of file version v.
+func dispositionOf(v wiki.FileVersion) string {
+	kind := "attachment"
+	if slices.Contains(inlineTypes, v.MIME) {
+		kind = "inline"
+	}
+	return kind + "; filename*=UTF-8''" + escapeFilename(v.Name())
+}
+
+// escapeFilename writes name for filename* (RFC 8187): every byte but
+// unreserved ones percent-encoded.
+func escapeFilename(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~", c) >= 0) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteString("%" + strings.ToUpper(strconv.FormatInt(int64(c)|0x100, 16)[1:]))
+	}
+	return b.String()
+}
+
+// filePath answers Special:FilePath/Name, MediaWiki's address of a file
+// by name: a redirect to its current version's bytes. It follows the
+// file page (purged with it).
+func (s *Server) filePath(w http.ResponseWriter, r *http.Request, arg string) error {
+	if arg == "" {
+		return wiki.Errorf(wiki.KindInvalid, "give a file name: Special:FilePath/Name.png")
+	}
+	t, err := s.titles.Parse("File:" + arg)
+	if err != nil || t.Namespace() != wiki.NSFile {
+		return wiki.Errorf(wiki.KindInvalid, "%q is not a file name", sanitizeLine(arg))
+	}
+	addTag(r, t)
+	files, err := s.store.CurrentFiles(r.Context(), []wiki.Title{t})
+	if err != nil {
+		return err
+	}
+	v, ok := files[t]
+	if !ok {
+		return wiki.Errorf(wiki.KindNotFound, "there is no file %q; upload it at Special:Upload", t.Name())
+	}
+	to := wiki.OriginalURL(v.SHA256, v.Name())
+	httpx.Write(w, r, &httpx.Response{Status: http.StatusFound, Type: "text/plain; charset=utf-8", Body: []byte("Found: " + to + "\n"),
+		Cache: httpx.Public, SMaxAge: s.cfg.SMaxAge, Tags: tagsOf(r), Header: http.Header{"Location": {to}}})
+	return nil
+}
