@@ -109,20 +109,32 @@ func (e *Engine) checkFile(v *wiki.FileVersion, data []byte) error {
 	}
 	mime, err := media.Sniff(data, e.files.Allowed)
 	if err != nil {
-		return &wiki.Error{Kind: wiki.KindUnsupported, Msg: err.Error()}
+		return mediaError(wiki.KindUnsupported, err)
 	}
 	if err := media.CheckName(v.Name(), mime); err != nil {
-		return &wiki.Error{Kind: wiki.KindInvalid, Msg: err.Error()}
+		return mediaError(wiki.KindInvalid, err)
 	}
 	v.MIME = mime
 	if strings.HasPrefix(mime, "image/") {
+		// Only the header is read: an image of any size is kept (a
+		// thumbnail of one too large is refused when asked for).
 		info, err := media.Probe(data, mime)
 		if err != nil {
-			return &wiki.Error{Kind: wiki.KindInvalid, Msg: err.Error()}
+			return mediaError(wiki.KindInvalid, err)
 		}
 		v.Width, v.Height = info.Width, info.Height
 	}
 	return nil
+}
+
+// mediaError is err, a refusal of media's, as an error of kind whose
+// message is media's sentence for the uploader.
+func mediaError(kind wiki.Kind, err error) error {
+	var me *media.Error
+	if errors.As(err, &me) {
+		return &wiki.Error{Kind: kind, Msg: me.Msg, Err: err}
+	}
+	return &wiki.Error{Kind: kind, Msg: "the file cannot be read", Err: err}
 }
 
 // saveUpload is one attempt at Upload's transaction.
@@ -248,7 +260,12 @@ func (e *Engine) Thumbnail(ctx context.Context, v wiki.FileVersion, width int) (
 		}
 		out, mime, height, err := media.Thumbnail(src, v.MIME, width)
 		if err != nil {
-			return thumbResult{}, &wiki.Error{Kind: wiki.KindNotFound, Msg: "no thumbnail can be made of " + string(v.Title) + ": " + err.Error(), Err: err}
+			msg := "it cannot be read"
+			var me *media.Error
+			if errors.As(err, &me) {
+				msg = me.Msg
+			}
+			return thumbResult{}, &wiki.Error{Kind: wiki.KindNotFound, Msg: "no thumbnail can be made of " + string(v.Title) + ": " + msg, Err: err}
 		}
 		sum := sha256.Sum256(out)
 		th := wiki.Thumbnail{Source: v.SHA256, Width: width, SHA256: hex.EncodeToString(sum[:]), MIME: mime, Height: height}
