@@ -165,7 +165,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 		}
 	}
 	for i, req := range reqs {
-		if s, ok := sha[req.Title]; !ok || s != shas[i] {
+		if s, ok := sha[req.Title]; !ok || s != shas[i] || req.NullRevision {
 			n++
 			sha[req.Title] = shas[i]
 		}
@@ -208,7 +208,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 			}
 			jobs, jobsAt = append(jobs, j), at
 		}
-		if st.live && st.latest.SHA1 == shas[i] {
+		if st.live && st.latest.SHA1 == shas[i] && !req.NullRevision {
 			res[i] = wiki.SaveResult{Page: st.page, Revision: st.latest, Unchanged: true}
 		} else {
 			var parentID int64

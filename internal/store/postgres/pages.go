@@ -205,7 +205,8 @@ func searchTerms(req wiki.SaveRequest) string {
 // created again on its old row (its deleted revisions stay hidden until an
 // undelete). An edit whose text equals the latest revision's is a null
 // edit: it refreshes the links but stores no revision or change, and
-// returns the latest revision.
+// returns the latest revision; with req.NullRevision it stores both as an
+// edit does.
 func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResult, error) {
 	var res wiki.SaveResult
 	terms, sha := searchTerms(req), sha1Hex(req.Text)
@@ -245,7 +246,10 @@ func savePageTx(ctx context.Context, tx pgx.Tx, req wiki.SaveRequest, sha, terms
 	oldSize := 0
 	if live {
 		parentID, oldSize = cur.LatestID, cur.Size
-		if cur.latestSHA == sha {
+		// The same text is a null edit, unless the request asks for a
+		// revision anyway (an upload's, as a move's): that one goes on as
+		// any edit.
+		if cur.latestSHA == sha && !req.NullRevision {
 			if err := replaceLinks(ctx, tx, cur.ID, req.Title, req.Links, at); err != nil {
 				return wiki.SaveResult{}, err
 			}

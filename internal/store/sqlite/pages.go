@@ -323,7 +323,8 @@ func unindexPage(ctx context.Context, tx *wtx, pageID int64) error {
 // search entry (req.SearchText), recent change and the request's jobs. A page deleted earlier is created again on
 // its old row (its deleted revisions stay hidden until an undelete). An edit
 // whose text equals the latest revision's is a null edit: it refreshes the
-// links but stores no revision or change, and returns the latest revision.
+// links but stores no revision or change, and returns the latest revision;
+// with req.NullRevision it stores both as an edit does.
 func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResult, error) {
 	var res wiki.SaveResult
 	terms, text := searchTerms(req), encodeText(req.Text)
@@ -524,7 +525,10 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 		if err := tx.QueryRowContext(ctx, `SELECT sha1 FROM revisions WHERE id = ?`, cur.LatestID).Scan(&sha); err != nil {
 			return wiki.SaveResult{}, searchEntry{}, err
 		}
-		if sha == text.sha1 {
+		// The same text is a null edit, unless the request asks for a
+		// revision anyway (an upload's, as a move's): that one goes on as
+		// any edit.
+		if sha == text.sha1 && !req.NullRevision {
 			if err := setLinks(cur.ID); err != nil {
 				return wiki.SaveResult{}, searchEntry{}, err
 			}
