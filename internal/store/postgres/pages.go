@@ -333,7 +333,8 @@ func lockPages(ctx context.Context, tx pgx.Tx, titles ...wiki.Title) (map[wiki.T
 
 // MovePage renames a live page. To may not name a live page (ErrExists).
 // A deleted page at To is absorbed: its hidden revisions join the moved
-// page (an undelete at To restores them into its history) and its row goes.
+// page (an undelete at To restores them into its history), and so do its
+// file versions, and its row goes.
 // Both titles' page rows and protections are locked first.
 func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, error) {
 	var page wiki.Page
@@ -370,6 +371,8 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 			}
 			var b pgx.Batch
 			b.Queue(`UPDATE revisions SET page_id = $1 WHERE page_id = $2`, from.ID, to.ID)
+			// Its file versions too: deleting its row would drop them.
+			b.Queue(`UPDATE file_versions SET page_id = $1 WHERE page_id = $2`, from.ID, to.ID)
 			b.Queue(`DELETE FROM links WHERE from_page = $1`, to.ID)
 			b.Queue(`DELETE FROM pages WHERE id = $1`, to.ID)
 			if err := tx.SendBatch(ctx, &b).Close(); err != nil {

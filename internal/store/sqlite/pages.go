@@ -427,6 +427,9 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			for _, t := range req.Links.Templates {
 				linked[string(t)] = true
 			}
+			for _, t := range req.Links.Files {
+				linked[string(t)] = true
+			}
 			if entry.pageID != 0 {
 				entries = append(entries, entry)
 			}
@@ -584,7 +587,8 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 
 // MovePage renames a live page. To may not name a live page (ErrExists).
 // A deleted page at To is absorbed: its hidden revisions join the moved
-// page (an undelete at To restores them into its history) and its row goes.
+// page (an undelete at To restores them into its history), and so do its
+// file versions, and its row goes.
 func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, error) {
 	var page wiki.Page
 	at := now(req.Time)
@@ -615,6 +619,10 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 				return wiki.ErrExists
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE revisions SET page_id = ? WHERE page_id = ?`, from.ID, to.ID); err != nil {
+				return err
+			}
+			// Its file versions too: deleting its row would drop them.
+			if _, err := tx.ExecContext(ctx, `UPDATE file_versions SET page_id = ? WHERE page_id = ?`, from.ID, to.ID); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, to.ID); err != nil {
