@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/store/dump"
 	"github.com/wikid/wikid/internal/store/postgres"
 	"github.com/wikid/wikid/internal/store/postgres/pgtest"
@@ -23,14 +28,16 @@ import (
 type migrateWiki struct {
 	titles []wiki.Title
 	users  []string
+	blobs  []string // the first has a thumbnail 220 pixels wide
 }
 
 // buildWiki fills s through the store API with a bit of everything a
 // copy carries: pages with several revisions (short ones stored as they
 // are, long ones compressed), a move with a redirect, a deleted page,
 // links and categories, accounts with preferences, a block, a group
-// change, protection, tokens, a session, a password reset, renders and
-// jobs in every state.
+// change, protection, tokens, a session, a password reset, renders,
+// files (a blob of two chunks shared by two files, a file with two
+// versions, a page showing it, a thumbnail) and jobs in every state.
 func buildWiki(t *testing.T, s wiki.Store) migrateWiki {
 	t.Helper()
 	ctx := context.Background()
@@ -104,6 +111,34 @@ func buildWiki(t *testing.T, s wiki.Store) migrateWiki {
 	must(s.SaveRender(ctx, main.Revision.ID, 3, []byte(strings.Repeat("<p>rendered</p>", 50))))
 	must(s.SaveRender(ctx, main.Revision.ID, 4, []byte("<p>short</p>")))
 
+	putBlob := func(b []byte) string {
+		t.Helper()
+		h := sha256.Sum256(b)
+		sha := hex.EncodeToString(h[:])
+		must(s.PutBlob(ctx, sha, int64(len(b)), bytes.NewReader(b)))
+		return sha
+	}
+	big := bytes.Repeat([]byte("A picture in more than one chunk. "), store.ChunkSize/34+1000)
+	small, thumb := []byte("a small picture"), []byte("a thumbnail")
+	bigSHA, smallSHA, thumbSHA := putBlob(big), putBlob(small), putBlob(thumb)
+	upload := func(title, sha string, size int, action string, base int64) wiki.SaveResult {
+		t.Helper()
+		res, _, err := s.SaveFile(ctx, wiki.UploadRequest{
+			Page: wiki.SaveRequest{Title: wiki.MustTitle(title), Text: "About " + title, Summary: action, UserID: alice.ID, UserName: alice.Name,
+				BaseRevID: base, NullRevision: base != 0, SearchText: "About " + title, Time: tick()},
+			Version: wiki.FileVersion{SHA256: sha, Size: int64(size), MIME: "image/png", Width: 64, Height: 48, UserID: alice.ID, UserName: alice.Name, Comment: action},
+			Action:  action,
+		})
+		must(err)
+		return res
+	}
+	pic := upload("File:Picture.png", smallSHA, len(small), wiki.UploadNew, 0)
+	upload("File:Picture.png", bigSHA, len(big), wiki.UploadOverwrite, pic.Revision.ID)
+	upload("File:Copy.png", bigSHA, len(big), wiki.UploadNew, 0)
+	save("Gallery", "[[File:Picture.png]] [[File:Copy.png]]", bob, false, wiki.LinkSet{Files: []wiki.Title{"File:Picture.png", "File:Copy.png"}})
+	must(s.SaveThumbnail(ctx, wiki.Thumbnail{Source: bigSHA, Width: 220, SHA256: thumbSHA, MIME: "image/png", Height: 165}))
+	w.blobs = []string{bigSHA, smallSHA, thumbSHA}
+
 	// Jobs: one done (not copied), one dead, one running, the rest queued.
 	now := time.Now()
 	must(s.EnqueueJobs(ctx, []wiki.JobSpec{{Kind: wiki.JobRC, Key: wiki.JobRC}, {Kind: wiki.JobCDNPurge, Payload: []byte(`{"titles":["X"]}`)}}))
@@ -114,7 +149,8 @@ func buildWiki(t *testing.T, s wiki.Store) migrateWiki {
 	}
 	must(s.CompleteJob(ctx, jobs[0].ID))
 	must(s.FailJob(ctx, jobs[1].ID, "it broke", time.Time{}, true))
-	w.titles = append(w.titles, "Main Page", "Other", "Moved", "Ünïcode 页面", "Doomed", "Not Yet", "Missing", "Category:Start")
+	w.titles = append(w.titles, "Main Page", "Other", "Moved", "Ünïcode 页面", "Doomed", "Not Yet", "Missing", "Category:Start",
+		"File:Picture.png", "File:Copy.png", "Gallery")
 	return w
 }
 
@@ -161,6 +197,29 @@ func sameWiki(t *testing.T, a, b wiki.Store, w migrateWiki) {
 			func() (any, error) { return b.FindProtection(ctx, title) })
 		same("backlinks of "+string(title), func() (any, error) { return a.Backlinks(ctx, title, wiki.ListQuery{Limit: 500}) },
 			func() (any, error) { return b.Backlinks(ctx, title, wiki.ListQuery{Limit: 500}) })
+	}
+	for _, title := range w.titles {
+		same("versions of "+string(title), func() (any, error) { return a.FileVersions(ctx, title) },
+			func() (any, error) { return b.FileVersions(ctx, title) })
+		same("pages showing "+string(title), func() (any, error) { return a.FileUsage(ctx, title, wiki.ListQuery{Limit: 500}) },
+			func() (any, error) { return b.FileUsage(ctx, title, wiki.ListQuery{Limit: 500}) })
+	}
+	same("current files", func() (any, error) { return a.CurrentFiles(ctx, w.titles) }, func() (any, error) { return b.CurrentFiles(ctx, w.titles) })
+	readBlob := func(s wiki.Store, sha string) func() (any, error) {
+		return func() (any, error) {
+			blob, err := s.OpenBlob(ctx, sha)
+			if err != nil {
+				return nil, err
+			}
+			return io.ReadAll(io.NewSectionReader(blob, 0, blob.Size()))
+		}
+	}
+	for _, sha := range w.blobs {
+		same("blob "+sha, readBlob(a, sha), readBlob(b, sha))
+	}
+	if len(w.blobs) > 0 {
+		same("thumbnail", func() (any, error) { return a.FindThumbnail(ctx, w.blobs[0], 220) },
+			func() (any, error) { return b.FindThumbnail(ctx, w.blobs[0], 220) })
 	}
 	same("all pages", func() (any, error) { return a.AllPages(ctx, wiki.ListQuery{Limit: 500}) },
 		func() (any, error) { return b.AllPages(ctx, wiki.ListQuery{Limit: 500}) })
@@ -314,6 +373,18 @@ func TestMigrate(t *testing.T) {
 		last, err := src.History(ctx, wiki.HistoryQuery{PageID: 1, Limit: 1})
 		if err != nil || res.Revision.ID <= last[0].ID {
 			t.Errorf("new revision %d after %v: %v", res.Revision.ID, last, err)
+		}
+		versions, err := dst.FileVersions(ctx, "File:Copy.png")
+		if err != nil || len(versions) != 1 {
+			t.Fatalf("versions %+v, %v", versions, err)
+		}
+		_, v, err := dst.SaveFile(ctx, wiki.UploadRequest{
+			Page:    wiki.SaveRequest{Title: "File:Brand new.png", Text: "new", UserID: u.ID, UserName: u.Name, Time: time.Now()},
+			Version: wiki.FileVersion{SHA256: versions[0].SHA256, Size: versions[0].Size, MIME: "image/png", UserID: u.ID, UserName: u.Name},
+			Action:  wiki.UploadNew,
+		})
+		if err != nil || v.ID <= versions[0].ID {
+			t.Errorf("new file version %+v after %d: %v", v, versions[0].ID, err)
 		}
 	})
 

@@ -41,4 +41,13 @@ var StructuralChecks = []string{
 	`SELECT r.page_id, coalesce(p.title, ''), r.id, 'revision ' || r.id || ' is by user id ' || r.user_id || ' (' || r.user_name || '), which does not exist'
 	   FROM revisions r LEFT JOIN users u ON u.id = r.user_id LEFT JOIN pages p ON p.id = r.page_id
 	  WHERE r.user_id <> 0 AND u.id IS NULL`,
+	// A blob's chunks hold its bytes: as many as its size, in chunks
+	// numbered from 0 without a gap. Chunks are measured, not read
+	// (length() of a large value reads its header).
+	`SELECT 0, '', 0, 'blob ' || b.sha256 || CASE WHEN coalesce(c.bytes, 0) <> b.size
+	        THEN ' holds ' || coalesce(c.bytes, 0) || ' bytes in its chunks, not its size, ' || b.size
+	        ELSE ' lacks a chunk: its ' || c.chunks || ' chunks are numbered up to ' || c.last END
+	   FROM blobs b LEFT JOIN (SELECT sha256, sum(length(data)) AS bytes, count(*) AS chunks, max(n) AS last
+	   FROM blob_chunks GROUP BY sha256) c ON c.sha256 = b.sha256
+	  WHERE coalesce(c.bytes, 0) <> b.size OR c.last + 1 <> c.chunks`,
 }

@@ -4,6 +4,7 @@ package store
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/wikid/wikid/internal/timing"
@@ -342,4 +343,51 @@ func (st Timed) WatchTitles(ctx context.Context, userID int64, titles []wiki.Tit
 func (st Timed) UnwatchTitles(ctx context.Context, userID int64, titles []wiki.Title) error {
 	defer since(ctx, time.Now())
 	return st.Store.UnwatchTitles(ctx, userID, titles)
+}
+
+func (st Timed) PutBlob(ctx context.Context, sha string, size int64, r io.Reader) error {
+	defer since(ctx, time.Now())
+	return st.Store.PutBlob(ctx, sha, size, r)
+}
+
+// OpenBlob times the opening only: the blob's reads go on after the
+// response's headers, Server-Timing among them, are sent.
+func (st Timed) OpenBlob(ctx context.Context, sha string) (wiki.Blob, error) {
+	defer since(ctx, time.Now())
+	return st.Store.OpenBlob(ctx, sha)
+}
+
+func (st Timed) SaveFile(ctx context.Context, req wiki.UploadRequest) (wiki.SaveResult, wiki.FileVersion, error) {
+	defer since(ctx, time.Now())
+	return st.Store.SaveFile(ctx, req)
+}
+
+func (st Timed) CurrentFiles(ctx context.Context, titles []wiki.Title) (map[wiki.Title]wiki.FileVersion, error) {
+	defer since(ctx, time.Now())
+	return st.Store.CurrentFiles(ctx, titles)
+}
+
+func (st Timed) FileVersions(ctx context.Context, t wiki.Title) ([]wiki.FileVersion, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FileVersions(ctx, t)
+}
+
+func (st Timed) FindFileVersion(ctx context.Context, t wiki.Title, sha string) (wiki.FileVersion, bool, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FindFileVersion(ctx, t, sha)
+}
+
+func (st Timed) FileUsage(ctx context.Context, t wiki.Title, q wiki.ListQuery) ([]wiki.Page, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FileUsage(ctx, t, q)
+}
+
+func (st Timed) FindThumbnail(ctx context.Context, source string, width int) (wiki.Thumbnail, error) {
+	defer since(ctx, time.Now())
+	return st.Store.FindThumbnail(ctx, source, width)
+}
+
+func (st Timed) SaveThumbnail(ctx context.Context, th wiki.Thumbnail) error {
+	defer since(ctx, time.Now())
+	return st.Store.SaveThumbnail(ctx, th)
 }

@@ -108,8 +108,10 @@ type UploadRequest struct {
 	// created; for a new version of an existing file the latest text
 	// again, with NullRevision set, so that history, recent changes and
 	// watchlists show the upload with its summary.
-	Page    SaveRequest
-	Version FileVersion // PageID, ID and Title are set by the store
+	Page SaveRequest
+	// Version is the new version: the store sets its ID, PageID, Title
+	// and Time (Page.Time); its Size must be its blob's.
+	Version FileVersion
 	// Action is the upload log entry's: "upload" (a new file), "overwrite"
 	// (a new version) or "revert" (an older version made current).
 	Action string

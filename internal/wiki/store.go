@@ -19,6 +19,7 @@ type Store interface {
 	PurgeStore
 	WatchStore
 	NotificationStore
+	FileStore
 	Close() error
 }
 
@@ -76,7 +77,9 @@ type SaveResult struct {
 // MoveRequest renames a page. The moved page gets a null revision with the
 // move summary; with LeaveRedirect the old title becomes a redirect page
 // (RedirectLinks is its link set). To naming a live page is ErrExists; a
-// deleted page at To is absorbed (its hidden revisions join the moved page).
+// deleted page at To is absorbed (its hidden revisions join the moved page,
+// and so do its file versions, which are hidden with their page only: they
+// show as the moved page's older versions).
 type MoveRequest struct {
 	From, To      Title
 	Reason        string

@@ -60,6 +60,10 @@ type Table struct {
 // memory at once, where 1,000 rows could be gigabytes.
 const bigBatch = 50
 
+// chunkBatch is the batch of blob chunks: 16 MiB in memory at once
+// (store.ChunkSize each).
+const chunkBatch = 16
+
 // batchOf is the batch of t for a copy of batch rows per transaction.
 func (t *Table) batchOf(batch int) int {
 	if t.MaxBatch > 0 {
@@ -94,10 +98,11 @@ func cols(spec string) []Column {
 }
 
 // Tables are the tables a copy holds, in an order that respects the
-// foreign keys (users and pages before what refers to them). Not copied:
-// the search index (the destination's is rebuilt by jobs, so
-// pages.search_rev is left out and starts at 0), the purge log (the
-// destination's processes start a new one) and finished jobs.
+// foreign keys (users and pages before what refers to them, blobs before
+// their chunks, file versions and thumbnails). Not copied: the search
+// index (the destination's is rebuilt by jobs, so pages.search_rev is
+// left out and starts at 0), the purge log (the destination's processes
+// start a new one) and finished jobs.
 var Tables = []*Table{
 	{Name: "users", Key: 1, Columns: cols(`id:i name:t name_key:t skeleton:t password_hash:t grp:t created:i
 		time_zone:t date_format:t minor_default:b no_autowatch:b signature:t watchlist_token:t`)},
@@ -106,6 +111,11 @@ var Tables = []*Table{
 		size:i sha1:t minor:b deleted:b tags:t`)},
 	{Name: "links", Key: 3, Columns: cols(`from_page:i kind:t target_title:t sortkey:t subcat:b`)},
 	{Name: "category_added", Key: 2, Columns: cols(`category:t page_id:i added:i`)},
+	{Name: "blobs", Key: 1, Columns: cols(`sha256:t size:i created:i`)},
+	{Name: "blob_chunks", Key: 2, MaxBatch: chunkBatch, Columns: cols(`sha256:t n:i data:y`)},
+	{Name: "file_versions", Key: 1, Columns: cols(`id:i page_id:i sha256:t size:i mime:t width:i height:i
+		user_id:i user_name:t comment:t ts:i`)},
+	{Name: "thumbnails", Key: 2, Columns: cols(`source:t width:i sha256:t mime:t height:i`)},
 	{Name: "changes", Key: 1, Columns: cols(`id:i kind:t title:t new_title:t page_id:i rev_id:i old_rev_id:i user_id:i
 		user_name:t ts:i summary:t size:i old_size:i minor:b tags:t`)},
 	{Name: "log", Key: 1, Columns: cols(`id:i type:t action:t ts:i user_id:i user_name:t target:t page_id:i comment:t params:j`)},

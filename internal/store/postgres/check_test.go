@@ -39,6 +39,13 @@ func TestCheckReads(t *testing.T) {
 	if _, err := db.Pool().Exec(ctx, `UPDATE revisions SET user_id = 4242 WHERE page_id = (SELECT id FROM pages WHERE title = 'Fine')`); err != nil {
 		t.Fatal(err)
 	}
+	// A blob whose chunks do not hold its bytes.
+	if _, err := db.Pool().Exec(ctx, `INSERT INTO blobs (sha256, size, created) VALUES ('b1', 5, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool().Exec(ctx, `INSERT INTO blob_chunks (sha256, n, data) VALUES ('b1', 0, '\x0102'::bytea)`); err != nil {
+		t.Fatal(err)
+	}
 	ro, err := postgres.OpenForCheck(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +65,8 @@ func TestCheckReads(t *testing.T) {
 		t.Fatalf("titles %q, names %q", titles, names)
 	}
 	all := strings.Join(problems, "\n")
-	if len(problems) != 2 || !strings.Contains(all, "latest revision 999999 does not exist") || !strings.Contains(all, "user id 4242") {
+	if len(problems) != 3 || !strings.Contains(all, "latest revision 999999 does not exist") || !strings.Contains(all, "user id 4242") ||
+		!strings.Contains(all, "blob b1 holds 2 bytes in its chunks, not its size, 5") {
 		t.Fatalf("problems found:\n%s", all)
 	}
 	// wikid fix-titles' repair of a namespace column; a page that does not

@@ -95,10 +95,10 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 		}
 	}
 	// A title is linked if a page not rewritten earlier in the batch links
-	// to it: at most len(reqs) pages are rewritten, each with at most four
-	// rows (link, category, redirect, template) to one title, so that many
-	// rows tell.
-	linkersLimit := 4 * (len(reqs) + 1)
+	// to it: at most len(reqs) pages are rewritten, each with at most five
+	// rows (link, category, redirect, template, file) to one title, so that
+	// many rows tell.
+	linkersLimit := 5 * (len(reqs) + 1)
 	var b pgx.Batch
 	b.Queue(`SELECT `+revCols+revColsFrom+` WHERE r.id = ANY($1)`, latestIDs)
 	b.Queue(`SELECT `+protectionCols+` FROM protection WHERE title = ANY($1) ORDER BY title FOR SHARE`, titlesArg(titles))
@@ -165,7 +165,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 		}
 	}
 	for i, req := range reqs {
-		if s, ok := sha[req.Title]; !ok || s != shas[i] {
+		if s, ok := sha[req.Title]; !ok || s != shas[i] || req.NullRevision {
 			n++
 			sha[req.Title] = shas[i]
 		}
@@ -208,7 +208,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 			}
 			jobs, jobsAt = append(jobs, j), at
 		}
-		if st.live && st.latest.SHA1 == shas[i] {
+		if st.live && st.latest.SHA1 == shas[i] && !req.NullRevision {
 			res[i] = wiki.SaveResult{Page: st.page, Revision: st.latest, Unchanged: true}
 		} else {
 			var parentID int64
@@ -260,6 +260,9 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 			linkedInBatch[string(t)] = true
 		}
 		for _, t := range req.Links.Templates {
+			linkedInBatch[string(t)] = true
+		}
+		for _, t := range req.Links.Files {
 			linkedInBatch[string(t)] = true
 		}
 	}

@@ -205,7 +205,8 @@ func searchTerms(req wiki.SaveRequest) string {
 // created again on its old row (its deleted revisions stay hidden until an
 // undelete). An edit whose text equals the latest revision's is a null
 // edit: it refreshes the links but stores no revision or change, and
-// returns the latest revision.
+// returns the latest revision; with req.NullRevision it stores both as an
+// edit does.
 func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResult, error) {
 	var res wiki.SaveResult
 	terms, sha := searchTerms(req), sha1Hex(req.Text)
@@ -245,7 +246,10 @@ func savePageTx(ctx context.Context, tx pgx.Tx, req wiki.SaveRequest, sha, terms
 	oldSize := 0
 	if live {
 		parentID, oldSize = cur.LatestID, cur.Size
-		if cur.latestSHA == sha {
+		// The same text is a null edit, unless the request asks for a
+		// revision anyway (an upload's, as a move's): that one goes on as
+		// any edit.
+		if cur.latestSHA == sha && !req.NullRevision {
 			if err := replaceLinks(ctx, tx, cur.ID, req.Title, req.Links, at); err != nil {
 				return wiki.SaveResult{}, err
 			}
@@ -329,7 +333,8 @@ func lockPages(ctx context.Context, tx pgx.Tx, titles ...wiki.Title) (map[wiki.T
 
 // MovePage renames a live page. To may not name a live page (ErrExists).
 // A deleted page at To is absorbed: its hidden revisions join the moved
-// page (an undelete at To restores them into its history) and its row goes.
+// page (an undelete at To restores them into its history), and so do its
+// file versions, and its row goes.
 // Both titles' page rows and protections are locked first.
 func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, error) {
 	var page wiki.Page
@@ -366,6 +371,8 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 			}
 			var b pgx.Batch
 			b.Queue(`UPDATE revisions SET page_id = $1 WHERE page_id = $2`, from.ID, to.ID)
+			// Its file versions too: deleting its row would drop them.
+			b.Queue(`UPDATE file_versions SET page_id = $1 WHERE page_id = $2`, from.ID, to.ID)
 			b.Queue(`DELETE FROM links WHERE from_page = $1`, to.ID)
 			b.Queue(`DELETE FROM pages WHERE id = $1`, to.ID)
 			if err := tx.SendBatch(ctx, &b).Close(); err != nil {

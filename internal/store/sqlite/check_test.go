@@ -84,6 +84,8 @@ func TestCheck(t *testing.T) {
 			`UPDATE pages SET latest_rev = (SELECT latest_rev FROM pages WHERE title = 'C') WHERE title = 'B'`,
 			`INSERT INTO revisions (id, page_id, user_id, user_name, ts, summary, text, size, sha1) VALUES (500, 77, 0, 'x', 0, '', '', 0, '')`,
 			`INSERT INTO revisions (id, page_id, user_id, user_name, ts, summary, text, size, sha1) VALUES (501, ` + fmt.Sprint(c.ID) + `, 99, 'Ghost', 0, '', '', 0, '')`,
+			`INSERT INTO blobs (sha256, size, created) VALUES ('b1', 5, 0), ('b2', 2, 0), ('b3', 3, 0)`,
+			`INSERT INTO blob_chunks (sha256, n, data) VALUES ('b2', 1, x'0102'), ('b3', 0, x'010203')`,
 		} {
 			if _, err := raw.ExecContext(ctx, q); err != nil {
 				t.Fatalf("%s: %v", q, err)
@@ -94,6 +96,8 @@ func TestCheck(t *testing.T) {
 			"B: its latest revision " + fmt.Sprint(c.LatestID) + " belongs to page " + fmt.Sprint(c.ID),
 			": revision 500 belongs to page 77, which does not exist",
 			"C: revision 501 is by user id 99 (Ghost), which does not exist",
+			": blob b1 holds 0 bytes in its chunks, not its size, 5",
+			": blob b2 lacks a chunk: its 1 chunks are numbered up to 1",
 		}
 		if got := problems(); !slices.Equal(got, want) {
 			t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

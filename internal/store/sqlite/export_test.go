@@ -126,3 +126,10 @@ func RecentChangesPlan(ctx context.Context, db *DB, q wiki.ChangeQuery) ([]strin
 	query += store.ChangeFilters("c.", q, param) + ` ORDER BY c.id DESC LIMIT ` + param(50)
 	return Plan(ctx, db, query, args...)
 }
+
+// File queries, for their plans.
+const (
+	BlobChunksQuery      = blobChunksQuery
+	CurrentFilesQuery    = currentFilesQuery
+	FindFileVersionQuery = findFileVersionQuery
+)

@@ -323,7 +323,8 @@ func unindexPage(ctx context.Context, tx *wtx, pageID int64) error {
 // search entry (req.SearchText), recent change and the request's jobs. A page deleted earlier is created again on
 // its old row (its deleted revisions stay hidden until an undelete). An edit
 // whose text equals the latest revision's is a null edit: it refreshes the
-// links but stores no revision or change, and returns the latest revision.
+// links but stores no revision or change, and returns the latest revision;
+// with req.NullRevision it stores both as an edit does.
 func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResult, error) {
 	var res wiki.SaveResult
 	terms, text := searchTerms(req), encodeText(req.Text)
@@ -426,6 +427,9 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			for _, t := range req.Links.Templates {
 				linked[string(t)] = true
 			}
+			for _, t := range req.Links.Files {
+				linked[string(t)] = true
+			}
 			if entry.pageID != 0 {
 				entries = append(entries, entry)
 			}
@@ -524,7 +528,10 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 		if err := tx.QueryRowContext(ctx, `SELECT sha1 FROM revisions WHERE id = ?`, cur.LatestID).Scan(&sha); err != nil {
 			return wiki.SaveResult{}, searchEntry{}, err
 		}
-		if sha == text.sha1 {
+		// The same text is a null edit, unless the request asks for a
+		// revision anyway (an upload's, as a move's): that one goes on as
+		// any edit.
+		if sha == text.sha1 && !req.NullRevision {
 			if err := setLinks(cur.ID); err != nil {
 				return wiki.SaveResult{}, searchEntry{}, err
 			}
@@ -580,7 +587,8 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 
 // MovePage renames a live page. To may not name a live page (ErrExists).
 // A deleted page at To is absorbed: its hidden revisions join the moved
-// page (an undelete at To restores them into its history) and its row goes.
+// page (an undelete at To restores them into its history), and so do its
+// file versions, and its row goes.
 func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, error) {
 	var page wiki.Page
 	at := now(req.Time)
@@ -611,6 +619,10 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 				return wiki.ErrExists
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE revisions SET page_id = ? WHERE page_id = ?`, from.ID, to.ID); err != nil {
+				return err
+			}
+			// Its file versions too: deleting its row would drop them.
+			if _, err := tx.ExecContext(ctx, `UPDATE file_versions SET page_id = ? WHERE page_id = ?`, from.ID, to.ID); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, to.ID); err != nil {

@@ -382,6 +382,30 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("file reads are index ranges: a blob's chunks, a page's newest version, a version by content", func(t *testing.T) {
+		db := sqlitetest.Open(t)
+		for _, c := range []struct {
+			query string
+			args  []any
+			want  []string
+		}{
+			{sqlite.BlobChunksQuery, []any{"x", 0, 1}, []string{"SEARCH blob_chunks USING INDEX sqlite_autoindex_blob_chunks_1 (sha256=? AND n>? AND n<?)"}},
+			{sqlite.CurrentFilesQuery, []any{"[]"}, []string{"SEARCH v USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH file_versions USING COVERING INDEX file_versions_page (page_id=?)"}},
+			{sqlite.FindFileVersionQuery, []any{"x", "y"}, []string{"SEARCH v USING INDEX file_versions_sha (sha256=? AND page_id=?)"}},
+		} {
+			plan, err := sqlite.Plan(ctx, db, c.query, c.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := strings.Join(plan, "; ")
+			for _, w := range c.want {
+				if !strings.Contains(p, w) || strings.Contains(p, "TEMP B-TREE") {
+					t.Errorf("plan = %s, want %s", p, w)
+				}
+			}
+		}
+	})
+
 	t.Run("a fresh database passes the integrity check", func(t *testing.T) {
 		db := sqlitetest.Open(t)
 		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: "A", Text: "a", UserName: "U"}); err != nil {

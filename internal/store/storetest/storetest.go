@@ -30,6 +30,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"saving against a stale base is a conflict and changes nothing", testConflict},
 		{"creating a page that exists is ErrExists", testCreateExists},
 		{"saving unchanged text is a null edit", testNullEdit},
+		{"a null revision stores the latest text again as a revision and a change", testNullRevision},
 		{"a deleted page is hidden and can be undeleted", testDeleteUndelete},
 		{"a deleted page can be created again with its old history hidden", testRecreate},
 		{"moving a page renames it and can leave a redirect", testMove},
@@ -52,6 +53,13 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"revisions are found with their texts in one batch", testFindRevisions},
 		{"transclusions are listed and counted apart from links, and gate their jobs", testTransclusions},
 		{"dependents are listed by page ID from a cursor, each page once, live pages only", testDependents},
+		{"blobs are stored once per content and refused when the reader holds other bytes", testBlobs},
+		{"a blob of several chunks is read in ranges within, across and past its chunks", testBlobRanges},
+		{"an upload saves the File: page, its version and its log entry together: new, overwrite, revert", testUpload},
+		{"current files are the latest versions of live File: pages with an upload", testCurrentFiles},
+		{"file versions are listed newest first, found by content, kept by deletes and moves", testFileVersions},
+		{"the pages showing a file are listed by title and walked as dependents", testFileUsage},
+		{"thumbnails need their blobs and the first saved for a width stays", testThumbnails},
 		{"search finds English text with title matches first", testSearchEnglish},
 		{"search finds Korean, Chinese and Japanese text", testSearchCJK},
 		{"search never fails on query syntax", testSearchSyntax},
@@ -249,6 +257,40 @@ func testNullEdit(t *testing.T, s wiki.Store) {
 	}
 	if h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: first.Page.ID})); len(h) != 1 {
 		t.Fatalf("history has %d revisions", len(h))
+	}
+}
+
+func testNullRevision(t *testing.T, s wiki.Store) {
+	first := create(t, s, "Plain", "same text")
+	res := must[wiki.SaveResult](t)(s.SavePage(ctx, wiki.SaveRequest{Title: "Plain", Text: "same text", Summary: "touched",
+		UserID: 2, UserName: "Bob", BaseRevID: first.Revision.ID, NullRevision: true, Time: at(2)}))
+	if res.Unchanged || res.Created || res.Revision.ID == first.Revision.ID || res.Revision.ParentID != first.Revision.ID ||
+		res.Revision.Size != first.Revision.Size || res.Revision.ParentSize != first.Revision.Size || res.Page.LatestID != res.Revision.ID {
+		t.Fatalf("result = %+v", res)
+	}
+	if r := must[wiki.Revision](t)(s.FindRevision(ctx, res.Revision.ID)); r.Text != "same text" || r.Summary != "touched" || r.UserName != "Bob" {
+		t.Fatalf("revision = %+v", r)
+	}
+	rc := must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{}))
+	if len(rc) != 2 || rc[0].Kind != wiki.ChangeEdit || rc[0].RevID != res.Revision.ID || rc[0].Summary != "touched" || rc[0].Size != rc[0].OldSize {
+		t.Fatalf("recent changes = %+v", rc)
+	}
+	// Without it, the same text is a null edit still.
+	again := must[wiki.SaveResult](t)(s.SavePage(ctx, wiki.SaveRequest{Title: "Plain", Text: "same text", UserName: "Bob",
+		BaseRevID: res.Revision.ID, Time: at(3)}))
+	if !again.Unchanged || again.Revision.ID != res.Revision.ID {
+		t.Fatalf("null edit = %+v", again)
+	}
+	// An import asks for one as a save does.
+	imp := must[[]wiki.SaveResult](t)(s.ImportPages(ctx, []wiki.SaveRequest{
+		{Title: "Plain", Text: "same text", Summary: "imported", UserName: "Importer", NullRevision: true, Time: at(4)},
+		{Title: "Plain", Text: "same text", Summary: "no-op", UserName: "Importer", Time: at(4)},
+	}))
+	if imp[0].Unchanged || imp[0].Revision.ParentID != res.Revision.ID || !imp[1].Unchanged || imp[1].Revision.ID != imp[0].Revision.ID {
+		t.Fatalf("import = %+v", imp)
+	}
+	if n := len(must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: first.Page.ID}))); n != 3 {
+		t.Fatalf("%d revisions, want 3", n)
 	}
 }
 
