@@ -662,8 +662,12 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 			base = 0
 		}
 		var oldCats []wiki.CategoryLink
+		var oldFiles []wiki.Title
 		if exists {
 			if oldCats, err = e.store.PageCategories(ctx, cur.ID); err != nil {
+				return SaveOutcome{}, err
+			}
+			if oldFiles, err = e.store.PageFiles(ctx, cur.ID); err != nil {
 				return SaveOutcome{}, err
 			}
 		}
@@ -675,6 +679,8 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		// its sort key changed and, when it is created, its talk page or
 		// subject.
 		cats := changedCategories(oldCats, ed.Title, links)
+		// The pages of the files it started or stopped showing list it.
+		cats = append(cats, changedFiles(oldFiles, links.Files)...)
 		if base == 0 {
 			cats = withPair(cats, ed.Title)
 		}
@@ -959,6 +965,14 @@ func (e *Engine) Delete(ctx context.Context, t wiki.Title, reason string, ed Edi
 	if err != nil {
 		return err
 	}
+	files, err := e.store.PageFiles(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	cats = append(cats, files...) // their pages list it
+	if t.Namespace() == wiki.NSFile {
+		cats = append(cats, wiki.FileMediaTitle(t)) // its bytes are hidden
+	}
 	// The store drops the search entry in the transaction; the jobs only
 	// recolour the links to t, bring the pages transcluding it up to date
 	// and purge external caches. The pages of its categories list it.
@@ -990,6 +1004,9 @@ func (e *Engine) Undelete(ctx context.Context, t wiki.Title, reason string, ed E
 		}
 	}
 	also := withPair(append([]wiki.Title{purge.LogTitle}, cats...), t)
+	if t.Namespace() == wiki.NSFile {
+		also = append(also, wiki.FileMediaTitle(t)) // its bytes are shown again
+	}
 	jobs := e.changeJobs(t, true, true, also...)
 	jobs = append(jobs, e.purger.Outbox(ids, append([]wiki.Title{t}, also...)...)...)
 	p, err := e.store.UndeletePage(ctx, t, ed.UserID, ed.UserName, wiki.OneLine(reason, 500), e.now(), jobs...)

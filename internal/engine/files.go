@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -194,7 +195,7 @@ func (e *Engine) saveUpload(ctx context.Context, up Upload, v wiki.FileVersion, 
 	if !exists {
 		also = withPair(also, up.Title)
 	}
-	also = append(also, purge.LogTitle)
+	also = append(also, purge.LogTitle, wiki.FileMediaTitle(up.Title))
 	jobs := append(e.changeJobs(up.Title, !exists, false, also...), FileUsesJob(up.Title))
 	jobs = append(jobs, e.purger.Outbox(ids, append([]wiki.Title{up.Title}, also...)...)...)
 	res, saved, err := e.store.SaveFile(ctx, wiki.UploadRequest{
@@ -355,3 +356,20 @@ func (fs *thumbFlights) do(ctx context.Context, key thumbKey, fn func(context.Co
 // thumbBudget bounds the making of one thumbnail, waiting for a slot
 // included.
 const thumbBudget = 30 * time.Second
+
+// changedFiles returns the files in one of old and new but not in both:
+// the file pages whose lists of pages using them a save changes.
+func changedFiles(old, new []wiki.Title) []wiki.Title {
+	var out []wiki.Title
+	for _, t := range old {
+		if !slices.Contains(new, t) {
+			out = append(out, t)
+		}
+	}
+	for _, t := range new {
+		if !slices.Contains(old, t) && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/wikid/wikid/internal/httpx"
-	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -19,8 +18,8 @@ import (
 // names the content, so the answer never changes: it is kept a year by
 // browsers and caches ("immutable"), and the edge serves it as it serves
 // pages. What may change is whether it may be seen: the answers carry
-// the file page's tag, so that deleting the page purges them here, on the
-// other nodes and in the caches in front. On a wiki anonymous readers may
+// the tag of wiki.FileMediaTitle, so that deleting the file's page purges
+// them here, on the other nodes and in the caches in front. On a wiki anonymous readers may
 // not read, they are private (and never shared), and refused to readers
 // without the right.
 //
@@ -79,7 +78,7 @@ func (s *Server) media(w http.ResponseWriter, r *http.Request) {
 	// A range of a file is answered from the store, 206: the edge keeps
 	// and sends whole answers.
 	o := routeOpts{noEdge: len(r.Header["Range"]) > 0}
-	s.serve(w, withTags(r, target.version.Title), q, o, func(w http.ResponseWriter, r *http.Request) error {
+	s.serve(w, withTags(r, wiki.FileMediaTitle(target.version.Title)), q, o, func(w http.ResponseWriter, r *http.Request) error {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			return methodNotAllowed(w, "GET, HEAD")
 		}
@@ -140,7 +139,7 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request, target media
 	if target.deleted {
 		cache = httpx.NoStore // an administrator's look at a deleted file
 	}
-	resp := &httpx.Response{Cache: cache, Tags: []string{purge.TitleTag(v.Title)}, Header: http.Header{}}
+	resp := &httpx.Response{Cache: cache, Tags: tagsOf(r), Header: http.Header{}}
 	if target.width > 0 {
 		if !slices.Contains(wiki.ThumbWidths, target.width) {
 			if target.width > maxThumbWidth {
@@ -233,7 +232,7 @@ func (s *Server) filePath(w http.ResponseWriter, r *http.Request, arg string) er
 	if err != nil || t.Namespace() != wiki.NSFile {
 		return wiki.Errorf(wiki.KindInvalid, "%q is not a file name", sanitizeLine(arg))
 	}
-	addTag(r, t)
+	addTag(r, wiki.FileMediaTitle(t))
 	files, err := s.store.CurrentFiles(r.Context(), []wiki.Title{t})
 	if err != nil {
 		return err

@@ -35,6 +35,12 @@ func (v FileVersion) IsImage() bool { return strings.HasPrefix(v.MIME, "image/")
 // underscores for spaces, as URLs carry it.
 func (v FileVersion) Name() string { return FileName(v.Title) }
 
+// FileMediaTitle names, among the titles a change purges, the responses
+// that serve file t's bytes (its media URLs, Special:FilePath): an upload,
+// a deletion or an undeletion of t purges them, a page starting to show
+// t does not (that purges t's page, which lists the pages using it).
+func FileMediaTitle(t Title) Title { return Title("Special:FilePath/" + t.Name()) }
+
 // FileName is t's name without the namespace, spaces as underscores.
 func FileName(t Title) string { return strings.ReplaceAll(t.Name(), " ", "_") }
 

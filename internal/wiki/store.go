@@ -271,6 +271,9 @@ type PageStore interface {
 	PageCategories(ctx context.Context, pageID int64) ([]CategoryLink, error)
 	// PageTemplates returns the pages page pageID transcludes, by title.
 	PageTemplates(ctx context.Context, pageID int64) ([]Title, error)
+	// PageFiles returns the files page pageID shows or links as media
+	// (its file rows, LinkSet.Files), by title.
+	PageFiles(ctx context.Context, pageID int64) ([]Title, error)
 	// Search finds live pages by title and text in any language, title
 	// matches first, then by relevance; hits carry Source, not Snippet.
 	// Its cost is bounded by a backend's candidate limit, not by the

@@ -348,6 +348,11 @@ func (db *DB) PageTemplates(ctx context.Context, pageID int64) ([]wiki.Title, er
 	return db.pageTargets(ctx, pageID, "template")
 }
 
+// PageFiles returns the files page pageID shows, by title.
+func (db *DB) PageFiles(ctx context.Context, pageID int64) ([]wiki.Title, error) {
+	return db.pageTargets(ctx, pageID, "file")
+}
+
 // pageTargets returns the targets of page pageID's link rows of kind, by
 // title.
 func (db *DB) pageTargets(ctx context.Context, pageID int64, kind string) ([]wiki.Title, error) {

@@ -549,6 +549,10 @@ func testFileUsage(t *testing.T, s wiki.Store) {
 	if got := titles(must[[]wiki.Page](t)(s.FileUsage(ctx, "File:Dog.png", wiki.ListQuery{}))); got != "Alpha,Dogs" {
 		t.Errorf("pages showing File:Dog.png: %s", got)
 	}
+	alpha := must[wiki.Page](t)(s.FindPage(ctx, "Alpha"))
+	if fs := must[[]wiki.Title](t)(s.PageFiles(ctx, alpha.ID)); len(fs) != 2 || fs[0] != cat || fs[1] != "File:Dog.png" {
+		t.Errorf("the files Alpha shows: %v", fs)
+	}
 	if got := titles(must[[]wiki.Page](t)(s.Backlinks(ctx, cat, wiki.ListQuery{}))); got != "Linker" {
 		t.Errorf("backlinks of the file page: %s, want the wiki link only", got)
 	}
