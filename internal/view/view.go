@@ -172,7 +172,7 @@ func (v *Views) funcs() template.FuncMap {
 		"protectLogURL": func(t wiki.Title) string {
 			return "/wiki/Special:Log/protect?page=" + httpx.QueryEscape(t.Key())
 		},
-		"expiryText": ExpiryText,
+		"expiryText":  ExpiryText,
 		"queryEscape": httpx.QueryEscape,
 		// mark emits an HTML comment (html/template drops literal ones):
 		// the markers around per-user parts that the splice path finds.
