@@ -194,7 +194,8 @@ func (r nodeRenderer) renderImage(w util.BufWriter, source []byte, node ast.Node
 	}
 	_, _ = w.WriteString("<img")
 	if src != "" {
-		if u, ok := cleanURL(src); ok {
+		// The policy judges the URL as cleaned: "/#" becomes "/".
+		if u, ok := cleanURL(src); ok && imageSrc.MatchString(u) {
 			_, _ = w.WriteString(` src="`)
 			canonEscapeString(w, u)
 			_ = w.WriteByte('"')
