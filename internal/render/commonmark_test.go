@@ -29,8 +29,8 @@ func TestHardLineBreakDropsTheSpacesBeforeIt(t *testing.T) {
 
 func TestALinkedImageDoesNotNestLinks(t *testing.T) {
 	tests := []struct{ name, src, want string }{
-		{"a wiki file's image stays an image", "[![moon](moon.jpg)](/uri)",
-			`<p><a href="/uri"><img src="/wiki/Special:FilePath/Moon.jpg" alt="moon"></a></p>` + "\n"},
+		{"a missing wiki file's image is its alt text", "[![moon](moon.jpg)](/uri)",
+			`<p><a href="/uri">moon</a></p>` + "\n"},
 		{"an image from another site", "[![moon](https://example.org/moon.jpg)](https://example.org/)",
 			`<p><a href="https://example.org/" class="external" rel="nofollow noopener">moon</a></p>` + "\n"},
 		{"a reference link", "[![moon](https://example.org/moon.jpg)][ref]\n\n[ref]: /uri\n",

@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -159,8 +160,9 @@ var blockTags = map[string]bool{
 //     written instead of losing it or running it; images not stored on the
 //     wiki become links to them, so that a reader's browser never contacts
 //     another site (inside a link, their alt text alone: links do not
-//     nest); an image at a relative path names a file of the wiki and is
-//     requested from Special:FilePath (fileImageSrc), on the wiki's origin.
+//     nest); an image at a relative path names a file of the wiki
+//     (fileImageTitle), which these renders have none of: a link to upload
+//     it, labelled with its alt text or its title.
 //  2. The sanitizer's policy is applied (Sanitize): the allowed attributes
 //     of each element, URLs with the schemes http, https and mailto only,
 //     no comments, processing instructions or declarations (a reader never
@@ -347,12 +349,27 @@ func applyPolicy(s string) string {
 			if src == "" || imageSrc.MatchString(src) {
 				break
 			}
-			if file, ok := fileImageSrc([]byte(src), wiki.TitleRules{}); ok {
-				out.WriteString(`<img src="` + html.EscapeString(file) + `" alt="` + html.EscapeString(alt) + `"`)
-				if hasTitle {
-					out.WriteString(` title="` + html.EscapeString(title) + `"`)
+			if file, ok := fileImageTitle([]byte(src), wiki.TitleRules{}); ok {
+				if file == "" { // a path that names no file: no source
+					out.WriteString(`<img alt="` + html.EscapeString(alt) + `"`)
+					if hasTitle {
+						out.WriteString(` title="` + html.EscapeString(title) + `"`)
+					}
+					out.WriteString(">")
+					continue
 				}
-				out.WriteString(">")
+				// No file exists in these renders: a link to upload it,
+				// or inside a link its text alone.
+				label := alt
+				if label == "" {
+					label = string(file)
+				}
+				if links > 0 {
+					out.WriteString(html.EscapeString(label))
+					continue
+				}
+				out.WriteString(`<a href="/wiki/Special:Upload?wpDestFile=` + html.EscapeString(url.QueryEscape(wiki.FileName(file))) +
+					`" title="` + html.EscapeString(string(file)) + ` (upload it)">` + html.EscapeString(label) + "</a>")
 				continue
 			}
 			label := alt

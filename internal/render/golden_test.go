@@ -18,7 +18,7 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/*.html from the current output")
 
 // TestGolden renders testdata/*.md with pages "Main Page", "Foo" and "서울"
-// existing and compares with testdata/*.html.
+// existing, and testFiles' files, and compares with testdata/*.html.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.md")
 	if err != nil || len(files) == 0 {
@@ -32,7 +32,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := mustRender(t, string(src), ex.fn)
+			res := mustRenderFiles(t, string(src), ex.fn, testFiles())
 			got := goldenText(res)
 			out := strings.TrimSuffix(in, ".md") + ".html"
 			if *update {
@@ -61,6 +61,9 @@ func goldenText(res Result) string {
 	}
 	fmt.Fprintf(&b, "<!-- links: %q categories: %q redirect: %q macros: %q -->\n",
 		res.Links.Links, res.Links.Categories, res.Links.Redirect, res.Macros)
+	if len(res.Links.Files) > 0 {
+		fmt.Fprintf(&b, "<!-- files: %q -->\n", res.Links.Files)
+	}
 	return b.String()
 }
 
@@ -101,14 +104,19 @@ func TestHostileInputs(t *testing.T) {
 		{"a table of piped wiki links", "| a | b |\n|---|---|\n" + strings.Repeat("| [[a|b]] | [[c\\|d]] |\n", 50000)},
 		{"100k [[ in a table", "| a | b |\n|---|---|\n|" + strings.Repeat("[[", 100000) + "|x|\n"},
 		{"100k [[a| in a table", "| a | b |\n|---|---|\n|" + strings.Repeat("[[a|", 100000) + "]]|x|\n"},
+		{"100k unclosed [[File:", strings.Repeat("[[File:a|", 100000)},
+		{"100k unclosed [[File: with closed links", strings.Repeat("[[File:a|[[b]] ", 100000)},
+		{"100k embeds", strings.Repeat("[[File:a.png|thumb|x]] ", 100000)},
+		{"50k embeds in a table", "| a | b |\n|---|---|\n" + strings.Repeat("| [[File:a|thumb|[[b|c]] d]] | [[File:a|[[e]]|x |\n", 50000)},
+		{"100k Markdown images of files", strings.Repeat("![a](a.png)", 100000)},
 	}
 	r := New()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Now()
-			res, err := r.Render(context.Background(), tt.src, func(_ context.Context, ts []wiki.Title) (map[wiki.Title]bool, error) {
+			res, err := r.RenderWith(context.Background(), tt.src, func(_ context.Context, ts []wiki.Title) (map[wiki.Title]bool, error) {
 				return nil, nil
-			})
+			}, Options{Files: everyFile})
 			took := time.Since(start)
 			if err != nil {
 				t.Fatal(err)
@@ -173,6 +181,9 @@ func FuzzRender(f *testing.F) {
 		"A[^1] [^1] ![^n]\n\n[^1]: *n* [[a]]\n[^n]: ```go\n    x\n    ```", "```go\nx := \"<a>\" // '&'\r\n```", "```{.python}\nx\n```",
 		"t\n: d\n: e\n\n: > f", "| [[a|b]] | c |\n|-|-|\n| [[d|e]] | `[[f|g]]` |", "![x](./a.png) ![y](File:b.png) ![z](../c.png) ![w](a%00.png)",
 		"# _fn-1\n# A\n# A\n[[#A__2]]", "```html\n<script>x</script>\x00\n```",
+		"[[File:a.png|thumb|left|200x100px|upright=0.5|alt=x\"y|link=https://e.x/?a&b|Cap [[B|c]] <i>]]\n[[File:b.svg|frame]]",
+		"x [[File:c.gif|thumb|[[d]]]] [[Media:e.pdf|f]] [[:File:g.png]] ![h](File:i.png \"t\") [![j](k.png)](/l)",
+		"- [[File:a.png|thumb|a]]\n| [[File:b.png|thumb|x [[c|d]] e]] | f |\n|-|-|\n[[File:a.png|link=javascript:x]] [[File:a\"b&'.png|border|x5px]]",
 	}
 	files, _ := filepath.Glob("testdata/*.md")
 	for _, in := range files {
@@ -201,13 +212,13 @@ func FuzzRender(f *testing.F) {
 		alloc0 := allocs[0].Value.Uint64()
 		now, done := cpuClock()
 		start := now()
-		res, err := r.Render(context.Background(), src, func(_ context.Context, ts []wiki.Title) (map[wiki.Title]bool, error) {
+		res, err := r.RenderWith(context.Background(), src, func(_ context.Context, ts []wiki.Title) (map[wiki.Title]bool, error) {
 			m := map[wiki.Title]bool{}
 			for i, t := range ts {
 				m[t] = i%2 == 0
 			}
 			return m, nil
-		})
+		}, Options{Files: someFiles})
 		took := now() - start
 		done()
 		metrics.Read(allocs)
@@ -240,6 +251,24 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("Links and Render disagree: %v vs %v", ls, res.Links)
 		}
 	})
+}
+
+// someFiles is an Options.Files for fuzzing: of the files asked, one in
+// four is missing, the others are of each kind in turn.
+func someFiles(_ context.Context, ts []wiki.Title) (map[wiki.Title]wiki.FileVersion, error) {
+	kinds := []struct {
+		mime string
+		w, h int
+	}{{"image/png", 640, 480}, {"image/svg+xml", 100, 0}, {"application/pdf", 0, 0}, {"image/jpeg", 9000, 9000}, {"image/gif", 7, 3000}}
+	m := map[wiki.Title]wiki.FileVersion{}
+	for i, t := range ts {
+		if i%4 == 3 {
+			continue
+		}
+		k := kinds[i%len(kinds)]
+		m[t] = wiki.FileVersion{Title: t, SHA256: strings.Repeat("0f", 32), MIME: k.mime, Width: k.w, Height: k.h}
+	}
+	return m, nil
 }
 
 // benchDocument builds an article with headings, lists, a table, code and

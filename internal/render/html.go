@@ -19,7 +19,7 @@ import (
 // node by node, no form inputs). Everything is written as the policy would
 // leave it (canon.go). It keeps no state: everything a node needs was
 // stored on it by walker before rendering, but for the wiki's title rules,
-// by which macro prefixes and image files name titles.
+// by which macro prefixes name titles.
 type nodeRenderer struct{ rules wiki.TitleRules }
 
 func (r nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
@@ -41,6 +41,8 @@ func (r nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 		}
 		return ast.WalkSkipChildren, nil
 	})
+	reg.Register(kindFileEmbed, renderFileEmbed)
+	reg.Register(kindFileBlock, renderFileBlock)
 	reg.Register(ast.KindHeading, renderHeading)
 	reg.Register(ast.KindLink, renderLink)
 	reg.Register(ast.KindAutoLink, renderAutoLink)
@@ -147,7 +149,8 @@ func renderAutoLink(w util.BufWriter, source []byte, node ast.Node, entering boo
 }
 
 // imageSrc is the policy's rule for img src, before the URL check: a path
-// on the wiki itself (a relative path names a file: fileImageSrc). Images from other sites are not embedded (as with
+// on the wiki itself (a relative path names a file: fileImageTitle, and
+// is shown from its media URL, file.go). Images from other sites are not embedded (as with
 // MediaWiki's default $wgAllowExternalImages = false): a reader's browser
 // then never contacts a third party, which would leak who reads what and
 // let anyone change what a page shows. They render as links instead.
@@ -159,8 +162,12 @@ func (r nodeRenderer) renderImage(w util.BufWriter, source []byte, node ast.Node
 	}
 	n := node.(*ast.Image)
 	src := ""
-	if file, ok := fileImageSrc(n.Destination, r.rules); ok {
-		src = file
+	if ref := imageFileRef(n); ref != nil {
+		if ref.title != "" {
+			renderFileImage(w, source, n, ref)
+			return ast.WalkSkipChildren, nil
+		}
+		// A path that names no file: no source.
 	} else if !html.IsDangerousURL(n.Destination) {
 		src = string(util.URLEscape(n.Destination, true))
 	}
@@ -194,7 +201,8 @@ func (r nodeRenderer) renderImage(w util.BufWriter, source []byte, node ast.Node
 	}
 	_, _ = w.WriteString("<img")
 	if src != "" {
-		if u, ok := cleanURL(src); ok {
+		// The policy judges the URL as cleaned: "/#" becomes "/".
+		if u, ok := cleanURL(src); ok && imageSrc.MatchString(u) {
 			_, _ = w.WriteString(` src="`)
 			canonEscapeString(w, u)
 			_ = w.WriteByte('"')

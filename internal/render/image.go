@@ -7,22 +7,16 @@ import (
 	"github.com/wikid/wikid/internal/wiki"
 )
 
-// filePathURL is where the wiki serves the file named after it, MediaWiki's
-// Special:FilePath: an image's URL that depends on nothing but the file's
-// name, on the wiki's own origin (the CSP allows images from 'self' only).
-const filePathURL = "/wiki/Special:FilePath/"
-
-// fileImageSrc resolves the destination of a Markdown image that names a
+// fileImageTitle resolves the destination of a Markdown image that names a
 // file of this wiki: a relative path ("Diagram.png", "./img/a.png") or a
-// wiki-style "File:Diagram.png" (or "Image:…"). The image is requested from
-// Special:FilePath, whatever page shows it. The path loses "./" and
-// anything after '?' or '#', and its name is normalized as a title is
-// by rules (underscores as spaces, the first letter upper case unless
-// capital_links is off); a path that climbs out ("../a.png") or could not
-// be a title names no file and gets no source. ok is false for a
-// destination that names no file of the wiki: an absolute path, a URL,
-// empty.
-func fileImageSrc(dest []byte, rules wiki.TitleRules) (src string, ok bool) {
+// wiki-style "File:Diagram.png" (or "Image:…"), to the file's title. The
+// path loses "./" and anything after '?' or '#', and its name is
+// normalized as a title is by rules (underscores as spaces, the first
+// letter upper case unless capital_links is off); a path that climbs out
+// ("../a.png") or could not be a title names no file: t is empty. ok is
+// false for a destination that names no file of the wiki: an absolute
+// path, a URL, empty.
+func fileImageTitle(dest []byte, rules wiki.TitleRules) (t wiki.Title, ok bool) {
 	for _, prefix := range []string{"file:", "image:"} {
 		if hasPrefixFold(dest, prefix) && len(dest) > len(prefix) && dest[len(prefix)] != '/' {
 			dest = dest[len(prefix):]
@@ -49,9 +43,9 @@ func fileImageSrc(dest []byte, rules wiki.TitleRules) (src string, ok bool) {
 		}
 	}
 	// The prefix keeps a name such as "Help:x.png" out of the namespaces.
-	t, err := rules.Parse("File:" + p)
-	if err != nil {
+	t, err = rules.Parse("File:" + p)
+	if err != nil || t.Namespace() != wiki.NSFile {
 		return "", true
 	}
-	return filePathURL + wiki.EscapeKey(strings.ReplaceAll(t.Name(), " ", "_")), true
+	return t, true
 }

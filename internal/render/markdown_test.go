@@ -349,16 +349,19 @@ func TestHighlightBudgets(t *testing.T) {
 }
 
 func TestImages(t *testing.T) {
-	for _, tt := range []struct{ dest, src string }{
-		{"Diagram.png", "/wiki/Special:FilePath/Diagram.png"},
-		{"diagram.png", "/wiki/Special:FilePath/Diagram.png"},
-		{"./a/b.png", "/wiki/Special:FilePath/A/b.png"},
-		{"././a.png", "/wiki/Special:FilePath/A.png"},
-		{"my%20file_name.png?w=1#x", "/wiki/Special:FilePath/My_file_name.png"},
-		{"File:Diagram.png", "/wiki/Special:FilePath/Diagram.png"},
-		{"image:ü.png", "/wiki/Special:FilePath/%C3%9C.png"},
-		{"서울.png", "/wiki/Special:FilePath/%EC%84%9C%EC%9A%B8.png"},
-		{`a\b.png`, "/wiki/Special:FilePath/A%5Cb.png"},
+	for _, tt := range []struct {
+		dest string
+		want wiki.Title
+	}{
+		{"Diagram.png", "File:Diagram.png"},
+		{"diagram.png", "File:Diagram.png"},
+		{"./a/b.png", "File:A/b.png"},
+		{"././a.png", "File:A.png"},
+		{"my%20file_name.png?w=1#x", "File:My file name.png"},
+		{"File:Diagram.png", "File:Diagram.png"},
+		{"image:ü.png", "File:Ü.png"},
+		{"서울.png", "File:서울.png"},
+		{`a\b.png`, `File:A\b.png`},
 		{"../up.png", ""},
 		{"a/../../up.png", ""},
 		{"a//b.png", ""},
@@ -366,19 +369,20 @@ func TestImages(t *testing.T) {
 		{"%zz.png", ""},
 		{"#frag", ""},
 	} {
-		src, ok := fileImageSrc([]byte(tt.dest), wiki.TitleRules{})
-		if !ok || src != tt.src {
-			t.Errorf("fileImageSrc(%q) = %q, %v; want %q", tt.dest, src, ok, tt.src)
+		got, ok := fileImageTitle([]byte(tt.dest), wiki.TitleRules{})
+		if !ok || got != tt.want {
+			t.Errorf("fileImageTitle(%q) = %q, %v; want %q", tt.dest, got, ok, tt.want)
 		}
 	}
 	for _, dest := range []string{"", "/static/a.png", "https://example.org/a.png", "//x.test/a.png", "javascript:alert(1)", "file:///etc/passwd", "\\\\host\\a.png"} {
-		if src, ok := fileImageSrc([]byte(dest), wiki.TitleRules{}); ok {
-			t.Errorf("fileImageSrc(%q) = %q, names a file of the wiki", dest, src)
+		if got, ok := fileImageTitle([]byte(dest), wiki.TitleRules{}); ok {
+			t.Errorf("fileImageTitle(%q) = %q, names a file of the wiki", dest, got)
 		}
 	}
 	runHTMLCases(t, []htmlCase{
-		{"a relative image is a file of the wiki, on its own origin", "![A diagram](Diagram.png \"Title\") ![x](./img/a.png)",
-			[]string{`<img src="/wiki/Special:FilePath/Diagram.png" alt="A diagram" title="Title">`, `<img src="/wiki/Special:FilePath/Img/a.png" alt="x">`}, nil},
+		{"a relative image is a file of the wiki: without files, a link to upload it", "![A diagram](Diagram.png \"Title\") ![](./img/a.png)",
+			[]string{`<a href="/wiki/Special:Upload?wpDestFile=Diagram.png" class="new" title="File:Diagram.png (upload it)">A diagram</a>`,
+				`<a href="/wiki/Special:Upload?wpDestFile=Img%2Fa.png" class="new" title="File:Img/a.png (upload it)">File:Img/a.png</a>`}, []string{"<img"}},
 		{"a path out of the wiki's files has no source", "![up](../up.png)",
 			[]string{`<img alt="up">`}, []string{"src="}},
 		{"images from other sites are still links", "![logo](https://example.org/logo.png)",

@@ -25,7 +25,7 @@ import (
 
 // Version changes whenever the HTML output for the same source changes;
 // it is part of render cache keys (through Renderer.Version).
-const Version = 10
+const Version = 11
 
 // caseSensitiveVersion marks the Version of a renderer whose links keep the
 // first letter of titles as written (capital_links false): the same source
@@ -44,7 +44,7 @@ type Heading struct {
 type Result struct {
 	HTML   string // sanitized body HTML: a fixpoint of Sanitize
 	TOC    []Heading
-	Links  wiki.LinkSet // links (deduplicated, no fragments, no Special: or same-page), categories, redirect
+	Links  wiki.LinkSet // links (deduplicated, no fragments, no Special: or same-page), categories, redirect, files
 	Macros []string     // dynamic macros used, in order of first use: "recentchanges", "pagecount", "allpages"
 	// TimedOut is set when the render ran out of time (WithTimeout): HTML
 	// is then the source as plain text under a notice, and Links holds the
@@ -179,6 +179,13 @@ type Options struct {
 	// with a mark get links (the others came from templates), numbered
 	// by their marks.
 	SectionMark string
+	// Files looks up the files the page shows or links to as media: the
+	// render calls it at most once, with every distinct "File:" title the
+	// page embeds ([[File:X]], ![…](File:X)) or links as media
+	// ([[Media:X]]), whether they exist or not. A title missing from its
+	// map is a missing file. Files nil: every file is missing, shown as a
+	// red link to upload it.
+	Files func(ctx context.Context, titles []wiki.Title) (map[wiki.Title]wiki.FileVersion, error)
 }
 
 // RenderWith is Render with options.
@@ -214,6 +221,26 @@ func (r *Renderer) RenderWith(ctx context.Context, src string, exists Exists, o 
 	} else {
 		for _, l := range w.links {
 			l.Exists = true
+		}
+	}
+	if len(w.files) > 0 && o.Files != nil {
+		found, err := o.Files(ctx, w.files)
+		if err != nil {
+			return Result{}, fmt.Errorf("render: look up files: %w", err)
+		}
+		versions := make(map[wiki.Title]*wiki.FileVersion, len(found))
+		for _, ref := range w.fileRefs {
+			v, ok := versions[ref.title]
+			if !ok {
+				if fv, ok := found[ref.title]; ok {
+					if fv.Title == "" {
+						fv.Title = ref.title // its URLs are named after it
+					}
+					v = &fv
+				}
+				versions[ref.title] = v
+			}
+			ref.version = v
 		}
 	}
 	// Start tags are computed once per distinct link.
@@ -286,13 +313,40 @@ func (r *Renderer) parse(src string, b *budget) ([]byte, ast.Node, wiki.LinkSet)
 	ls := wiki.LinkSet{Redirect: redirect}
 	seenLink := map[wiki.Title]bool{}
 	seenCat := map[wiki.Title]bool{}
-	if redirect != "" && !redirect.IsSpecial() {
-		ls.Links = append(ls.Links, redirect)
-		seenLink[redirect] = true
+	seenFile := map[wiki.Title]bool{}
+	link := func(t wiki.Title) {
+		if t != "" && !t.IsSpecial() && !seenLink[t] {
+			seenLink[t] = true
+			ls.Links = append(ls.Links, t)
+		}
 	}
+	file := func(t wiki.Title) {
+		if t != "" && !seenFile[t] {
+			seenFile[t] = true
+			ls.Files = append(ls.Files, t)
+		}
+	}
+	link(redirect)
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *fileEmbed:
+			file(n.ref.title)
+			if n.opts.link == linkPage {
+				link(n.opts.linkTitle)
+			}
+			return ast.WalkContinue, nil
+		case *ast.Image:
+			if t, ok := fileImageTitle(n.Destination, r.rules); ok {
+				n.SetAttributeString(fileRefAttr, &fileRef{title: t})
+				file(t)
+			}
+			return ast.WalkContinue, nil
+		}
 		l, ok := n.(*wikiLink)
-		if !entering || !ok || l.Invalid || l.Target == "" {
+		if !ok || l.Invalid || l.Target == "" {
 			return ast.WalkContinue, nil
 		}
 		switch {
@@ -308,11 +362,8 @@ func (r *Renderer) parse(src string, b *budget) ([]byte, ast.Node, wiki.LinkSet)
 				}
 				ls.SortKeys[l.Target] = l.SortKey
 			}
-		case !l.Target.IsSpecial():
-			if !seenLink[l.Target] {
-				seenLink[l.Target] = true
-				ls.Links = append(ls.Links, l.Target)
-			}
+		default:
+			link(l.Target)
 		}
 		return ast.WalkContinue, nil
 	})
@@ -320,8 +371,9 @@ func (r *Renderer) parse(src string, b *budget) ([]byte, ast.Node, wiki.LinkSet)
 }
 
 // walker annotates the parsed document before rendering: heading ids, the
-// TOC, task list classes, macros, paragraphs that render to nothing,
-// highlighted code, and the link targets whose existence must be looked up.
+// TOC, task list classes, macros, paragraphs that render to nothing or
+// hold only files, highlighted code, and the link targets whose existence
+// and the files whose versions must be looked up.
 type walker struct {
 	budget  *budget
 	source  []byte
@@ -332,6 +384,9 @@ type walker struct {
 	anchors []*wikiLink // links to other pages and same-page links
 	targets []wiki.Title
 	macros  []string
+	// files are the distinct titles of fileRefs, the files shown.
+	files    []wiki.Title
+	fileRefs []*fileRef
 	// editPage and mark are Options.EditPage and SectionMark; sections
 	// counts the top-level headings seen (unmarked source) and marked the
 	// section numbers linked already (a template may repeat a marked
@@ -344,7 +399,15 @@ type walker struct {
 
 func (w *walker) walk(doc ast.Node) {
 	seen := map[wiki.Title]bool{}
-	var drop, lift []*ast.Paragraph
+	seenFile := map[wiki.Title]bool{}
+	addFile := func(ref *fileRef) {
+		w.fileRefs = append(w.fileRefs, ref)
+		if !seenFile[ref.title] {
+			seenFile[ref.title] = true
+			w.files = append(w.files, ref.title)
+		}
+	}
+	var drop, lift, files []*ast.Paragraph
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
@@ -368,6 +431,19 @@ func (w *walker) walk(doc ast.Node) {
 				drop = append(drop, n)
 			case paraBlockMacro:
 				lift = append(lift, n)
+			case paraFiles:
+				files = append(files, n)
+				markBlockFiles(n)
+			}
+		case *ast.TextBlock: // a tight list item's text: no <p> to leave
+			if paragraphKind(n, w.source) == paraFiles {
+				markBlockFiles(n)
+			}
+		case *fileEmbed:
+			addFile(&n.ref)
+		case *ast.Image:
+			if ref := imageFileRef(n); ref != nil && ref.title != "" {
+				addFile(ref)
 			}
 		case *ast.FencedCodeBlock:
 			w.highlight(n)
@@ -402,6 +478,25 @@ func (w *walker) walk(doc ast.Node) {
 	}
 	for _, p := range lift {
 		p.Parent().ReplaceChild(p.Parent(), p, &macroBlock{spec: firstMacro(p).spec})
+	}
+	for _, p := range files {
+		b := &fileBlock{}
+		for c := p.FirstChild(); c != nil; {
+			next := c.NextSibling()
+			b.AppendChild(b, c)
+			c = next
+		}
+		p.Parent().ReplaceChild(p.Parent(), p, b)
+	}
+}
+
+// markBlockFiles marks the file embeds of p, a paragraph of embeds only,
+// as standing apart from any text.
+func markBlockFiles(p ast.Node) {
+	for c := p.FirstChild(); c != nil; c = c.NextSibling() {
+		if e, ok := c.(*fileEmbed); ok {
+			e.block = true
+		}
 	}
 }
 

@@ -265,8 +265,16 @@ func checkSafeHTML(tb testing.TB, s string) {
 		}
 		for _, a := range tok.Attr {
 			switch {
-			case strings.HasPrefix(a.Key, "on"), a.Key == "style", a.Key == "srcset", a.Key == "formaction":
+			case strings.HasPrefix(a.Key, "on"), a.Key == "style", a.Key == "formaction":
 				tb.Errorf("forbidden attribute %s=%q in:\n%s", a.Key, a.Val, s)
+			case a.Key == "srcset":
+				// The wiki's own media only: each candidate a path under /media/.
+				for _, c := range strings.Split(a.Val, ",") {
+					u, _, _ := strings.Cut(strings.TrimSpace(c), " ")
+					if tok.Data != "img" || !strings.HasPrefix(u, "/media/") || strings.HasPrefix(u, "//") {
+						tb.Errorf("srcset candidate %q outside the wiki's media in:\n%s", u, s)
+					}
+				}
 			case a.Key == "href" || a.Key == "src":
 				u, err := url.Parse(a.Val)
 				if err != nil || (u.Scheme != "" && !slices.Contains(allowedSchemes, strings.ToLower(u.Scheme))) {
@@ -506,13 +514,16 @@ func TestCaseSensitiveTitleRules(t *testing.T) {
 	if !slices.Equal(res.Links.Links, wantLinks) || !slices.Equal(res.Links.Categories, []wiki.Title{"Category:fruit"}) {
 		t.Errorf("links %q, categories %q; want %q and [Category:fruit]", res.Links.Links, res.Links.Categories, wantLinks)
 	}
+	if want := []wiki.Title{"File:pear.png", "File:plum.png"}; !slices.Equal(res.Links.Files, want) {
+		t.Errorf("files %q, want %q", res.Links.Files, want)
+	}
 	for _, want := range []string{
 		`<a href="/wiki/apple" title="apple">apple</a>`,
 		`<a href="/wiki/Apple?action=edit&amp;redlink=1" class="new" title="Apple (page does not exist)">Apple</a>`,
 		`<a href="/wiki/apple_pie?action=edit&amp;redlink=1"`,
 		`<a href="/wiki/User:Bob?action=edit&amp;redlink=1"`,
-		`<img src="/wiki/Special:FilePath/pear.png" alt="a pear">`,
-		`<img src="/wiki/Special:FilePath/plum.png" alt="a plum">`,
+		`<a href="/wiki/Special:Upload?wpDestFile=pear.png" class="new" title="File:pear.png (upload it)">a pear</a>`,
+		`<a href="/wiki/Special:Upload?wpDestFile=plum.png" class="new" title="File:plum.png (upload it)">a plum</a>`,
 		`href="/wiki/Special:AllPages?prefix=apple"`,
 	} {
 		if !strings.Contains(res.HTML, want) {

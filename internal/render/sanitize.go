@@ -47,6 +47,17 @@ var authorElements = func() map[string]bool {
 	return m
 }()
 
+// linkClass is a class of the wiki's own links: red links, links out,
+// heading anchors, links around images, Media: links, and links to files
+// that cannot be shown as pictures (file.go's whyClass).
+const linkClass = `(?:new|external|anchor|image|internal|file-not-image|file-too-large|file-unsupported)`
+
+// mediaSrcset is the policy's rule for img srcset: the wiki's own media
+// URLs (wiki.ThumbURL, wiki.OriginalURL: a SHA-256 and a name escaped by
+// url.PathEscape, so without '/', ',' or white space) for 1.5 and then 2
+// times the density, as imageSources writes them.
+var mediaSrcset = regexp.MustCompile(`^/media/[0-9a-f]{64}/[A-Za-z0-9._~$&+:=@%-]+ 1\.5x(?:, /media/[0-9a-f]{64}/[A-Za-z0-9._~$&+:=@%-]+ 2x)?$`)
+
 func newPolicy() *bluemonday.Policy {
 	p := bluemonday.NewPolicy()
 	p.AllowURLSchemes("http", "https", "mailto")
@@ -59,7 +70,7 @@ func newPolicy() *bluemonday.Policy {
 
 	p.AllowAttrs("href").OnElements("a")
 	p.AllowAttrs("title").OnElements("a", "img", "abbr", "dfn")
-	p.AllowAttrs("class").Matching(regexp.MustCompile(`^(?:new|external|anchor)(?: (?:new|external|anchor))*$`)).OnElements("a")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^` + linkClass + `(?: ` + linkClass + `)*$`)).OnElements("a")
 	p.AllowAttrs("rel").Matching(regexp.MustCompile(`^(?:nofollow|noopener|noreferrer)(?: (?:nofollow|noopener|noreferrer))*$`)).OnElements("a")
 	p.AllowAttrs("aria-hidden").Matching(regexp.MustCompile(`^true$`)).OnElements("a", "span")
 
@@ -67,6 +78,15 @@ func newPolicy() *bluemonday.Policy {
 	p.AllowAttrs("alt").OnElements("img")
 	p.AllowAttrs("width", "height").Matching(bluemonday.NumberOrPercent).OnElements("img")
 	p.AllowElements("img")
+	// Files shown in pages (file.go): thumbnails for denser screens from
+	// the wiki's own media URLs only, loaded when scrolled to, and the
+	// classes that place them.
+	p.AllowAttrs("srcset").Matching(mediaSrcset).OnElements("img")
+	p.AllowAttrs("loading").Matching(regexp.MustCompile(`^lazy$`)).OnElements("img")
+	p.AllowAttrs("decoding").Matching(regexp.MustCompile(`^async$`)).OnElements("img")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^thumbborder$`)).OnElements("img")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^thumb t(?:left|right|center|none)$`)).OnElements("figure")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^(?:thumb t(?:left|right|center|none)|thumbcaption|image-(?:left|right|center))$`)).OnElements("span")
 
 	p.AllowAttrs("id").Matching(regexp.MustCompile(`^\S{1,256}$`)).OnElements("h1", "h2", "h3", "h4", "h5", "h6")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^toc$`)).OnElements("nav")

@@ -44,23 +44,39 @@ func (t wikiLinkCells) Transform(node *ast.Paragraph, reader text.Reader, pc par
 
 // wikiLinkPipes calls mask with the offset of every unescaped pipe inside a
 // [[…]] of line that the wiki link parser could take as a link: from the
-// last "[[" before a "]]", at most maxWikiLink bytes apart. It runs in one
-// pass, so a line of many "[[" costs linear time.
+// last "[[" before a "]]", at most maxWikiLink bytes apart, or from a
+// [[File:…]] whose caption holds links, at most maxFileEmbed bytes apart
+// (enclosedNested). It runs in one pass, so a line of many "[[" costs
+// linear time.
 func wikiLinkPipes(line []byte, mask func(int)) {
-	open := -1
+	open, outer := -1, -1 // the last "[["; the file embed around it
 	for i := 0; i+1 < len(line); i++ {
 		switch {
 		case line[i] == '[' && line[i+1] == '[':
+			switch {
+			case outer >= 0 && open != outer:
+				outer = -1 // a link in a caption's link: no embed
+			case open >= 0 && outer < 0 && hasFilePrefix(line[open:]):
+				outer = open
+			}
 			open = i
 		case line[i] == ']' && line[i+1] == ']' && open >= 0:
-			if i-open <= maxWikiLink {
+			limit := maxWikiLink
+			if open == outer || outer < 0 && hasFilePrefix(line[open:]) {
+				limit = maxFileEmbed
+			}
+			if i-open <= limit {
 				for j := open + 2; j < i; j++ {
 					if line[j] == '|' && line[j-1] != '\\' {
 						mask(j)
 					}
 				}
 			}
-			open = -1
+			if outer >= 0 && open != outer {
+				open = outer // back in the caption
+			} else {
+				open, outer = -1, -1
+			}
 			i++
 		}
 	}

@@ -46,6 +46,12 @@ func appendText(b *strings.Builder, n ast.Node, source []byte) {
 				b.WriteString(c.Label)
 			}
 		case *macro:
+		case *fileEmbed:
+			if c.media {
+				b.WriteString(c.label)
+			} else {
+				appendText(b, c, source) // the caption
+			}
 		default:
 			appendText(b, c, source)
 		}
@@ -133,15 +139,27 @@ const (
 	paraNormal     paraKind = iota
 	paraEmpty               // only categories and white space: render nothing
 	paraBlockMacro          // one block macro and white space: render the macro as a <div>
+	// paraFiles: file embeds (one at least a thumbnail or floated),
+	// categories and white space: render the embeds without a <p>, which
+	// may not hold a <figure>.
+	paraFiles
 )
 
-func paragraphKind(p *ast.Paragraph, source []byte) paraKind {
-	macros, other := 0, false
+func paragraphKind(p ast.Node, source []byte) paraKind {
+	macros, other, embeds, blocks := 0, false, 0, 0
 	for c := p.FirstChild(); c != nil; c = c.NextSibling() {
 		switch c := c.(type) {
 		case *wikiLink:
 			if !c.Category || c.Invalid {
 				return paraNormal
+			}
+		case *fileEmbed:
+			if c.media {
+				return paraNormal
+			}
+			embeds++
+			if c.blockLevel() {
+				blocks++
 			}
 		case *macro:
 			if !c.spec.isBlock() {
@@ -157,8 +175,10 @@ func paragraphKind(p *ast.Paragraph, source []byte) paraKind {
 		}
 	}
 	switch {
-	case other || macros > 1:
+	case other || macros > 1 || macros == 1 && embeds > 0 || embeds > 0 && blocks == 0:
 		return paraNormal
+	case blocks > 0:
+		return paraFiles
 	case macros == 1:
 		return paraBlockMacro
 	}

@@ -50,11 +50,28 @@ func (wikiLinkParser) Trigger() []byte { return []byte{'['} }
 func (p wikiLinkParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
 	line, _ := block.PeekLine()
 	inner, ok := enclosed(line, "[[", "]]", maxWikiLink)
-	if !ok || bytes.Contains(inner, []byte("[[")) || bytes.ContainsAny(inner, "\n\r") {
+	if ok && !bytes.Contains(inner, []byte("[[")) && !bytes.ContainsAny(inner, "\n\r") {
+		block.Advance(len(inner) + 4)
+		raw := string(line[:len(inner)+4])
+		if n, ok := parseFileLink(raw, string(inner), p.rules); ok {
+			return n
+		}
+		return parseWikiLink(raw, string(inner), p.rules)
+	}
+	// A file's caption may hold links, and be longer than other links:
+	// [[File:X.png|thumb|A [[Y]] b]].
+	if !hasFilePrefix(line) {
 		return nil
 	}
+	if inner, ok = enclosedNested(line, maxFileEmbed); !ok {
+		return nil
+	}
+	n, ok := parseFileLink(string(line[:len(inner)+4]), string(inner), p.rules)
+	if e, embed := n.(*fileEmbed); !ok || !embed || e.media {
+		return nil // a Media: link's label holds no links
+	}
 	block.Advance(len(inner) + 4)
-	return parseWikiLink(string(line[:len(inner)+4]), string(inner), p.rules)
+	return n
 }
 
 // enclosed returns what stands between open at the start of line and the

@@ -215,4 +215,28 @@ var wikiShapes = []Shape{
 	{"raw-html-links", "<a href=\"/x\">[[a]]</a> … raw HTML around links", func(n int) string {
 		return repeat(`<a href="/x" title="t">[[a]]</a> `, n)
 	}},
+	{"file-embeds", "[[File:P1.png|thumb|left|200px|alt=a|Caption [[Page 1]]]] … distinct files", func(n int) string {
+		return lines(n, func(i int) string {
+			return "[[File:P" + strconv.Itoa(i) + ".png|thumb|left|200px|alt=a|Caption [[Page " + strconv.Itoa(i) + "]]]]\n"
+		})
+	}},
+	{"file-embeds-inline", "a [[File:a.png|thumb|x]] a [[File:a.png|50px]] … embeds in text", func(n int) string {
+		return repeat("a [[File:a.png|thumb|x]] a [[File:a.png|50px]] ", n)
+	}},
+	{"file-embed-openers", "[[File:a|[[File:a|… (unclosed embeds)", func(n int) string { return repeat("[[File:a|", n) }},
+	{"file-embed-openers-nested", "[[File:a|[[b]] [[File:a|[[b]] … (unclosed embeds, closed links)", func(n int) string {
+		return repeat("[[File:a|[[b]] ", n)
+	}},
+	{"file-captions-unclosed", "[[File:a| then links near the caption limit, unclosed, again and again", func(n int) string {
+		return repeat("[[File:a|"+strings.Repeat("[[b]] ", 600), n)
+	}},
+	{"file-options", "[[File:a.png|thumb|left|200px|upright=2|…]] options near the limit", func(n int) string {
+		return repeat("[[File:a.png|"+strings.Repeat("thumb|left|200x100px|upright=2|link=b|alt=c|", 80)+"d]]\n", n)
+	}},
+	{"file-images", "![a](File:a.png) ![b](b.png) … Markdown images of files", func(n int) string {
+		return repeat("![a](File:a.png) ![b](b.png) ", n)
+	}},
+	{"media-links", "[[Media:a.pdf|x]] [[Media:b.pdf]] … links to files' bytes", func(n int) string {
+		return repeat("[[Media:a.pdf|x]] [[Media:b.pdf]] ", n)
+	}},
 }
