@@ -365,7 +365,11 @@ func (e *Engine) renderLinks(ctx context.Context, t wiki.Title, text string, edi
 		return e.store.ExistingTitles(ctx, titles)
 	}
 	t0 := time.Now()
-	var o render.Options
+	o := render.Options{Files: func(ctx context.Context, titles []wiki.Title) (map[wiki.Title]wiki.FileVersion, error) {
+		t := time.Now()
+		defer func() { inStore += time.Since(t) }()
+		return e.store.CurrentFiles(ctx, titles)
+	}}
 	if editLinks {
 		o.EditPage = t
 		if template.Has(text) {
