@@ -51,8 +51,10 @@ type Server struct {
 	rollbacks *rateLimit        // action=rollback per user (undo.go)
 	thanks    *rateLimit        // action=thank per user (thank.go)
 	uploads   *rateLimit        // uploads per user (uploads.go)
-	thumbs    *rateLimit        // thumbnails of non-standard widths made per client (media.go)
-	proxies   httpx.Proxies     // who may name the client (session.go)
+	// uploadSlots holds a token per upload being read (uploads.go).
+	uploadSlots chan struct{}
+	thumbs      *rateLimit    // thumbnails of non-standard widths made per client (media.go)
+	proxies     httpx.Proxies // who may name the client (session.go)
 	// proxyWarned is set once the warning about forwarding headers from an
 	// unconfigured proxy on this host was logged (session.go).
 	proxyWarned atomic.Bool
@@ -111,7 +113,7 @@ func New(o Options) (*Server, error) {
 		throttle: session.NewThrottle(session.DefaultPolicy(), o.Now), signups: session.NewThrottle(session.RegistrationPolicy(), o.Now),
 		devices: session.NewDevices(o.Secret), hashing: session.DefaultGate(), proxies: httpx.NewProxies(trusted, o.Config.ClientIPHeader),
 		purges: newRateLimit(30, time.Minute, o.Now), rollbacks: newRateLimit(rollbacksPerMinute, time.Minute, o.Now),
-		thanks: newRateLimit(thanksPerMinute, time.Minute, o.Now), uploads: newRateLimit(uploadsPerMinute, time.Minute, o.Now),
+		thanks: newRateLimit(thanksPerMinute, time.Minute, o.Now), uploads: newRateLimit(uploadsPerMinute, time.Minute, o.Now), uploadSlots: make(chan struct{}, uploadSlots),
 		thumbs: newRateLimit(thumbsPerMinute, time.Minute, o.Now), others: o.Others}
 	s.handler = s.routes()
 	return s, nil

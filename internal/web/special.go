@@ -767,6 +767,9 @@ func (s *Server) specialPages(w http.ResponseWriter, r *http.Request, _ string) 
 	if viewerOf(r).LoggedIn {
 		names = append(names, "Preferences")
 	}
+	if s.canUpload(viewerOf(r)) {
+		names = append(names, "Upload")
+	}
 	if viewerOf(r).IsAdmin() {
 		names = append(names, "Block", "BlockList", "Unblock", "UserRights")
 	}

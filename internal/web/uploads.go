@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -30,8 +31,14 @@ const uploadsPerMinute = 30
 // server's read timeout is for pages, not for a large file on a slow link.
 const uploadReadTimeout = 15 * time.Minute
 
-// maxUploadField bounds a form field of an upload other than the file.
-const maxUploadField = 256 << 10
+// maxUploadFields bounds the form fields of an upload other than the
+// file, together.
+const maxUploadFields = 256 << 10
+
+// uploadSlots is how many uploads are read at once: each is held in
+// memory (up to max_upload_bytes) while it is checked, so this bounds
+// the memory uploads take. The others are refused with 503.
+const uploadSlots = 4
 
 // uploadPath is the one path a browser's upload is posted to, whose body
 // may be as large as a file (limits).
@@ -55,6 +62,14 @@ type uploadForm struct {
 // CSRF check finds its token there).
 func (s *Server) readUpload(w http.ResponseWriter, r *http.Request) (uploadForm, error) {
 	f := uploadForm{Fields: url.Values{}}
+	select {
+	case s.uploadSlots <- struct{}{}:
+		// Released when the request ends: the file is held until then.
+		context.AfterFunc(r.Context(), func() { <-s.uploadSlots })
+	default:
+		return f, &wiki.Error{Kind: wiki.KindUnavailable, RetryAfter: 10 * time.Second,
+			Msg: "the wiki is receiving other uploads right now; try again in a moment"}
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(uploadReadTimeout))
 	_ = rc.SetWriteDeadline(time.Now().Add(uploadReadTimeout + time.Minute))
@@ -62,6 +77,7 @@ func (s *Server) readUpload(w http.ResponseWriter, r *http.Request) (uploadForm,
 	if ct != "multipart/form-data" {
 		return f, wiki.Errorf(wiki.KindInvalid, "send the file as multipart/form-data, in a part named \"file\"")
 	}
+	fieldBytes := 0
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return f, wiki.Errorf(wiki.KindInvalid, "the upload's body cannot be read as multipart/form-data: %v", err)
@@ -78,6 +94,9 @@ func (s *Server) readUpload(w http.ResponseWriter, r *http.Request) (uploadForm,
 		switch {
 		case name == "file" && !f.HasFile:
 			var buf bytes.Buffer
+			if r.ContentLength > 0 {
+				buf.Grow(int(min(r.ContentLength, s.cfg.MaxUploadBytes+1)))
+			}
 			n, err := io.Copy(&buf, io.LimitReader(part, s.cfg.MaxUploadBytes+1))
 			if err != nil {
 				return f, s.uploadReadError(err)
@@ -87,12 +106,12 @@ func (s *Server) readUpload(w http.ResponseWriter, r *http.Request) (uploadForm,
 			}
 			f.File, f.FileName, f.HasFile = buf.Bytes(), path.Base(strings.ReplaceAll(part.FileName(), `\`, "/")), true
 		case name != "":
-			b, err := io.ReadAll(io.LimitReader(part, maxUploadField+1))
+			b, err := io.ReadAll(io.LimitReader(part, int64(maxUploadFields-fieldBytes+1)))
 			if err != nil {
 				return f, s.uploadReadError(err)
 			}
-			if len(b) > maxUploadField {
-				return f, wiki.Errorf(wiki.KindTooLarge, "the field %q is longer than %d bytes; shorten it", sanitizeLine(name), maxUploadField)
+			if fieldBytes += len(b) + len(name); fieldBytes > maxUploadFields {
+				return f, wiki.Errorf(wiki.KindTooLarge, "the form's fields other than the file are longer than %s together; shorten the description", byteSize(maxUploadFields))
 			}
 			f.Fields.Add(name, string(b))
 		}
