@@ -227,8 +227,9 @@ func (e *Engine) saveUpload(ctx context.Context, up Upload, v wiki.FileVersion, 
 // storing it on its first request: one maker per (content, width) however
 // many ask at once (the others wait for it), and at most ThumbSlots makers
 // at a time, so a burst of new thumbnails costs bounded CPU. data is the
-// thumbnail's bytes.
-func (e *Engine) Thumbnail(ctx context.Context, v wiki.FileVersion, width int) (wiki.Thumbnail, []byte, error) {
+// thumbnail's bytes. mayMake, when not nil, is asked before a thumbnail
+// is made (not when it is stored already): its error refuses the request.
+func (e *Engine) Thumbnail(ctx context.Context, v wiki.FileVersion, width int, mayMake func() error) (wiki.Thumbnail, []byte, error) {
 	if !v.Thumbable() {
 		return wiki.Thumbnail{}, nil, wiki.Errorf(wiki.KindNotFound,
 			"no thumbnail can be made of %s: only PNG, JPEG, GIF and WebP images of at most %d megapixels have them",
@@ -243,6 +244,11 @@ func (e *Engine) Thumbnail(ctx context.Context, v wiki.FileVersion, width int) (
 		return th, data, err
 	} else if !errors.Is(err, wiki.ErrNotFound) {
 		return wiki.Thumbnail{}, nil, err
+	}
+	if mayMake != nil {
+		if err := mayMake(); err != nil {
+			return wiki.Thumbnail{}, nil, err
+		}
 	}
 	key := thumbKey{v.SHA256, width}
 	return e.thumbs.do(ctx, key, func(ctx context.Context) (thumbResult, error) {

@@ -25,8 +25,9 @@ import (
 //
 // A thumbnail is made on its first request and stored (engine.Thumbnail).
 // Standard widths (wiki.ThumbWidths) are made for anyone; other widths,
-// which pages ask for exactly, at most thumbsPerMinute per client, so that
-// no one can make the server compute every width of every file.
+// which pages ask for exactly, are made at most thumbsPerMinute per
+// client (one made already is served to anyone), so that no one can make
+// the server compute every width of every file.
 
 // thumbsPerMinute bounds the thumbnails of non-standard widths one client
 // has made (MediaWiki's renderfile-nonstandard rate limit).
@@ -141,16 +142,20 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request, target media
 	}
 	resp := &httpx.Response{Cache: cache, Tags: tagsOf(r), Header: http.Header{}}
 	if target.width > 0 {
+		if target.width > maxThumbWidth {
+			return wiki.Errorf(wiki.KindNotFound, "thumbnails are at most %d pixels wide", maxThumbWidth)
+		}
+		var mayMake func() error
 		if !slices.Contains(wiki.ThumbWidths, target.width) {
-			if target.width > maxThumbWidth {
-				return wiki.Errorf(wiki.KindNotFound, "thumbnails are at most %d pixels wide", maxThumbWidth)
-			}
-			if wait, ok := s.thumbs.allow(s.client(r).Addr.String()); !ok {
-				return &wiki.Error{Kind: wiki.KindTooMany, RetryAfter: wait,
-					Msg: "you have asked for many thumbnails of unusual sizes in the last minute; wait a minute and try again"}
+			mayMake = func() error {
+				if wait, ok := s.thumbs.allow(s.client(r).Addr.String()); !ok {
+					return &wiki.Error{Kind: wiki.KindTooMany, RetryAfter: wait,
+						Msg: "you have asked for many new thumbnails of unusual sizes in the last minute; wait a minute and try again"}
+				}
+				return nil
 			}
 		}
-		th, data, err := s.eng.Thumbnail(r.Context(), v, target.width)
+		th, data, err := s.eng.Thumbnail(r.Context(), v, target.width, mayMake)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"image/png"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -356,5 +357,43 @@ func TestRESTUpload(t *testing.T) {
 	}
 	if res := w.Client(t).Multipart("/w/rest.php/v1/file/File:Anon.png", nil, "a.png", img, nil); res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("anonymous REST upload: %d", res.StatusCode)
+	}
+}
+
+// TestThumbnailRate: a client makes a bounded number of thumbnails of
+// unusual widths a minute; thumbnails made already, and standard widths,
+// are served to anyone.
+func TestThumbnailRate(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	_, pw := w.CreateUser(t, "Uploader", wiki.GroupUser)
+	up := w.Login(t, "Uploader", pw)
+	img := testPNG(t, 300, 200, color.RGBA{0, 120, 0, 255})
+	up.Upload("Green.png", img, "")
+	base := "/media/" + shaOf(img) + "/"
+	anon := w.Client(t)
+	made, refused := 0, 0
+	for width := 20; width < 120 && refused == 0; width++ {
+		switch res := anon.Get(base + strconv.Itoa(width) + "px-Green.png"); res.StatusCode {
+		case http.StatusOK:
+			made++
+		case http.StatusTooManyRequests:
+			refused++
+			if res.Header.Get("Retry-After") == "" {
+				t.Errorf("429 without Retry-After")
+			}
+		default:
+			t.Fatalf("width %d: %d", width, res.StatusCode)
+		}
+	}
+	if refused == 0 || made < 50 {
+		t.Fatalf("made %d thumbnails of unusual widths before a refusal (%d)", made, refused)
+	}
+	// Made already: served (a session reads it through the handler, from the store).
+	if res := up.Get(base + "20px-Green.png"); res.StatusCode != http.StatusOK {
+		t.Errorf("a thumbnail made already, after the limit: %d", res.StatusCode)
+	}
+	if res := anon.Get(base + "250px-Green.png"); res.StatusCode != http.StatusOK {
+		t.Errorf("a standard width after the limit: %d", res.StatusCode)
 	}
 }
