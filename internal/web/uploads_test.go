@@ -397,3 +397,42 @@ func TestThumbnailRate(t *testing.T) {
 		t.Errorf("a standard width after the limit: %d", res.StatusCode)
 	}
 }
+
+// TestFileRevert: an administrator makes an older version current again;
+// others may not.
+func TestFileRevert(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	_, apw := w.CreateUser(t, "Boss", wiki.GroupAdmin)
+	admin := w.Login(t, "Boss", apw)
+	_, upw := w.CreateUser(t, "Someone", wiki.GroupUser)
+	user := w.Login(t, "Someone", upw)
+	v1, v2 := testPNG(t, 300, 200, color.White), testPNG(t, 300, 200, color.Black)
+	user.Upload("Flip.png", v1, "first")
+	user.Upload("Flip.png", v2, "second")
+	link := "/wiki/File:Flip.png?action=filerevert&oldimage=" + shaOf(v1)
+	if !strings.Contains(w.Client(t).Get("/wiki/File:Flip.png").Body, strings.ReplaceAll(link, "&", "&amp;")) {
+		t.Errorf("the file history has no revert link to the first version")
+	}
+	if res := user.Get(link); res.StatusCode != http.StatusForbidden {
+		t.Errorf("a user's revert form: %d", res.StatusCode)
+	}
+	csrf := admin.CSRF(link)
+	if res := user.PostForm(link, map[string][]string{"csrf": {user.CSRF("/wiki/Special:Upload")}}); res.StatusCode != http.StatusForbidden {
+		t.Errorf("a user's revert: %d", res.StatusCode)
+	}
+	if res := admin.PostForm(link, map[string][]string{"csrf": {csrf}, "comment": {"vandalism"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("revert: %d\n%s", res.StatusCode, res.Body)
+	}
+	fp := w.Client(t).Get("/wiki/Special:FilePath/Flip.png")
+	if !strings.Contains(fp.Header.Get("Location"), shaOf(v1)) {
+		t.Errorf("after the revert, Special:FilePath leads to %s", fp.Header.Get("Location"))
+	}
+	if log := w.Client(t).Get("/wiki/Special:Log/upload").Body; !strings.Contains(log, "reverted") {
+		t.Errorf("the upload log does not show the revert")
+	}
+	bogus := "/wiki/File:Flip.png?action=filerevert&oldimage=" + strings.Repeat("a", 64)
+	if res := admin.Get(bogus); res.StatusCode != http.StatusNotFound {
+		t.Errorf("a revert to a version the file never had: %d", res.StatusCode)
+	}
+}
