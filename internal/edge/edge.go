@@ -699,3 +699,6 @@ func (c *Cache) PurgeContext(_ context.Context, tags ...string) error {
 	c.Purge(tags...)
 	return nil
 }
+
+// MaxEntry is the largest response the cache keeps (a shard's budget).
+func (c *Cache) MaxEntry() int64 { return c.maxEntry }

@@ -120,6 +120,8 @@ type Engine struct {
 	files     FileOptions
 	thumbs    thumbFlights // thumbnails being made (files.go)
 	thumbGate *renderGate  // thumbnails made at once
+	// thumbFailures are the images no thumbnail could be made of.
+	thumbFailures thumbFailures
 
 	// Renders counts actual renders (cache misses at every level), for tests.
 	Renders atomic.Int64

@@ -245,6 +245,9 @@ func (e *Engine) Thumbnail(ctx context.Context, v wiki.FileVersion, width int, m
 	} else if !errors.Is(err, wiki.ErrNotFound) {
 		return wiki.Thumbnail{}, nil, err
 	}
+	if err := e.thumbFailures.find(v.SHA256, e.now()); err != nil {
+		return wiki.Thumbnail{}, nil, err
+	}
 	if mayMake != nil {
 		if err := mayMake(); err != nil {
 			return wiki.Thumbnail{}, nil, err
@@ -272,7 +275,11 @@ func (e *Engine) Thumbnail(ctx context.Context, v wiki.FileVersion, width int, m
 			if errors.As(err, &me) {
 				msg = me.Msg
 			}
-			return thumbResult{}, &wiki.Error{Kind: wiki.KindNotFound, Msg: "no thumbnail can be made of " + string(v.Title) + ": " + msg, Err: err}
+			err = &wiki.Error{Kind: wiki.KindNotFound, Msg: "no thumbnail can be made of " + string(v.Title) + ": " + msg, Err: err}
+			// An image that cannot be decoded is not decoded again at
+			// every request (at any width) for a while.
+			e.thumbFailures.add(v.SHA256, err, e.now())
+			return thumbResult{}, err
 		}
 		sum := sha256.Sum256(out)
 		th := wiki.Thumbnail{Source: v.SHA256, Width: width, SHA256: hex.EncodeToString(sum[:]), MIME: mime, Height: height}
@@ -378,4 +385,40 @@ func changedFiles(old, new []wiki.Title) []wiki.Title {
 		}
 	}
 	return out
+}
+
+// thumbFailureFor is how long an image that could not be made a
+// thumbnail of is refused without trying again.
+const thumbFailureFor = time.Hour
+
+// maxThumbFailures bounds the failures remembered.
+const maxThumbFailures = 10_000
+
+// thumbFailures remembers the images thumbnails could not be made of.
+type thumbFailures struct {
+	mu sync.Mutex
+	m  map[string]thumbFailure
+}
+
+type thumbFailure struct {
+	err   error
+	until time.Time
+}
+
+func (f *thumbFailures) find(sha string, now time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if tf, ok := f.m[sha]; ok && now.Before(tf.until) {
+		return tf.err
+	}
+	return nil
+}
+
+func (f *thumbFailures) add(sha string, err error, now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil || len(f.m) >= maxThumbFailures {
+		f.m = map[string]thumbFailure{}
+	}
+	f.m[sha] = thumbFailure{err, now.Add(thumbFailureFor)}
 }

@@ -22,6 +22,9 @@ func Probe(data []byte, mime string) (Info, error) {
 	switch mime {
 	case mimePNG, mimeJPEG, mimeGIF, mimeWebP:
 		h, err := readHeader(data, mime)
+		if err == nil && mime == mimeJPEG {
+			err = checkScans(data)
+		}
 		return h.Info, err
 	case mimeSVG:
 		return probeSVG(data)

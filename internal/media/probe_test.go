@@ -1,9 +1,11 @@
 package media
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"image"
+	"image/jpeg"
 	"runtime"
 	"strings"
 	"testing"
@@ -124,5 +126,26 @@ func TestProbeRefusesTooManyFramesCheaply(t *testing.T) {
 	}
 	if _, err := Probe(manyFrameGIF(wiki.MaxImageFrames), mimeGIF); err != nil {
 		t.Errorf("a GIF of exactly MaxImageFrames frames: %v", err)
+	}
+}
+
+// TestScanBomb: a JPEG of many scans (each a pass over every pixel) is
+// refused at upload and never decoded.
+func TestScanBomb(t *testing.T) {
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, image.NewGray(image.Rect(0, 0, 64, 64)), nil); err != nil {
+		t.Fatal(err)
+	}
+	data := b.Bytes()
+	if _, err := Probe(data, "image/jpeg"); err != nil {
+		t.Fatalf("an ordinary JPEG: %v", err)
+	}
+	bomb := append(bytes.Clone(data[:len(data)-2]), bytes.Repeat([]byte{0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00}, MaxJPEGScans)...)
+	bomb = append(bomb, 0xFF, 0xD9)
+	if _, err := Probe(bomb, "image/jpeg"); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Probe of %d scans: %v", MaxJPEGScans+1, err)
+	}
+	if _, _, _, err := Thumbnail(bomb, "image/jpeg", 10); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Thumbnail of %d scans: %v", MaxJPEGScans+1, err)
 	}
 }

@@ -1,7 +1,6 @@
 package media
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/binary"
 	"encoding/xml"
@@ -121,14 +120,10 @@ func sniffZip(b []byte) string {
 	if m := odfType(b); m != "" {
 		return m
 	}
-	var names []string
-	if r, err := zip.NewReader(bytes.NewReader(b), int64(len(b))); err == nil {
-		for _, f := range r.File {
-			names = append(names, f.Name)
-		}
-	} else {
-		names = zipLocalNames(b)
-	}
+	// The local headers of the first entries, not the central directory:
+	// a crafted archive's directory of millions of entries would cost
+	// memory to read, and office files name their parts first.
+	names := zipLocalNames(b)
 	types := false
 	office := ""
 	for _, n := range names {

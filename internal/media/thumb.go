@@ -75,6 +75,11 @@ func checkPixels(data []byte, mime string, h header) error {
 	if int64(h.w)*int64(h.h) > wiki.MaxImagePixels {
 		return refuse(ErrTooLarge, "the image has %d×%d pixels, more than the %d thumbnails are made of", h.w, h.h, wiki.MaxImagePixels)
 	}
+	if mime == mimeJPEG {
+		if err := checkScans(data); err != nil {
+			return err
+		}
+	}
 	var c image.Config
 	var err error
 	r := bytes.NewReader(data)
@@ -96,6 +101,21 @@ func checkPixels(data []byte, mime string, h header) error {
 	}
 	if c.Width != h.w || c.Height != h.h {
 		return invalid(mime, "its headers disagree on its size (%d×%d or %d×%d)", h.w, h.h, c.Width, c.Height)
+	}
+	return nil
+}
+
+// MaxJPEGScans bounds the scans of a JPEG Wikid decodes. A progressive
+// JPEG has about ten; each scan costs a pass over the whole image, so a
+// small file of thousands of empty scans would cost minutes to decode.
+const MaxJPEGScans = 100
+
+// checkScans refuses a JPEG with more than MaxJPEGScans scans (counted as
+// start-of-scan markers: in entropy-coded data a 0xFF byte is always
+// followed by 0x00 or a restart marker, never by 0xDA).
+func checkScans(data []byte) error {
+	if n := bytes.Count(data, []byte{0xFF, 0xDA}); n > MaxJPEGScans {
+		return refuse(ErrTooLarge, "the JPEG image has %d scans, more than the %d Wikid decodes; save it again as a baseline or ordinary progressive JPEG", n, MaxJPEGScans)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -36,9 +37,18 @@ const thumbsPerMinute = 70
 // maxThumbWidth bounds the widths thumbnails are made at.
 const maxThumbWidth = 4096
 
-// mediaInEdge is the largest file the edge keeps and Write sends from
+// maxMediaInEdge bounds the files the edge keeps and Write sends from
 // memory; larger ones are read in ranges from the store (WriteContent).
-const mediaInEdge = 8 << 20
+const maxMediaInEdge = 8 << 20
+
+// mediaInEdge is the largest file sent from memory: maxMediaInEdge, or
+// less when the edge keeps only smaller responses.
+func (s *Server) mediaInEdge() int64 {
+	if s.edge != nil {
+		return min(maxMediaInEdge, s.edge.MaxEntry())
+	}
+	return maxMediaInEdge
+}
 
 var (
 	shaPattern   = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -62,6 +72,12 @@ func (s *Server) media(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, wiki.Errorf(wiki.KindNotFound, "there is no file at this address: a file's address holds its SHA-256 in lower-case hex"))
 		return
 	}
+	// Who may not read the wiki learns nothing of its files, not even
+	// which exist.
+	if err := s.requireRead(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	target, err := s.mediaTargetOf(r, sha, name)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -77,8 +93,15 @@ func (s *Server) media(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A range of a file is answered from the store, 206: the edge keeps
-	// and sends whole answers.
-	o := routeOpts{noEdge: len(r.Header["Range"]) > 0}
+	// and sends whole answers. Several ranges in one request are answered
+	// with the whole file (HTTP allows it): each range costs a read of
+	// the chunks it covers, so thousands of tiny ranges would cost
+	// thousands of reads. A file too large for the edge is answered from
+	// the store too, conditional requests and HEAD included.
+	if rg := r.Header.Get("Range"); strings.Contains(rg, ",") {
+		r.Header.Del("Range")
+	}
+	o := routeOpts{noEdge: len(r.Header["Range"]) > 0 || target.version.Size > s.mediaInEdge()}
 	s.serve(w, withTags(r, wiki.FileMediaTitle(target.version.Title)), q, o, func(w http.ResponseWriter, r *http.Request) error {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			return methodNotAllowed(w, "GET, HEAD")
@@ -148,7 +171,7 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request, target media
 		var mayMake func() error
 		if !slices.Contains(wiki.ThumbWidths, target.width) {
 			mayMake = func() error {
-				if wait, ok := s.thumbs.allow(s.client(r).Addr.String()); !ok {
+				if wait, ok := s.thumbs.allow(clientKey(s.client(r).Addr)); !ok {
 					return &wiki.Error{Kind: wiki.KindTooMany, RetryAfter: wait,
 						Msg: "you have asked for many new thumbnails of unusual sizes in the last minute; wait a minute and try again"}
 				}
@@ -175,7 +198,7 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request, target media
 	if err != nil {
 		return err
 	}
-	if len(r.Header["Range"]) > 0 || blob.Size() > mediaInEdge {
+	if len(r.Header["Range"]) > 0 || blob.Size() > s.mediaInEdge() {
 		httpx.WriteContent(w, r, resp, io.NewSectionReader(blob, 0, blob.Size()))
 		return nil
 	}
@@ -250,4 +273,14 @@ func (s *Server) filePath(w http.ResponseWriter, r *http.Request, arg string) er
 	httpx.Write(w, r, &httpx.Response{Status: http.StatusFound, Type: "text/plain; charset=utf-8", Body: []byte("Found: " + to + "\n"),
 		Cache: httpx.Public, SMaxAge: s.cfg.SMaxAge, Tags: tagsOf(r), Header: http.Header{"Location": {to}}})
 	return nil
+}
+
+// clientKey is the rate limits' key of a client address: an IPv6 client
+// has its /64 (a host gets a whole one), an IPv4 client its address.
+func clientKey(a netip.Addr) string {
+	if a.Is6() && !a.Is4In6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
 }

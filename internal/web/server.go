@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,8 +52,10 @@ type Server struct {
 	rollbacks *rateLimit        // action=rollback per user (undo.go)
 	thanks    *rateLimit        // action=thank per user (thank.go)
 	uploads   *rateLimit        // uploads per user (uploads.go)
-	// uploadSlots holds a token per upload being read (uploads.go).
+	// uploadSlots holds a token per upload being read, uploading the
+	// uploaders reading one (uploads.go).
 	uploadSlots chan struct{}
+	uploading   sync.Map
 	thumbs      *rateLimit    // thumbnails of non-standard widths made per client (media.go)
 	proxies     httpx.Proxies // who may name the client (session.go)
 	// proxyWarned is set once the warning about forwarding headers from an

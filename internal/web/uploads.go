@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,11 +63,23 @@ type uploadForm struct {
 // CSRF check finds its token there).
 func (s *Server) readUpload(w http.ResponseWriter, r *http.Request) (uploadForm, error) {
 	f := uploadForm{Fields: url.Values{}}
+	// One upload at a time per uploader, and uploadSlots in all: a slow
+	// client holds its slot for as long as its file takes to arrive.
+	uid, name := s.editor(r)
+	who := "u" + strconv.FormatInt(uid, 10)
+	if uid == 0 {
+		who = "a" + name
+	}
+	if _, busy := s.uploading.LoadOrStore(who, true); busy {
+		return f, &wiki.Error{Kind: wiki.KindTooMany, RetryAfter: 10 * time.Second,
+			Msg: "another upload of yours is under way; wait for it to finish, then upload the next file"}
+	}
 	select {
 	case s.uploadSlots <- struct{}{}:
 		// Released when the request ends: the file is held until then.
-		context.AfterFunc(r.Context(), func() { <-s.uploadSlots })
+		context.AfterFunc(r.Context(), func() { <-s.uploadSlots; s.uploading.Delete(who) })
 	default:
+		s.uploading.Delete(who)
 		return f, &wiki.Error{Kind: wiki.KindUnavailable, RetryAfter: 10 * time.Second,
 			Msg: "the wiki is receiving other uploads right now; try again in a moment"}
 	}
@@ -94,9 +107,6 @@ func (s *Server) readUpload(w http.ResponseWriter, r *http.Request) (uploadForm,
 		switch {
 		case name == "file" && !f.HasFile:
 			var buf bytes.Buffer
-			if r.ContentLength > 0 {
-				buf.Grow(int(min(r.ContentLength, s.cfg.MaxUploadBytes+1)))
-			}
 			n, err := io.Copy(&buf, io.LimitReader(part, s.cfg.MaxUploadBytes+1))
 			if err != nil {
 				return f, s.uploadReadError(err)

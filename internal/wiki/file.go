@@ -79,7 +79,7 @@ func ThumbName(name string) string {
 // with more pixels (width × height, read from its header) is never made,
 // so a decompression bomb costs a header read. Such a file is kept and
 // offered for download; pages show a link to it instead of a picture.
-const MaxImagePixels = 50_000_000
+const MaxImagePixels = 25_000_000
 
 // MaxImageFrames bounds the frames of an animated image Wikid reads the
 // header of (thumbnails show the first frame).
