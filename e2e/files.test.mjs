@@ -132,7 +132,8 @@ describe('uploading a picture and showing it on a page', { timeout: 120_000 }, (
       const v = document.querySelector('#upload-progress progress').value;
       return v > 0 && v < 100;
     });
-    assert.match(await page.locator('#upload-status').innerText(), /^Uploading… \d+% of \d+(\.\d)? KiB$/);
+    const kib = (png.length / 1024).toFixed(1);
+    assert.match(await page.locator('#upload-status').innerText(), new RegExp(`^Uploading… \\d+% of ${kib} KiB$`), 'the file’s own size');
     await shoot(page, 'upload-progress');
     const pct = await bar.evaluate((p) => p.value);
     assert.ok(pct > 0 && pct < 100, `still uploading after the screenshots: ${pct}%`);

@@ -79,7 +79,7 @@
       if (!ev.lengthComputable) { return; }
       var pct = Math.round(100 * ev.loaded / ev.total);
       bar.value = pct;
-      status.textContent = pct < 100 ? "Uploading… " + pct + "% of " + size(ev.total) : "Checking the file…";
+      status.textContent = pct < 100 ? "Uploading… " + pct + "% of " + size(f.size) : "Checking the file…";
     });
     xhr.addEventListener("load", function () {
       var body = null;
