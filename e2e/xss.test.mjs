@@ -5,7 +5,8 @@
 // edit summaries, titles and user names, then every surface that shows them is
 // opened in headless Chromium: page views (anonymous and logged in), the REST
 // HTML, history, diffs, RecentChanges, AllPages, categories, search (query and
-// snippets), previews, and error/missing pages with the vector in the URL.
+// snippets), previews, the upload form (the file name asked for), and
+// error/missing pages with the vector in the URL.
 //
 // Hooks record any dialog, any call of alert/confirm/prompt/print, any
 // CSP violation, any popup or navigation away, and any request to an origin
@@ -192,6 +193,7 @@ describe('the XSS corpus in a real browser', { timeout: FULL ? 3_600_000 : 600_0
         }
         count('user names', users.length + formUsers.created.length + formUsers.refused.length);
       }
+      const uploadNames = vectors.filter((_, i) => FULL || i % 10 === 0).map((v) => v.slice(0, 250));
       // Log in as a vector-named user: the user bar is spliced into cached pages.
       const me = users[bypassCSP ? 0 : 1];
       await visit(b, tab, '/wiki/Special:UserLogin');
@@ -204,7 +206,11 @@ describe('the XSS corpus in a real browser', { timeout: FULL ? 3_600_000 : 600_0
         ...batches.flatMap((bt) => [urlFor(bt.text.key), urlFor(bt.variants.key), `${urlFor(bt.text.key)}?action=history`]),
         ...titleKeys.slice(0, FULL ? undefined : 20).map(urlFor),
         '/wiki/Special:RecentChanges?limit=500',
+        // The upload form echoes the name asked for (wpDestFile, as a red
+        // file link sends it) and runs upload.js: every 10th vector.
+        ...uploadNames.map((v) => '/wiki/Special:Upload?' + new URLSearchParams({ wpDestFile: v })),
       ]);
+      if (bypassCSP) count('upload form', uploadNames.length);
       // Previews: the batch text with a vector as the summary, through the edit form.
       for (const bt of batches) {
         await visit(b, tab, `/wiki/XSS_preview_${bt.n}?action=edit`);
@@ -423,7 +429,7 @@ function scanDOM(origin) {
       if (forbidden.has(tag) || el.namespaceURI !== 'http://www.w3.org/1999/xhtml') bad.push(`element ${where} ns=${el.namespaceURI}`);
       if (tag === 'script') {
         const src = el.getAttribute('src') ?? '';
-        if (!/^\/static\/(macros|suggest|watch)\.[0-9a-f]+\.js$/.test(src) || el.textContent.trim() || el.parentNode !== document.head) bad.push(`script src=${src} ${el.textContent.slice(0, 80)}`);
+        if (!/^\/static\/(macros|suggest|watch|upload)\.[0-9a-f]+\.js$/.test(src) || el.textContent.trim() || el.parentNode !== document.head) bad.push(`script src=${src} ${el.textContent.slice(0, 80)}`);
       }
       if (tag === 'link' && !(el.getAttribute('rel') === 'stylesheet' && /^\/static\/style\.[0-9a-f]+\.css$/.test(el.getAttribute('href') ?? '')) &&
           !(el.getAttribute('rel') === 'search' && el.getAttribute('href') === '/w/opensearch_desc.php' && el.parentNode === document.head) &&

@@ -3,7 +3,7 @@
 // and launch Debian's Chromium with the same arguments as wiki.test.mjs.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -43,11 +43,18 @@ export function cli(data, args, input = '') {
 }
 
 // startWikid runs `wikid serve` on a free port with data directory data (a
-// fresh one when omitted) and resolves once GET / answers.
-export async function startWikid(data = tempDir('wikid-e2e-data-')) {
+// fresh one when omitted) and resolves once GET / answers. config, when
+// given, is written as the server's configuration file (--config).
+export async function startWikid(data = tempDir('wikid-e2e-data-'), { config } = {}) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const proc = spawn(wikidBin, ['serve', '--addr', `127.0.0.1:${port}`, '--data', data], {
+  const args = ['serve', '--addr', `127.0.0.1:${port}`, '--data', data];
+  if (config) {
+    const file = path.join(tempDir('wikid-e2e-config-'), 'wikid.json');
+    writeFileSync(file, JSON.stringify(config));
+    args.push('--config', file);
+  }
+  const proc = spawn(wikidBin, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const s = { proc, url, data, log: [], exited: null };

@@ -763,7 +763,7 @@ func (s *Server) whatLinksHere(w http.ResponseWriter, r *http.Request, arg strin
 }
 
 func (s *Server) specialPages(w http.ResponseWriter, r *http.Request, _ string) error {
-	names := []string{"AllPages", "Categories", "CreateAccount", "Log", "RecentChanges", "Random", "Search", "UserLogin", "WhatLinksHere"}
+	names := []string{"AllPages", "Categories", "CreateAccount", "Log", "RecentChanges", "Random", "Search", "Upload", "UserLogin", "WhatLinksHere"}
 	if viewerOf(r).LoggedIn {
 		names = append(names, "Preferences")
 	}

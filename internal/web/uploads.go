@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/httpx"
@@ -189,6 +191,20 @@ func (s *Server) requireUpload(r *http.Request) error {
 // canUpload reports whether v's group may upload (for links and forms).
 func (s *Server) canUpload(v Viewer) bool { return v.Group().AtLeast(s.cfg.UploadGroup) }
 
+// sentence makes a message worded for the API ("the file is …") a
+// sentence for a form: a capital first letter and a full stop.
+func sentence(msg string) string {
+	r, n := utf8.DecodeRuneInString(msg)
+	if n == 0 {
+		return msg
+	}
+	msg = string(unicode.ToUpper(r)) + msg[n:]
+	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "?") && !strings.HasSuffix(msg, "!") {
+		msg += "."
+	}
+	return msg
+}
+
 // uploadData is Special:Upload's form.
 type uploadData struct {
 	DestFile    string // the name the file gets (without "File:")
@@ -253,7 +269,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 		if k := wiki.KindOf(err); k == wiki.KindInternal || k == wiki.KindUnauthorized || k == wiki.KindTooMany {
 			return err
 		}
-		d.Error = wiki.Message(err)
+		d.Error = sentence(wiki.Message(err))
 		return s.writeUploadForm(w, r, statusOf(err), d)
 	}
 	if err := s.requireUpload(r); err != nil {

@@ -199,6 +199,9 @@ func TestUploads(t *testing.T) {
 // TestUploadRefusals: what the wiki does not take is refused with a
 // message that says why, and nothing a file holds can run script on the
 // wiki's origin.
+// formSentence is the upload form's error box holding a sentence.
+var formSentence = regexp.MustCompile(`id="upload-error">\p{Lu}[^<]*[.!?]</div>`)
+
 func TestUploadRefusals(t *testing.T) {
 	t.Parallel()
 	w := apptest.New(t, func(c *config.Config) { c.MaxUploadBytes = 64 << 10 })
@@ -228,6 +231,10 @@ func TestUploadRefusals(t *testing.T) {
 			res := post(tc.file, tc.data)
 			if res.StatusCode != tc.status || !strings.Contains(res.Body, tc.says) {
 				t.Errorf("status %d, want %d saying %q:\n%.2000s", res.StatusCode, tc.status, tc.says, res.Body)
+			}
+			// The engine's message, worded for the API, is a sentence in the form.
+			if !formSentence.MatchString(res.Body) {
+				t.Errorf("the form's message is no sentence:\n%.2000s", res.Body)
 			}
 		})
 	}

@@ -17,29 +17,43 @@
   var status = document.getElementById("upload-status");
   var button = form.querySelector("button[type=submit]");
   var maxBytes = Number(form.getAttribute("data-max-bytes")) || 0;
+  var autoName = ""; // the name this script put in dest
 
   function size(n) {
     if (n >= 1048576) { return (n / 1048576).toFixed(1) + " MiB"; }
     if (n >= 1024) { return (n / 1024).toFixed(1) + " KiB"; }
     return n + " bytes";
   }
+  // sentence makes a message of the server's, worded for its API ("the
+  // file is …"), a sentence for the form.
+  function sentence(msg) {
+    msg = msg.charAt(0).toUpperCase() + msg.slice(1);
+    return /[.!?]$/.test(msg) ? msg : msg + ".";
+  }
   function fail(msg) {
-    errorBox.textContent = msg;
+    errorBox.textContent = sentence(msg);
     errorBox.hidden = false;
     progress.hidden = true;
     button.disabled = false;
+    // The message stands above the form: on a phone the button just
+    // pressed is a screen or more below it.
+    errorBox.scrollIntoView({ block: "nearest" });
   }
   function chosen() {
     var f = input.files && input.files[0];
     if (!f) { shown.textContent = ""; return; }
     shown.textContent = f.name + " · " + size(f.size);
-    if (!dest.value) { dest.value = f.name; }
+    // The name follows the chosen file until the user types one.
+    if (!dest.value || dest.value === autoName) { dest.value = autoName = f.name; }
     if (maxBytes && f.size > maxBytes) {
       fail("The file is larger than this wiki’s upload limit of " + form.getAttribute("data-max-size") + "; make it smaller first.");
     } else {
       errorBox.hidden = true;
     }
   }
+  // With the script, the drop zone's label is the button (the input stays
+  // focusable, hidden) and the chosen file is named under it.
+  zone.classList.add("scripted");
   input.addEventListener("change", chosen);
   ["dragenter", "dragover"].forEach(function (ev) {
     zone.addEventListener(ev, function (e) { e.preventDefault(); zone.classList.add("over"); });
@@ -65,7 +79,7 @@
       if (!ev.lengthComputable) { return; }
       var pct = Math.round(100 * ev.loaded / ev.total);
       bar.value = pct;
-      status.textContent = pct < 100 ? "Uploading… " + pct + "% of " + size(ev.total) : "Checking the file…";
+      status.textContent = pct < 100 ? "Uploading… " + pct + "% of " + size(f.size) : "Checking the file…";
     });
     xhr.addEventListener("load", function () {
       var body = null;
