@@ -264,11 +264,11 @@ func sniffText(head []byte) (string, error) {
 		if ok && root.Name.Local == "svg" {
 			return mimeSVG, nil
 		}
-		if ok && isXHTML(root) {
-			return "", refuse(ErrType, "the file is an XHTML document, and HTML cannot be uploaded")
-		}
 		if strings.HasPrefix(http.DetectContentType(head), "text/html") || htmlTags[tagName(t)] {
 			return "", refuse(ErrType, "the file is an HTML document, and HTML cannot be uploaded")
+		}
+		if ok && isXHTML(root) {
+			return "", refuse(ErrType, "the file is an XHTML document, and HTML cannot be uploaded")
 		}
 		if ok {
 			return "", refuse(ErrType, "the file is an XML document whose root element is %q; of XML, only SVG images can be uploaded", root.Name.Local)

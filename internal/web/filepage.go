@@ -135,7 +135,7 @@ func (s *Server) fileRevertable(r *http.Request, t wiki.Title) (wiki.FileVersion
 	}
 	sha := r.FormValue("oldimage")
 	if !shaPattern.MatchString(sha) {
-		return wiki.FileVersion{}, wiki.Errorf(wiki.KindInvalid, "say which version to revert to: the revert links of the file's history give it")
+		return wiki.FileVersion{}, wiki.Errorf(wiki.KindInvalid, "say which version to revert to: the Revert file tab lists them")
 	}
 	v, deleted, err := s.store.FindFileVersion(r.Context(), t, sha)
 	if errors.Is(err, wiki.ErrNotFound) || deleted {
@@ -144,17 +144,46 @@ func (s *Server) fileRevertable(r *http.Request, t wiki.Title) (wiki.FileVersion
 	return v, err
 }
 
+// fileRevertData is the revert form: the file's versions, each older one
+// with a button that makes it current again.
+type fileRevertData struct {
+	Title    wiki.Title
+	Versions []fileVersionRow
+	Error    string
+}
+
+// fileRevertForm lists the versions of file t to revert to, or asks to
+// confirm the revert to the one oldimage names.
 func (s *Server) fileRevertForm(w http.ResponseWriter, r *http.Request, t wiki.Title) error {
-	v, err := s.fileRevertable(r, t)
-	if err != nil {
+	if r.FormValue("oldimage") != "" {
+		v, err := s.fileRevertable(r, t)
+		if err != nil {
+			return err
+		}
+		return s.writeForm(w, r, t, "filerevert", http.StatusOK, formData{
+			Heading: "Revert " + t.Name(),
+			Intro:   "Make the version of " + v.Time.UTC().Format("15:04, 2 January 2006") + " by " + v.UserName + " the current version of " + string(t) + " again. Every page showing the file shows that version.",
+			Action:  t.URL() + "?action=filerevert&oldimage=" + v.SHA256, Submit: "Revert", Cancel: t.URL(),
+			Fields: []formField{{Name: "comment", Label: "Reason", Type: "text"}},
+		})
+	}
+	if err := s.requireAdmin(r); err != nil {
 		return err
 	}
-	return s.writeForm(w, r, t, "view", http.StatusOK, formData{
-		Heading: "Revert " + t.Name(),
-		Intro:   "Make the version of " + v.Time.UTC().Format("15:04, 2 January 2006") + " by " + v.UserName + " the current version of " + string(t) + " again. Every page showing the file shows that version.",
-		Action:  t.URL() + "?action=filerevert&oldimage=" + v.SHA256, Submit: "Revert", Cancel: t.URL(),
-		Fields: []formField{{Name: "comment", Label: "Reason", Type: "text"}},
-	})
+	d := &viewData{Title: t}
+	if err := s.fillFile(r, d); err != nil {
+		return err
+	}
+	if d.File == nil {
+		return wiki.Errorf(wiki.KindNotFound, "%s has no uploaded file to revert", t)
+	}
+	p := s.formPage(r, "Revert "+t.Name())
+	if err := s.setTabs(p, r, t, "filerevert", true); err != nil {
+		return err
+	}
+	p.Data = fileRevertData{Title: t, Versions: d.File.Versions}
+	s.writePage(w, r, http.StatusOK, "filerevert", p)
+	return nil
 }
 
 func (s *Server) fileRevert(w http.ResponseWriter, r *http.Request, t wiki.Title) error {

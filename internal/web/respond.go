@@ -172,6 +172,11 @@ func (s *Server) pageTabs(v Viewer, t wiki.Title, active string, exists, watched
 	if v.IsAdmin() {
 		tabs = append(tabs, Tab{Label: "Protect", URL: t.URL() + "?action=protect", Active: active == "protect"})
 	}
+	if v.IsAdmin() && exists && t.Namespace() == wiki.NSFile {
+		// The file's page is shared by every reader: the revert of its
+		// versions is a form of its own, reached from the admins' tabs.
+		tabs = append(tabs, Tab{Label: "Revert file", URL: t.URL() + "?action=filerevert", Active: active == "filerevert"})
+	}
 	if v.LoggedIn && !v.Token {
 		if watched {
 			tabs = append(tabs, Tab{Label: "Unwatch", URL: t.URL() + "?action=unwatch", Active: active == "unwatch", Class: "watch watched"})

@@ -418,8 +418,17 @@ func TestFileRevert(t *testing.T) {
 	user.Upload("Flip.png", v1, "first")
 	user.Upload("Flip.png", v2, "second")
 	link := "/wiki/File:Flip.png?action=filerevert&oldimage=" + shaOf(v1)
-	if !strings.Contains(w.Client(t).Get("/wiki/File:Flip.png").Body, strings.ReplaceAll(link, "&", "&amp;")) {
-		t.Errorf("the file history has no revert link to the first version")
+	if strings.Contains(w.Client(t).Get("/wiki/File:Flip.png").Body, "filerevert") {
+		t.Errorf("the shared file page offers a revert")
+	}
+	if !strings.Contains(admin.Get("/wiki/File:Flip.png").Body, `?action=filerevert">Revert file`) {
+		t.Errorf("an administrator's file page has no Revert file tab")
+	}
+	if list := admin.Get("/wiki/File:Flip.png?action=filerevert").Body; !strings.Contains(list, strings.ReplaceAll(link, "&", "&amp;")) {
+		t.Errorf("the revert form does not offer the first version")
+	}
+	if res := user.Get("/wiki/File:Flip.png?action=filerevert"); res.StatusCode != http.StatusForbidden {
+		t.Errorf("a user's revert list: %d", res.StatusCode)
 	}
 	if res := user.Get(link); res.StatusCode != http.StatusForbidden {
 		t.Errorf("a user's revert form: %d", res.StatusCode)
