@@ -86,6 +86,9 @@ func main() {
 	if templatesFlags.on {
 		runMode = runTemplates // templates.go: its own wikid, no tools
 	}
+	if mediaFlags.only {
+		runMode = runMediaOnly // media.go: its own wikid and nginx
+	}
 	if err := runMode(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -217,6 +220,17 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		text += d.markdown(o.smoke)
+	}
+	if !mediaFlags.skip { // media.go: thumbnails, files served against nginx, uploads
+		dir := filepath.Join(e.tmp, "media")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		m, err := mediaRun(ctx, o, e.bin, dir)
+		if err != nil {
+			return err
+		}
+		text += "\n" + m.markdown(e.bin)
 	}
 	return printAndWrite(text, o.out)
 }

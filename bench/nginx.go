@@ -52,28 +52,42 @@ http {
 // startNginx writes the article's HTML (and its gzip copy) under urlPath in
 // dir/www and starts nginx in the foreground on a free port.
 func startNginx(dir, urlPath string, html, gz []byte) (*proc, string, error) {
+	return startNginxFiles(dir, map[string][]byte{urlPath: html, urlPath + ".gz": gz}, "")
+}
+
+// startNginxFiles writes files (by URL path) in dir/www and starts nginx in
+// the foreground on a free port, with types as its types block (empty:
+// everything is text/html). It waits until nginx serves the first path.
+func startNginxFiles(dir string, files map[string][]byte, types string) (*proc, string, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, "", err
 	}
-	file := filepath.Join(dir, "www", filepath.FromSlash(strings.TrimPrefix(urlPath, "/")))
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return nil, "", err
-	}
-	if err := os.WriteFile(file, html, 0o644); err != nil {
-		return nil, "", err
-	}
-	if err := os.WriteFile(file+".gz", gz, 0o644); err != nil {
-		return nil, "", err
-	}
-	// Workers run as an unprivileged user when nginx starts as root: they
-	// must be able to reach the file through the temporary directories.
-	for d, tmp := filepath.Dir(file), filepath.Clean(os.TempDir()); strings.HasPrefix(d, tmp+"/"); d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o755); err != nil {
+	var first string
+	for urlPath, body := range files {
+		if first == "" || urlPath < first {
+			first = urlPath
+		}
+		file := filepath.Join(dir, "www", filepath.FromSlash(strings.TrimPrefix(urlPath, "/")))
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 			return nil, "", err
 		}
+		if err := os.WriteFile(file, body, 0o644); err != nil {
+			return nil, "", err
+		}
+		// Workers run as an unprivileged user when nginx starts as root: they
+		// must be able to reach the file through the temporary directories.
+		for d, tmp := filepath.Dir(file), filepath.Clean(os.TempDir()); strings.HasPrefix(d, tmp+"/"); d = filepath.Dir(d) {
+			if err := os.Chmod(d, 0o755); err != nil {
+				return nil, "", err
+			}
+		}
 	}
-	conf := strings.NewReplacer("{{dir}}", dir, "{{addr}}", addr).Replace(nginxConf)
+	block := "types { }"
+	if types != "" {
+		block = "types { " + types + " }"
+	}
+	conf := strings.NewReplacer("{{dir}}", dir, "{{addr}}", addr, "types { }", block).Replace(nginxConf)
 	confPath := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		return nil, "", err
@@ -88,7 +102,7 @@ func startNginx(dir, urlPath string, html, gz []byte) (*proc, string, error) {
 		return nil, "", err
 	}
 	base := "http://" + addr
-	if err := waitHTTP(p, base+urlPath); err != nil {
+	if err := waitHTTP(p, base+first); err != nil {
 		p.stop()
 		return nil, "", err
 	}

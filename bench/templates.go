@@ -209,7 +209,7 @@ func waitQueueEmpty(ctx context.Context, c *http.Client, ops string, limit time.
 			return m, nil
 		}
 		if time.Now().After(deadline) {
-			return m, fmt.Errorf("templates: still %d jobs queued and %d running after %v", m["queued"], m["running"], limit)
+			return m, fmt.Errorf("still %d jobs queued and %d running after %v", m["queued"], m["running"], limit)
 		}
 		sleepCtx(ctx, 250*time.Millisecond)
 		if ctx.Err() != nil {

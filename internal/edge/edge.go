@@ -198,10 +198,11 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, key string, next h
 }
 
 // ServeStored answers r from the entry stored under key, if there is a fresh
-// one, with Cache-Control replaced by cacheControl; it stores nothing. It is
-// for a request whose handler would read exactly key but whose target was
-// spelled otherwise (an absolute-form target): it may reuse the entry, but
-// no cache may keep the answer under its spelling.
+// one, with Cache-Control replaced by cacheControl unless it is nil; it
+// stores nothing. It is for a request whose handler would read exactly key
+// but whose target was spelled otherwise (an absolute-form target): it may
+// reuse the entry, but no cache may keep the answer under its spelling; and,
+// with nil, for a hit looked up before the handler's own work.
 func (c *Cache) ServeStored(w http.ResponseWriter, r *http.Request, key string, cacheControl []string) bool {
 	s := c.shardOf(c.hash(key))
 	s.mu.RLock()

@@ -1,9 +1,12 @@
 package web
 
 import (
+	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/wikid/wikid/internal/session"
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 // SetLoginClock gives s a fresh login throttle and account-creation
@@ -17,3 +20,18 @@ func SetLoginClock(s *Server, now func() time.Time) {
 // SetHashGate replaces s's password-hashing gate with g. Call it before
 // the first login.
 func SetHashGate(s *Server, g *session.Gate) { s.hashing = g }
+
+// CountFileLookups makes s count in n the FindFileVersion calls of its
+// handlers (the lookup of the file a media URL names). Call it before the
+// first request.
+func CountFileLookups(s *Server, n *atomic.Int64) { s.store = fileLookups{s.store, n} }
+
+type fileLookups struct {
+	wiki.Store
+	n *atomic.Int64
+}
+
+func (f fileLookups) FindFileVersion(ctx context.Context, t wiki.Title, sha string) (wiki.FileVersion, bool, error) {
+	f.n.Add(1)
+	return f.Store.FindFileVersion(ctx, t, sha)
+}

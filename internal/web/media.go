@@ -68,6 +68,9 @@ type mediaTarget struct {
 func (s *Server) media(w http.ResponseWriter, r *http.Request) {
 	sha, name := r.PathValue("sha"), r.PathValue("name")
 	httpx.SetRoute(r, "media")
+	if s.mediaHit(w, r) {
+		return
+	}
 	if !shaPattern.MatchString(sha) {
 		s.writeError(w, r, wiki.Errorf(wiki.KindNotFound, "there is no file at this address: a file's address holds its SHA-256 in lower-case hex"))
 		return
@@ -114,6 +117,29 @@ func (s *Server) media(w http.ResponseWriter, r *http.Request) {
 		}
 		return s.serveMedia(w, r, target)
 	})
+}
+
+// mediaHit answers an anonymous GET or HEAD of a media URL from the edge,
+// before the store is asked which file the URL names, when the edge holds
+// an answer under the target as sent: what the front server does on the
+// connections it serves, done for those it handed to net/http (after a
+// miss or a logged-in request on them). serve stores a media answer only
+// under the canonical target that produced it (q.AsSent: the request's
+// target is the key), and only when it may be shared (q.Shared); purges
+// of the file's tag (an upload, a deletion) remove it. A Range is answered
+// from the store, as serve's caller decides.
+func (s *Server) mediaHit(w http.ResponseWriter, r *http.Request) bool {
+	if s.edge == nil || (r.Method != http.MethodGet && r.Method != http.MethodHead) ||
+		len(r.Header["Range"]) > 0 || len(r.Header["Authorization"]) > 0 {
+		return false
+	}
+	if _, refresh := r.Context().Value(refreshKey).(*refreshReq); refresh {
+		return false
+	}
+	if viewerOf(r).LoggedIn || !s.canRead(Viewer{}) {
+		return false
+	}
+	return s.edge.ServeStored(w, r, r.RequestURI, nil)
 }
 
 // mediaTargetOf finds the version a media URL names: name is the file's

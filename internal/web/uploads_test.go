@@ -14,10 +14,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wikid/wikid/internal/app/apptest"
 	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/web"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -193,6 +195,52 @@ func TestUploads(t *testing.T) {
 	fp := anon.Get("/wiki/Special:FilePath/Red.png")
 	if fp.StatusCode != http.StatusFound || !strings.Contains(fp.Header.Get("Location"), shaOf(blue)) {
 		t.Errorf("Special:FilePath: %d %s", fp.StatusCode, fp.Header.Get("Location"))
+	}
+}
+
+// TestMediaHitsSkipTheStore: an anonymous GET or HEAD of a media URL the
+// edge holds is answered from it without the store being asked which file
+// the URL names, by the handlers as by the front server; a logged-in
+// reader's request (a private answer) and a range still look the file up.
+func TestMediaHitsSkipTheStore(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	var lookups atomic.Int64
+	web.CountFileLookups(w.App.Web, &lookups)
+	_, pw := w.CreateUser(t, "Uploader", wiki.GroupUser)
+	up := w.Login(t, "Uploader", pw)
+	anon := w.Client(t)
+	img := testPNG(t, 600, 400, color.RGBA{0, 120, 0, 255})
+	up.Upload("Green.png", img, "")
+	sha := shaOf(img)
+	for _, p := range []string{"/media/" + sha + "/Green.png", "/media/" + sha + "/220px-Green.png"} {
+		first := anon.Get(p)
+		if first.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d", p, first.StatusCode)
+		}
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			before := lookups.Load()
+			res := anon.Do(anon.NewRequest(method, p, nil))
+			if res.StatusCode != http.StatusOK || xcache(res) != "HIT" || (method == http.MethodGet && res.Body != first.Body) {
+				t.Errorf("%s %s again: %d, X-Cache %q, same body %v", method, p, res.StatusCode, xcache(res), res.Body == first.Body)
+			}
+			if n := lookups.Load() - before; n != 0 {
+				t.Errorf("%s %s again, a hit: the file was looked up %d times", method, p, n)
+			}
+		}
+		before := lookups.Load()
+		if res := up.Get(p); res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != "private, max-age=31536000, immutable" {
+			t.Errorf("a logged-in GET %s: %d %q", p, res.StatusCode, res.Header.Get("Cache-Control"))
+		}
+		req := anon.NewRequest(http.MethodGet, p, nil)
+		req.Header.Set("Range", "bytes=0-7")
+		// (Of an original, 206; a thumbnail is sent whole.)
+		if res := anon.Do(req); (res.StatusCode != http.StatusPartialContent && res.StatusCode != http.StatusOK) || !strings.HasPrefix(first.Body, res.Body) {
+			t.Errorf("a range of %s: %d, %d bytes", p, res.StatusCode, len(res.Body))
+		}
+		if n := lookups.Load() - before; n != 2 {
+			t.Errorf("%s: a logged-in GET and a range looked the file up %d times, want 2", p, n)
+		}
 	}
 }
 
