@@ -84,6 +84,9 @@ sub vcl_recv {
 	# an anonymous reader: no cookie reaches Wikid, the cache is neither
 	# split nor bypassed. Other methods are passed anyway and keep both.
 	# The assets under /static/ are the same for everyone, session or not.
+	# Files under /media/ are not: a session is passed like a page view,
+	# since who may see a file's bytes depends on who asks (a deleted file
+	# shows to administrators only, a private wiki's files to members only).
 	std.collect(req.http.Cookie, "; ");
 	if (req.url ~ "^/static/") {
 		unset req.http.Cookie;

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -16,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -911,5 +913,230 @@ func TestVarnishSeveralNodes(t *testing.T) {
 			t.Fatal("Varnish still sends requests to the node whose health probe fails, 30 s after it began to fail")
 		}
 		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// account creates a user in group with an API token and a session made
+// in the store (no login form), and returns the token, the session
+// cookie's value and that session's CSRF token.
+func (s *varnishStack) account(t *testing.T, name string, group wiki.Group) (token, session, csrf string) {
+	t.Helper()
+	ctx := context.Background()
+	u, err := s.app.Store.CreateUser(ctx, wiki.User{Name: name, Group: group, Created: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, session, csrf = "wkd_"+auth.NewSecret(32), auth.NewSecret(32), auth.NewSecret(24)
+	if err := s.app.Store.CreateToken(ctx, wiki.Token{ID: auth.HashToken(token), UserID: u.ID, Name: "test", Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.app.Store.CreateSession(ctx, wiki.Session{ID: auth.HashToken(session), UserID: u.ID, CSRF: csrf,
+		Created: time.Now(), Expires: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	return token, session, csrf
+}
+
+// upload stores data as File:name through the REST API, directly to
+// wikid, waits for the upload's jobs (its purges at Varnish included),
+// and returns the original's URL.
+func (s *varnishStack) upload(t *testing.T, token, name string, data []byte) string {
+	t.Helper()
+	var body strings.Builder
+	mw := multipart.NewWriter(&body)
+	mw.WriteField("comment", "through the REST API")
+	fw, err := mw.CreateFormFile("file", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.Write(data)
+	mw.Close()
+	res := s.do(t, nil, "POST", s.wikid+"/w/rest.php/v1/file/"+url.PathEscape("File:"+name), strings.NewReader(body.String()),
+		"Authorization: Bearer "+token, "Content-Type: "+mw.FormDataContentType())
+	var out struct {
+		Original struct {
+			URL string `json:"url"`
+		} `json:"original"`
+	}
+	if res.status != http.StatusCreated || json.Unmarshal([]byte(res.body), &out) != nil || out.Original.URL == "" {
+		t.Fatalf("upload %s: %d\n%s", name, res.status, res.body)
+	}
+	s.settle(t)
+	return out.Original.URL
+}
+
+// thumbOf is the URL of original's thumbnail width pixels wide.
+func thumbOf(original string, width int) string {
+	dir, name := path.Split(original)
+	return dir + fmt.Sprint(width) + "px-" + name
+}
+
+// TestVarnishFiles: behind the shipped VCL a file's original and
+// thumbnails are kept by Varnish for anonymous readers and served in
+// ranges from its copy; logged-in readers always reach Wikid (private
+// answers, never stored); deleting the File: page bans every copy
+// through the media tag, and anonymous readers get 404 from then on.
+func TestVarnishFiles(t *testing.T) {
+	s := newVarnishStack(t)
+	token := s.editor(t, "File Uploader")
+	_, admin, adminCSRF := s.account(t, "File Admin", wiki.GroupAdmin)
+	_, reader, _ := s.account(t, "File Reader", wiki.GroupUser)
+	data := gradientPNG(t, 300, 200)
+	original := s.upload(t, token, "Varnish image.png", data)
+	thumb := thumbOf(original, thumbWidth)
+	filePath := "/wiki/Special:FilePath/Varnish_image.png"
+	direct := s.direct(t, thumb)
+	if direct.status != http.StatusOK || direct.header.Get("Content-Type") != "image/png" {
+		t.Fatalf("GET %s from wikid: %d %s", thumb, direct.status, direct.header.Get("Content-Type"))
+	}
+	want := map[string]string{original: string(data), thumb: direct.body}
+
+	t.Run("an anonymous original and thumbnail are Varnish hits, ranges served from the copy", func(t *testing.T) {
+		for _, p := range []string{original, thumb} {
+			first, second := s.viaVarnish(t, p), s.viaVarnish(t, p)
+			if first.cache() != "MISS" || second.cache() != "HIT" {
+				t.Errorf("%s: X-Varnish-Cache %s then %s, want MISS then HIT", p, first.cache(), second.cache())
+			}
+			for _, a := range []answer{first, second} {
+				if a.status != http.StatusOK || a.body != want[p] || a.header.Get("Content-Type") != "image/png" ||
+					a.header.Get("Cache-Control") != "public, max-age=31536000, immutable" || a.header.Get("X-Content-Type-Options") != "nosniff" {
+					t.Errorf("%s through Varnish: %d, %d bytes (want %d), %q, %q", p, a.status, len(a.body), len(want[p]),
+						a.header.Get("Content-Type"), a.header.Get("Cache-Control"))
+				}
+				if k := a.header.Get("Surrogate-Key"); k != "" {
+					t.Errorf("%s: Surrogate-Key %q reached the client", p, k)
+				}
+				if sc := a.header.Values("Set-Cookie"); len(sc) > 0 {
+					t.Errorf("%s: Set-Cookie %q", p, sc)
+				}
+			}
+			etag := second.header.Get("ETag")
+			if nm := s.viaVarnish(t, p, "If-None-Match: "+etag); nm.status != http.StatusNotModified || nm.cache() != "HIT" || nm.body != "" {
+				t.Errorf("%s with If-None-Match %s through Varnish: %d %s, want a 304 HIT", p, etag, nm.status, nm.cache())
+			}
+			rng := s.viaVarnish(t, p, "Range: bytes=8-15")
+			if rng.status != http.StatusPartialContent || rng.body != want[p][8:16] || rng.cache() != "HIT" ||
+				rng.header.Get("Content-Range") != fmt.Sprintf("bytes 8-15/%d", len(want[p])) {
+				t.Errorf("%s with Range through Varnish: %d %s %q, %q; want 206 HIT with bytes 8-15", p, rng.status, rng.cache(),
+					rng.header.Get("Content-Range"), rng.body)
+			}
+		}
+		// A range of a URL Varnish does not hold yet: it fetches the
+		// whole thumbnail (it drops Range on a miss) and answers the range.
+		other := thumbOf(original, 180)
+		rng := s.viaVarnish(t, other, "Range: bytes=0-7")
+		if rng.status != http.StatusPartialContent || rng.body != "\x89PNG\r\n\x1a\n" || rng.cache() != "MISS" {
+			t.Errorf("%s with Range, first request: %d %s %q, want a 206 MISS with the PNG signature", other, rng.status, rng.cache(), rng.body)
+		}
+		if a := s.viaVarnish(t, other); a.status != http.StatusOK || a.cache() != "HIT" || !strings.HasPrefix(a.body, "\x89PNG") {
+			t.Errorf("%s after a range: %d %s, want the whole thumbnail, a HIT", other, a.status, a.cache())
+		}
+		// Special:FilePath redirects to the original, and is kept too.
+		s.viaVarnish(t, filePath)
+		if a := s.viaVarnish(t, filePath); a.status != http.StatusFound || a.header.Get("Location") != original || a.cache() != "HIT" {
+			t.Errorf("%s through Varnish: %d to %q, %s; want a 302 HIT", filePath, a.status, a.header.Get("Location"), a.cache())
+		}
+		// Analytics cookies make no one logged in.
+		if a := s.viaVarnish(t, original, "Cookie: _ga=GA1.2.3; wikid_session_old=x"); a.cache() != "HIT" {
+			t.Errorf("%s with analytics cookies: %s, want a HIT", original, a.cache())
+		}
+	})
+
+	t.Run("a logged-in reader's request is passed, never a hit, and not stored", func(t *testing.T) {
+		for _, p := range []string{original, thumb} {
+			for i, extra := range []string{"", "Range: bytes=8-15", "If-None-Match: " + s.viaVarnish(t, p).header.Get("ETag")} {
+				hdr := []string{"Cookie: _ga=GA1.2.3; wikid_session=" + reader}
+				if extra != "" {
+					hdr = append(hdr, extra)
+				}
+				a := s.viaVarnish(t, p, hdr...)
+				status, body := http.StatusOK, want[p]
+				switch i {
+				case 1:
+					status, body = http.StatusPartialContent, want[p][8:16]
+				case 2:
+					status, body = http.StatusNotModified, ""
+				}
+				if a.status != status || a.body != body || a.cache() != "PASS" || a.header.Get("Cache-Control") != "private, max-age=31536000, immutable" {
+					t.Errorf("%s for a logged-in reader (%q): %d %s %q, %d bytes; want %d, PASS, private", p, extra, a.status, a.cache(),
+						a.header.Get("Cache-Control"), len(a.body), status)
+				}
+			}
+		}
+	})
+
+	t.Run("deleting the file bans its copies: anonymous readers get 404", func(t *testing.T) {
+		paths := []string{original, thumb, thumbOf(original, 180), filePath}
+		for _, p := range paths {
+			if a := s.viaVarnish(t, p); a.cache() != "HIT" {
+				t.Fatalf("before the deletion, %s: X-Varnish-Cache %s, want HIT", p, a.cache())
+			}
+		}
+		res := s.do(t, nil, "POST", s.wikid+"/wiki/File:Varnish_image.png?action=delete",
+			strings.NewReader(url.Values{"csrf": {adminCSRF}, "reason": {"varnish test"}}.Encode()),
+			"Cookie: wikid_session="+admin, "Content-Type: application/x-www-form-urlencoded")
+		if res.status != http.StatusSeeOther {
+			t.Fatalf("delete File:Varnish_image.png: %d\n%s", res.status, res.body)
+		}
+		s.settle(t) // the CDN purge job has run
+		for _, p := range paths {
+			for i := range 2 {
+				a := s.viaVarnish(t, p)
+				if a.status != http.StatusNotFound || a.cache() == "HIT" || strings.Contains(a.body, "\x89PNG") {
+					t.Errorf("after the deletion, %s through Varnish (request %d): %d %s, want 404 from Wikid", p, i+1, a.status, a.cache())
+				}
+			}
+			if a := s.viaVarnish(t, p, "Range: bytes=0-7"); a.status != http.StatusNotFound {
+				t.Errorf("after the deletion, a range of %s through Varnish: %d %s, want 404", p, a.status, a.cache())
+			}
+		}
+		// An administrator still sees the bytes, privately: never stored.
+		a := s.viaVarnish(t, original, "Cookie: wikid_session="+admin)
+		if a.status != http.StatusOK || a.body != string(data) || a.cache() != "PASS" || a.header.Get("Cache-Control") != "no-store" {
+			t.Errorf("an administrator's look at the deleted file: %d %s %q", a.status, a.cache(), a.header.Get("Cache-Control"))
+		}
+		if a := s.viaVarnish(t, original); a.status != http.StatusNotFound {
+			t.Errorf("after an administrator's look, anonymous: %d %s, want 404", a.status, a.cache())
+		}
+	})
+}
+
+// TestVarnishPrivateFiles: on a wiki only users may read, behind the
+// shipped VCL, anonymous requests for a file's URLs get 401, whatever
+// their cookies, even right after a member fetched the same URL through
+// Varnish: the member's private answer is passed, never stored.
+func TestVarnishPrivateFiles(t *testing.T) {
+	s := newVarnishStack(t, func(c *config.Config) { c.ReadGroup = wiki.GroupUser })
+	token, session, _ := s.account(t, "Private Member", wiki.GroupUser)
+	data := gradientPNG(t, 300, 200)
+	original := s.upload(t, token, "Private image.png", data)
+	paths := []string{original, thumbOf(original, thumbWidth), "/wiki/Special:FilePath/Private_image.png"}
+	anonymous := []string{"", "Cookie: _ga=GA1.2.3", "Cookie: wikid_session=" + strings.Repeat("A", 43), "Range: bytes=0-7"}
+	refused := func(when, p string) {
+		t.Helper()
+		for _, h := range anonymous {
+			var hdr []string
+			if h != "" {
+				hdr = append(hdr, h)
+			}
+			a := s.viaVarnish(t, p, hdr...)
+			if a.status != http.StatusUnauthorized || a.cache() == "HIT" || strings.Contains(a.body, "\x89PNG") ||
+				strings.Contains(a.header.Get("Location"), "/media/") || strings.Contains(a.header.Get("Cache-Control"), "public") {
+				t.Errorf("%s, anonymous %s (%q) through Varnish: %d %s %q, want 401", when, p, h, a.status, a.cache(), a.header.Get("Cache-Control"))
+			}
+		}
+	}
+	for _, p := range paths {
+		refused("before a member's read", p)
+		for range 2 {
+			a := s.viaVarnish(t, p, "Cookie: wikid_session="+session)
+			if a.cache() != "PASS" || strings.Contains(a.header.Get("Cache-Control"), "public") || a.header.Get("Surrogate-Key") != "" {
+				t.Errorf("a member's %s through Varnish: %d %s %q, want passed and private", p, a.status, a.cache(), a.header.Get("Cache-Control"))
+			}
+			if p == original && (a.status != http.StatusOK || a.body != string(data)) {
+				t.Errorf("a member's %s through Varnish: %d, %d bytes", p, a.status, len(a.body))
+			}
+		}
+		refused("after a member's read", p)
 	}
 }

@@ -267,8 +267,29 @@ func WriteContent(w http.ResponseWriter, r *http.Request, resp *Response, conten
 	h.Set("Server-Timing", serverTiming(r, kind, false))
 	// ServeContent answers conditional and range requests from the ETag
 	// and modification time; it sets Accept-Ranges and Content-Length.
-	http.ServeContent(w, r, "", resp.Modified, content)
+	http.ServeContent(contentErrors{w}, r, "", resp.Modified, content)
 }
+
+// contentErrors makes the errors http.ServeContent writes itself state
+// their cacheability as every error does: no-store. It sends a failed
+// If-Match (412) with every field set for the content, public and tagged
+// as it is; a range outside the content (416) without Cache-Control but
+// with the Surrogate-Key and the Content-Disposition (its error text
+// offered under the file's name). Those two go as well.
+type contentErrors struct{ http.ResponseWriter }
+
+func (w contentErrors) WriteHeader(code int) {
+	if code >= http.StatusBadRequest {
+		h := w.Header()
+		h.Set("Cache-Control", cacheControl(NoStore, nil))
+		h.Del("Surrogate-Key")
+		h.Del("Content-Disposition")
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w contentErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // ETagOf is a strong validator of the given bytes.
 func ETagOf(parts ...[]byte) string {

@@ -111,3 +111,52 @@ func TestWriteNegotiatesAndValidatesEachCoding(t *testing.T) {
 		t.Errorf("HEAD: %d body bytes, Content-Length %s (GET: %s)", head.Body.Len(), head.Header().Get("Content-Length"), gz.Header().Get("Content-Length"))
 	}
 }
+
+// WriteContent answers ranges 206 with the content's fields, and the
+// errors of a range or precondition it cannot serve with no-store and
+// without the content's tag and file name.
+func TestWriteContentRanges(t *testing.T) {
+	content := strings.Repeat("0123456789", 10)
+	for _, tc := range []struct {
+		rng, ifMatch string
+		status       int
+		body         string
+		cache, tag   string
+	}{
+		{"bytes=10-19", "", 206, content[10:20], "public, max-age=31536000, immutable", "X"},
+		{"bytes=90-", `"abc"`, 206, content[90:], "public, max-age=31536000, immutable", "X"},
+		{"bytes=1000-", "", 416, "", "no-store", ""},
+		{"bytes=x", "", 416, "", "no-store", ""},
+		{"bytes=10-19", `"other"`, 412, "", "no-store", ""},
+	} {
+		r := httptest.NewRequest("GET", "/wiki/X", nil)
+		r.Header.Set("Range", tc.rng)
+		if tc.ifMatch != "" {
+			r.Header.Set("If-Match", tc.ifMatch)
+		}
+		q, err := Parse(r, &Spec{Name: "t"}, "/wiki/X", wiki.TitleRules{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Shared = true
+		w := httptest.NewRecorder()
+		WriteContent(w, With(r, q), &Response{Type: "image/png", Cache: Immutable, ETag: `"abc"`, Tags: []string{"X"},
+			Header: http.Header{"Content-Disposition": {"inline; filename*=UTF-8''X.png"}}}, strings.NewReader(content))
+		h := w.Header()
+		if w.Code != tc.status || (tc.body != "" && w.Body.String() != tc.body) {
+			t.Errorf("Range %s: %d %q, want %d %q", tc.rng, w.Code, w.Body.String(), tc.status, tc.body)
+		}
+		if cc := h.Get("Cache-Control"); cc != tc.cache {
+			t.Errorf("Range %s: Cache-Control %q, want %q", tc.rng, cc, tc.cache)
+		}
+		if sk := h.Get("Surrogate-Key"); (sk != "") != (tc.tag != "") {
+			t.Errorf("Range %s: Surrogate-Key %q", tc.rng, sk)
+		}
+		if w.Code >= 400 && h.Get("Content-Disposition") != "" {
+			t.Errorf("Range %s: an error with the content's Content-Disposition %q", tc.rng, h.Get("Content-Disposition"))
+		}
+		if h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("Range %s: no nosniff", tc.rng)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -210,6 +211,12 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request, target media
 		}
 		resp.Type, resp.Body, resp.ETag = th.MIME, data, `"`+th.SHA256[:32]+`"`
 		resp.Header.Set("Content-Disposition", "inline; filename*=UTF-8''"+escapeFilename(wiki.ThumbName(v.Name())))
+		if len(r.Header["Range"]) > 0 {
+			// A range bypassed the edge (media): answer it, as an
+			// original's, rather than send the whole thumbnail uncached.
+			httpx.WriteContent(w, r, resp, bytes.NewReader(data))
+			return nil
+		}
 		httpx.Write(w, r, resp)
 		return nil
 	}

@@ -142,6 +142,13 @@ func TestUploads(t *testing.T) {
 	if err != nil || cfg.Width != 220 || cfg.Height != 147 {
 		t.Fatalf("thumbnail is %dx%d (%v), want 220x147", cfg.Width, cfg.Height, err)
 	}
+	// A range of it, 206, as of an original.
+	req = anon.NewRequest(http.MethodGet, "/media/"+sha+"/220px-Red.png", nil)
+	req.Header.Set("Range", "bytes=8-15")
+	if res := anon.Do(req); res.StatusCode != http.StatusPartialContent || res.Body != thumb.Body[8:16] ||
+		res.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+		t.Errorf("Range of a thumbnail: %d %q %q", res.StatusCode, res.Body, res.Header.Get("Cache-Control"))
+	}
 
 	// The file page: the preview, the history, the usage.
 	up.Edit("Gallery", "Look: [[File:Red.png|thumb|240px|right|A red square]]\n")
