@@ -37,7 +37,8 @@ type migrateWiki struct {
 // links and categories, accounts with preferences, a block, a group
 // change, protection, tokens, a session, a password reset, renders,
 // files (a blob of two chunks shared by two files, a file with two
-// versions, a page showing it, a thumbnail) and jobs in every state.
+// versions, a page showing it, a version hidden by a deletion, a
+// thumbnail) and jobs in every state.
 func buildWiki(t *testing.T, s wiki.Store) migrateWiki {
 	t.Helper()
 	ctx := context.Background()
@@ -135,6 +136,12 @@ func buildWiki(t *testing.T, s wiki.Store) migrateWiki {
 	pic := upload("File:Picture.png", smallSHA, len(small), wiki.UploadNew, 0)
 	upload("File:Picture.png", bigSHA, len(big), wiki.UploadOverwrite, pic.Revision.ID)
 	upload("File:Copy.png", bigSHA, len(big), wiki.UploadNew, 0)
+	// A file deleted, then created again with a new upload: its first
+	// version stays hidden.
+	upload("File:Phoenix.png", smallSHA, len(small), wiki.UploadNew, 0)
+	must(s.DeletePage(ctx, "File:Phoenix.png", alice.ID, alice.Name, "copyright", tick()))
+	again := save("File:Phoenix.png", "Created again.", bob, false, wiki.LinkSet{})
+	upload("File:Phoenix.png", bigSHA, len(big), wiki.UploadNew, again.Revision.ID)
 	save("Gallery", "[[File:Picture.png]] [[File:Copy.png]]", bob, false, wiki.LinkSet{Files: []wiki.Title{"File:Picture.png", "File:Copy.png"}})
 	must(s.SaveThumbnail(ctx, wiki.Thumbnail{Source: bigSHA, Width: 220, SHA256: thumbSHA, MIME: "image/png", Height: 165}))
 	w.blobs = []string{bigSHA, smallSHA, thumbSHA}
@@ -150,7 +157,7 @@ func buildWiki(t *testing.T, s wiki.Store) migrateWiki {
 	must(s.CompleteJob(ctx, jobs[0].ID))
 	must(s.FailJob(ctx, jobs[1].ID, "it broke", time.Time{}, true))
 	w.titles = append(w.titles, "Main Page", "Other", "Moved", "Ünïcode 页面", "Doomed", "Not Yet", "Missing", "Category:Start",
-		"File:Picture.png", "File:Copy.png", "Gallery")
+		"File:Picture.png", "File:Copy.png", "File:Phoenix.png", "Gallery")
 	return w
 }
 

@@ -72,7 +72,12 @@ func (e *Engine) Upload(ctx context.Context, up Upload) (UploadOutcome, error) {
 		Comment: wiki.OneLine(up.Comment, 500)}
 	action := wiki.UploadNew
 	if up.Revert != "" {
-		old, _, err := e.store.FindFileVersion(ctx, up.Title, up.Revert)
+		// A version deleted with its page (or its whole page) is not one
+		// to revert to: an undelete shows it again.
+		old, deleted, err := e.store.FindFileVersion(ctx, up.Title, up.Revert)
+		if err == nil && deleted {
+			err = &wiki.Error{Kind: wiki.KindNotFound, Msg: string(up.Title) + " has no such version", Err: wiki.ErrNotFound}
+		}
 		if err != nil {
 			return UploadOutcome{}, err
 		}
@@ -165,10 +170,14 @@ func (e *Engine) saveUpload(ctx context.Context, up Upload, v wiki.FileVersion, 
 		if err != nil {
 			return UploadOutcome{}, err
 		}
-		if len(versions) > 0 && versions[0].SHA256 == v.SHA256 {
+		// The current version is the newest visible one: a page created
+		// again after a deletion keeps its old versions, hidden, and an
+		// upload there is a new file.
+		current := slices.IndexFunc(versions, func(v wiki.FileVersion) bool { return !v.Hidden })
+		if current >= 0 && versions[current].SHA256 == v.SHA256 {
 			return UploadOutcome{}, errSameFile
 		}
-		if len(versions) > 0 && action == wiki.UploadNew {
+		if current >= 0 && action == wiki.UploadNew {
 			action = wiki.UploadOverwrite
 		}
 		text, base, ids = latest.Text, cur.LatestID, []int64{cur.ID}

@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/wikid/wikid/internal/engine"
@@ -88,12 +89,19 @@ func scaled(v wiki.FileVersion, w int) int {
 	return max(1, (v.Height*w+v.Width/2)/v.Width)
 }
 
-// fillFile adds the file of File: page d.Title to d.
+// fillFile adds the file of File: page d.Title to d: its visible versions
+// only, the newest current. The page is cached and shared, so versions
+// hidden by a deletion (the page created again since) are left out for
+// everyone, administrators too; a page with none visible shows no file.
 func (s *Server) fillFile(r *http.Request, d *viewData) error {
 	ctx := r.Context()
-	versions, err := s.store.FileVersions(ctx, d.Title)
-	if err != nil || len(versions) == 0 {
+	all, err := s.store.FileVersions(ctx, d.Title)
+	if err != nil {
 		return err
+	}
+	versions := slices.DeleteFunc(all, func(v wiki.FileVersion) bool { return v.Hidden })
+	if len(versions) == 0 {
+		return nil
 	}
 	f := &fileView{Current: versions[0], URL: wiki.OriginalURL(versions[0].SHA256, versions[0].Name())}
 	f.Preview = imageAt(f.Current, previewWidth)

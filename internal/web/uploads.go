@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -241,8 +242,12 @@ func (s *Server) writeUploadForm(w http.ResponseWriter, r *http.Request, status 
 	d.Accept = "image/*,.pdf,.txt,.zip,.docx,.xlsx,.pptx,.odt,.ods,.odp,.gz,.7z"
 	if d.DestFile != "" {
 		if t, err := s.titles.Parse("File:" + d.DestFile); err == nil {
-			if vs, err := s.store.FileVersions(r.Context(), t); err == nil && len(vs) > 0 {
-				d.Existing = &vs[0]
+			// The current version, the newest visible one: versions hidden
+			// by a deletion are no file to warn about.
+			if vs, err := s.store.FileVersions(r.Context(), t); err == nil {
+				if i := slices.IndexFunc(vs, func(v wiki.FileVersion) bool { return !v.Hidden }); i >= 0 {
+					d.Existing = &vs[i]
+				}
 			}
 		}
 	}

@@ -398,6 +398,96 @@ func TestDeletedFiles(t *testing.T) {
 	}
 }
 
+// TestFileRecreatedAfterDeletion: a File: page deleted and created again
+// (as text, by anyone) keeps its old versions hidden: their bytes are 404
+// for all but administrators and its page shows no file, a new upload
+// shows only itself, and an administrator's undelete shows them again.
+func TestFileRecreatedAfterDeletion(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	_, apw := w.CreateUser(t, "Boss", wiki.GroupAdmin)
+	admin := w.Login(t, "Boss", apw)
+	_, upw := w.CreateUser(t, "Writer", wiki.GroupUser)
+	writer := w.Login(t, "Writer", upw)
+	anon := w.Client(t)
+	old, fresh := testPNG(t, 300, 200, color.White), testPNG(t, 300, 200, color.Black)
+	oldPaths := []string{"/media/" + shaOf(old) + "/Phoenix.png", "/media/" + shaOf(old) + "/120px-Phoenix.png"}
+	freshPath := "/media/" + shaOf(fresh) + "/Phoenix.png"
+	status := func(c *apptest.Client, path string) int {
+		t.Helper()
+		return c.Get(path).StatusCode
+	}
+	writer.Upload("Phoenix.png", old, "the first picture")
+	for _, p := range oldPaths {
+		if got := status(anon, p); got != http.StatusOK {
+			t.Fatalf("before the deletion, GET %s: %d", p, got)
+		}
+	}
+
+	csrf := admin.CSRF("/wiki/File:Phoenix.png?action=delete")
+	if res := admin.PostForm("/wiki/File:Phoenix.png?action=delete", map[string][]string{"csrf": {csrf}, "reason": {"copyright"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("delete: %d", res.StatusCode)
+	}
+	writer.Edit("File:Phoenix.png", "Only words here now.")
+	w.Settle(t)
+	for _, p := range oldPaths {
+		if got := status(anon, p); got != http.StatusNotFound {
+			t.Errorf("created again as text: anonymous GET %s: %d, want 404", p, got)
+		}
+	}
+	if res := admin.Get(oldPaths[0]); res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("created again as text: an administrator's GET of the hidden version: %d %q", res.StatusCode, res.Header.Get("Cache-Control"))
+	}
+	for who, c := range map[string]*apptest.Client{"anonymous": anon, "administrator": admin} {
+		page := c.Get("/wiki/File:Phoenix.png").Body
+		if !strings.Contains(page, "Only words here now.") || strings.Contains(page, "File history") || strings.Contains(page, shaOf(old)) {
+			t.Errorf("created again as text, the page as %s sees it shows a file:\n%s", who, page)
+		}
+	}
+	if got := status(anon, "/wiki/Special:FilePath/Phoenix.png"); got != http.StatusNotFound {
+		t.Errorf("created again as text: Special:FilePath: %d, want 404", got)
+	}
+	if got := status(admin, "/wiki/File:Phoenix.png?action=filerevert&oldimage="+shaOf(old)); got != http.StatusNotFound {
+		t.Errorf("created again as text: the revert form of a hidden version: %d, want 404", got)
+	}
+
+	writer.Upload("Phoenix.png", fresh, "a new picture")
+	w.Settle(t)
+	if got := status(anon, freshPath); got != http.StatusOK {
+		t.Errorf("the new version: GET %s: %d", freshPath, got)
+	}
+	for _, p := range oldPaths {
+		if got := status(anon, p); got != http.StatusNotFound {
+			t.Errorf("after a new upload: anonymous GET %s: %d, want 404", p, got)
+		}
+	}
+	page := anon.Get("/wiki/File:Phoenix.png").Body
+	if !strings.Contains(page, freshPath) || strings.Contains(page, shaOf(old)) || strings.Count(page, `class="current"`) != 1 {
+		t.Errorf("after a new upload, the file page does not show the new version alone:\n%s", page)
+	}
+	if log := anon.Get("/wiki/Special:Log/upload").Body; strings.Count(log, "Phoenix.png") < 2 {
+		t.Errorf("the upload log lacks the uploads:\n%s", log)
+	}
+
+	csrf = admin.CSRF("/wiki/File:Phoenix.png?action=undelete")
+	if res := admin.PostForm("/wiki/File:Phoenix.png?action=undelete", map[string][]string{"csrf": {csrf}, "reason": {"licensed"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("undelete: %d", res.StatusCode)
+	}
+	w.Settle(t)
+	for _, p := range append(oldPaths, freshPath) {
+		if got := status(anon, p); got != http.StatusOK {
+			t.Errorf("after the undelete, anonymous GET %s: %d", p, got)
+		}
+	}
+	page = anon.Get("/wiki/File:Phoenix.png").Body
+	if !strings.Contains(page, "/media/"+shaOf(old)) || !strings.Contains(page, freshPath) {
+		t.Errorf("after the undelete, the file page does not list both versions:\n%s", page)
+	}
+	if fp := anon.Get("/wiki/Special:FilePath/Phoenix.png"); fp.StatusCode != http.StatusFound || !strings.Contains(fp.Header.Get("Location"), shaOf(fresh)) {
+		t.Errorf("after the undelete, Special:FilePath: %d %s, want the newest version", fp.StatusCode, fp.Header.Get("Location"))
+	}
+}
+
 // TestRESTUpload: POST /w/rest.php/v1/file/{title} with a bearer token,
 // and GET of the file's description as MediaWiki's REST API has it.
 func TestRESTUpload(t *testing.T) {

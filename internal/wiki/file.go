@@ -25,6 +25,11 @@ type FileVersion struct {
 	UserName string
 	Comment  string
 	Time     time.Time
+	// Hidden: deleted with its page and not restored since, so that only
+	// administrators may see it. A deleted page's versions stay hidden
+	// when the page is created again, as its revisions do; an undelete
+	// shows them again.
+	Hidden bool
 }
 
 // IsImage reports whether v's type is shown inline as an image (an img
@@ -161,16 +166,18 @@ type FileStore interface {
 	// SaveFile records an upload (see UploadRequest) and returns the saved
 	// page and version.
 	SaveFile(ctx context.Context, req UploadRequest) (SaveResult, FileVersion, error)
-	// CurrentFiles returns the latest version of each of titles that is a
-	// live (not deleted) File: page with an upload, in one query: what a
-	// render shows.
+	// CurrentFiles returns the latest visible (not Hidden) version of
+	// each of titles that is a live (not deleted) File: page with one, in
+	// one query: what a render shows.
 	CurrentFiles(ctx context.Context, titles []Title) (map[Title]FileVersion, error)
 	// FileVersions returns the versions of file t, newest first, whether
-	// its page is deleted or not (the caller decides who sees them).
+	// its page is deleted or not, hidden ones with Hidden set (the caller
+	// decides who sees them).
 	FileVersions(ctx context.Context, t Title) ([]FileVersion, error)
-	// FindFileVersion returns a version of file t with content sha, and
-	// whether t's page is deleted; ErrNotFound when t never had that
-	// content. It is what a media URL is checked against.
+	// FindFileVersion returns the newest visible version of file t with
+	// content sha, else its newest hidden one, and whether that is
+	// deleted: t's page is, or the version is hidden. ErrNotFound when t
+	// never had that content. It is what a media URL is checked against.
 	FindFileVersion(ctx context.Context, t Title, sha string) (v FileVersion, deleted bool, err error)
 	// FileUsage lists the live pages that show file t (their file rows,
 	// LinkSet.Files), by title.

@@ -114,7 +114,7 @@ var Tables = []*Table{
 	{Name: "blobs", Key: 1, Columns: cols(`sha256:t size:i created:i`)},
 	{Name: "blob_chunks", Key: 2, MaxBatch: chunkBatch, Columns: cols(`sha256:t n:i data:y`)},
 	{Name: "file_versions", Key: 1, Columns: cols(`id:i page_id:i sha256:t size:i mime:t width:i height:i
-		user_id:i user_name:t comment:t ts:i`)},
+		user_id:i user_name:t comment:t ts:i hidden:b`)},
 	{Name: "thumbnails", Key: 2, Columns: cols(`source:t width:i sha256:t mime:t height:i`)},
 	{Name: "changes", Key: 1, Columns: cols(`id:i kind:t title:t new_title:t page_id:i rev_id:i old_rev_id:i user_id:i
 		user_name:t ts:i summary:t size:i old_size:i minor:b tags:t`)},

@@ -15,7 +15,7 @@ import (
 )
 
 // versionCols needs: file_versions v JOIN pages p.
-const versionCols = `v.id, v.page_id, p.title, v.sha256, v.size, v.mime, v.width, v.height, v.user_id, v.user_name, v.comment, v.ts`
+const versionCols = `v.id, v.page_id, p.title, v.sha256, v.size, v.mime, v.width, v.height, v.user_id, v.user_name, v.comment, v.ts, v.hidden`
 
 // scanVersion scans versionCols, then extra.
 func scanVersion(row pgx.Row, extra ...any) (wiki.FileVersion, error) {
@@ -23,7 +23,7 @@ func scanVersion(row pgx.Row, extra ...any) (wiki.FileVersion, error) {
 	var title string
 	var ts int64
 	err := row.Scan(append([]any{&v.ID, &v.PageID, &title, &v.SHA256, &v.Size, &v.MIME, &v.Width, &v.Height,
-		&v.UserID, &v.UserName, &v.Comment, &ts}, extra...)...)
+		&v.UserID, &v.UserName, &v.Comment, &ts, &v.Hidden}, extra...)...)
 	v.Title, v.Time = wiki.Title(title), fromMS(ts)
 	return v, err
 }
@@ -114,7 +114,8 @@ func (db *DB) SaveFile(ctx context.Context, req wiki.UploadRequest) (wiki.SaveRe
 		if res, err = savePageTx(ctx, tx, page, sha, terms); err != nil {
 			return err
 		}
-		v.PageID, v.Title, v.Time = res.Page.ID, req.Page.Title, at
+		// A new version is visible, whatever hides the page's older ones.
+		v.PageID, v.Title, v.Time, v.Hidden = res.Page.ID, req.Page.Title, at, false
 		var b pgx.Batch
 		b.Queue(`INSERT INTO file_versions (page_id, sha256, size, mime, width, height, user_id, user_name, comment, ts)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
@@ -134,16 +135,16 @@ func (db *DB) SaveFile(ctx context.Context, req wiki.UploadRequest) (wiki.SaveRe
 	return res, v, nil
 }
 
-// CurrentFiles returns the latest version of each live File: page among
-// titles, in one query: each page's newest version is the last entry of
-// its range of file_versions_page.
+// CurrentFiles returns the latest visible version of each live File: page
+// among titles, in one query: each page's is the last entry of its range
+// of file_versions_page not hidden (the index holds the flag).
 func (db *DB) CurrentFiles(ctx context.Context, titles []wiki.Title) (map[wiki.Title]wiki.FileVersion, error) {
 	out := make(map[wiki.Title]wiki.FileVersion, len(titles))
 	if len(titles) == 0 {
 		return out, nil
 	}
 	vs, err := db.readVersions(ctx, `SELECT `+versionCols+` FROM pages p
-		CROSS JOIN LATERAL (SELECT * FROM file_versions WHERE page_id = p.id ORDER BY id DESC LIMIT 1) v
+		CROSS JOIN LATERAL (SELECT * FROM file_versions WHERE page_id = p.id AND NOT hidden ORDER BY id DESC LIMIT 1) v
 		WHERE p.title = ANY($1) AND NOT p.deleted`, titlesArg(titles))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: current files: %w", err)
@@ -154,8 +155,8 @@ func (db *DB) CurrentFiles(ctx context.Context, titles []wiki.Title) (map[wiki.T
 	return out, nil
 }
 
-// FileVersions returns the versions of file t, newest first, whether its
-// page is deleted or not.
+// FileVersions returns the versions of file t, newest first, hidden ones
+// included, whether its page is deleted or not.
 func (db *DB) FileVersions(ctx context.Context, t wiki.Title) ([]wiki.FileVersion, error) {
 	vs, err := db.readVersions(ctx, `SELECT `+versionCols+` FROM pages p JOIN file_versions v ON v.page_id = p.id
 		WHERE p.title = $1 ORDER BY v.id DESC`, string(t))
@@ -173,20 +174,22 @@ func (db *DB) readVersions(ctx context.Context, query string, args ...any) ([]wi
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (wiki.FileVersion, error) { return scanVersion(row) })
 }
 
-// FindFileVersion returns the newest version of file t with content sha,
-// and whether t's page is deleted.
+// FindFileVersion returns the newest visible version of file t with
+// content sha, else its newest hidden one (the first entry of a range of
+// file_versions_sha, which is in that order), and whether it is deleted
+// (its page is, or it is hidden).
 func (db *DB) FindFileVersion(ctx context.Context, t wiki.Title, sha string) (wiki.FileVersion, bool, error) {
 	if !store.ValidSHA256(sha) {
 		return wiki.FileVersion{}, false, fmt.Errorf("postgres: find version %q of file %q: %w", sha, t, wiki.ErrNotFound)
 	}
 	var deleted bool
 	v, err := scanVersion(db.pool.QueryRow(ctx, `SELECT `+versionCols+`, p.deleted FROM pages p
-		JOIN file_versions v ON v.page_id = p.id
-		WHERE p.title = $1 AND v.sha256 = $2 ORDER BY v.id DESC LIMIT 1`, string(t), sha), &deleted)
+		CROSS JOIN LATERAL (SELECT * FROM file_versions WHERE sha256 = $2 AND page_id = p.id ORDER BY hidden, id DESC LIMIT 1) v
+		WHERE p.title = $1`, string(t), sha), &deleted)
 	if err != nil {
 		return wiki.FileVersion{}, false, fmt.Errorf("postgres: find version %s of file %q: %w", sha, t, notFound(err))
 	}
-	return v, deleted, nil
+	return v, deleted || v.Hidden, nil
 }
 
 // FileUsage lists the live pages with a file row naming t, by title.

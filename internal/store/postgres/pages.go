@@ -334,7 +334,8 @@ func lockPages(ctx context.Context, tx pgx.Tx, titles ...wiki.Title) (map[wiki.T
 // MovePage renames a live page. To may not name a live page (ErrExists).
 // A deleted page at To is absorbed: its hidden revisions join the moved
 // page (an undelete at To restores them into its history), and so do its
-// file versions, and its row goes.
+// file versions, hidden too (an undelete at To shows them again, the
+// newest of all the page's versions then current), and its row goes.
 // Both titles' page rows and protections are locked first.
 func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, error) {
 	var page wiki.Page
@@ -371,8 +372,9 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 			}
 			var b pgx.Batch
 			b.Queue(`UPDATE revisions SET page_id = $1 WHERE page_id = $2`, from.ID, to.ID)
-			// Its file versions too: deleting its row would drop them.
-			b.Queue(`UPDATE file_versions SET page_id = $1 WHERE page_id = $2`, from.ID, to.ID)
+			// Its file versions too, hidden: deleting its row would drop
+			// them.
+			b.Queue(`UPDATE file_versions SET page_id = $1, hidden = true WHERE page_id = $2`, from.ID, to.ID)
 			b.Queue(`DELETE FROM links WHERE from_page = $1`, to.ID)
 			b.Queue(`DELETE FROM pages WHERE id = $1`, to.ID)
 			if err := tx.SendBatch(ctx, &b).Close(); err != nil {
@@ -446,10 +448,10 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 	return page, nil
 }
 
-// DeletePage hides a live page and all its revisions and takes it out of
-// the search index at once (a deleted page must not be found while its jobs
-// wait). Its link rows stay (listings skip deleted pages) so that an
-// undelete needs no re-parse.
+// DeletePage hides a live page, all its revisions and file versions and
+// takes it out of the search index at once (a deleted page must not be
+// found while its jobs wait). Its link rows stay (listings skip deleted
+// pages) so that an undelete needs no re-parse.
 func (db *DB) DeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time, jobs ...wiki.JobSpec) error {
 	at = now(at)
 	err := db.write(ctx, func(tx pgx.Tx) error {
@@ -463,6 +465,7 @@ func (db *DB) DeletePage(ctx context.Context, t wiki.Title, userID int64, userNa
 		var b pgx.Batch
 		b.Queue(`UPDATE pages SET deleted = true, touched = $1 WHERE id = $2`, ms(at), p.ID)
 		b.Queue(`UPDATE revisions SET deleted = true WHERE page_id = $1 AND NOT deleted`, p.ID)
+		b.Queue(`UPDATE file_versions SET hidden = true WHERE page_id = $1 AND NOT hidden`, p.ID)
 		b.Queue(insertChangeSQL, changeArgs(wiki.Change{
 			Kind: wiki.ChangeDelete, Title: t, PageID: p.ID, OldRevID: p.LatestID,
 			UserID: userID, UserName: userName, Time: at, Summary: reason, OldSize: p.Size,
@@ -485,10 +488,11 @@ func (db *DB) DeletePage(ctx context.Context, t wiki.Title, userID int64, userNa
 	return nil
 }
 
-// UndeletePage restores a page's deleted revisions, and the page itself if
-// it is deleted. ErrNotFound when there is nothing to restore. The latest
-// revision becomes the newest of the page's revisions. The search index
-// follows through a job.
+// UndeletePage restores a page's deleted revisions and hidden file
+// versions, and the page itself if it is deleted. ErrNotFound when there
+// is nothing to restore. The latest revision becomes the newest of the
+// page's revisions (and its current file the newest of its versions). The
+// search index follows through a job.
 func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time, jobs ...wiki.JobSpec) (wiki.Page, error) {
 	at = now(at)
 	var page wiki.Page
@@ -504,7 +508,11 @@ func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, user
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 && !p.Deleted {
+		files, err := tx.Exec(ctx, `UPDATE file_versions SET hidden = false WHERE page_id = $1 AND hidden`, p.ID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 && files.RowsAffected() == 0 && !p.Deleted {
 			return wiki.ErrNotFound
 		}
 		var latest int64

@@ -12,23 +12,24 @@ import (
 )
 
 // versionCols needs: file_versions v JOIN pages p.
-const versionCols = `v.id, v.page_id, p.title, v.sha256, v.size, v.mime, v.width, v.height, v.user_id, v.user_name, v.comment, v.ts`
+const versionCols = `v.id, v.page_id, p.title, v.sha256, v.size, v.mime, v.width, v.height, v.user_id, v.user_name, v.comment, v.ts, v.hidden`
 
 const (
 	// blobChunksQuery reads a range of a blob's chunks: one range of the
 	// primary key's index.
 	blobChunksQuery = `SELECT n, data FROM blob_chunks WHERE sha256 = ? AND n BETWEEN ? AND ? ORDER BY n`
-	// currentFilesQuery reads the newest version of each live page among
-	// a JSON array of titles: the last entry of the page's range of
-	// file_versions_page.
+	// currentFilesQuery reads the newest visible version of each live page
+	// among a JSON array of titles: the last entry of the page's range of
+	// file_versions_page not hidden (the index holds the flag).
 	currentFilesQuery = `SELECT ` + versionCols + ` FROM pages p
-		JOIN file_versions v ON v.id = (SELECT max(id) FROM file_versions WHERE page_id = p.id)
+		JOIN file_versions v ON v.id = (SELECT id FROM file_versions WHERE page_id = p.id AND hidden = 0 ORDER BY id DESC LIMIT 1)
 		WHERE p.title IN (SELECT value FROM json_each(?)) AND p.deleted = 0`
-	// findFileVersionQuery reads the newest version of a title's page with
-	// given bytes: the last entry of a range of file_versions_sha.
+	// findFileVersionQuery reads the newest visible version of a title's
+	// page with given bytes, else its newest hidden one: the first entry
+	// of a range of file_versions_sha, which is in that order.
 	findFileVersionQuery = `SELECT ` + versionCols + `, p.deleted FROM pages p
 		JOIN file_versions v ON v.page_id = p.id
-		WHERE p.title = ? AND v.sha256 = ? ORDER BY v.id DESC LIMIT 1`
+		WHERE p.title = ? AND v.sha256 = ? ORDER BY v.hidden, v.id DESC LIMIT 1`
 )
 
 // scanVersion scans versionCols, then extra.
@@ -37,7 +38,7 @@ func scanVersion(s scanner, extra ...any) (wiki.FileVersion, error) {
 	var title string
 	var ts int64
 	err := s.Scan(append([]any{&v.ID, &v.PageID, &title, &v.SHA256, &v.Size, &v.MIME, &v.Width, &v.Height,
-		&v.UserID, &v.UserName, &v.Comment, &ts}, extra...)...)
+		&v.UserID, &v.UserName, &v.Comment, &ts, &v.Hidden}, extra...)...)
 	v.Title, v.Time = wiki.Title(title), fromMS(ts)
 	return v, err
 }
@@ -132,7 +133,8 @@ func (db *DB) SaveFile(ctx context.Context, req wiki.UploadRequest) (wiki.SaveRe
 		if res, entry, err = savePageTx(ctx, tx, req.Page, text, terms, nil); err != nil {
 			return err
 		}
-		v.PageID, v.Title, v.Time = res.Page.ID, req.Page.Title, at
+		// A new version is visible, whatever hides the page's older ones.
+		v.PageID, v.Title, v.Time, v.Hidden = res.Page.ID, req.Page.Title, at, false
 		if err := tx.QueryRowContext(ctx, `INSERT INTO file_versions
 			(page_id, sha256, size, mime, width, height, user_id, user_name, comment, ts)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
@@ -153,8 +155,9 @@ func (db *DB) SaveFile(ctx context.Context, req wiki.UploadRequest) (wiki.SaveRe
 	return res, v, nil
 }
 
-// CurrentFiles returns the latest version of each live File: page among
-// titles, in one query (the titles travel as one JSON array parameter).
+// CurrentFiles returns the latest visible version of each live File: page
+// among titles, in one query (the titles travel as one JSON array
+// parameter).
 func (db *DB) CurrentFiles(ctx context.Context, titles []wiki.Title) (map[wiki.Title]wiki.FileVersion, error) {
 	out := make(map[wiki.Title]wiki.FileVersion, len(titles))
 	if len(titles) == 0 {
@@ -174,8 +177,8 @@ func (db *DB) CurrentFiles(ctx context.Context, titles []wiki.Title) (map[wiki.T
 	return out, nil
 }
 
-// FileVersions returns the versions of file t, newest first, whether its
-// page is deleted or not.
+// FileVersions returns the versions of file t, newest first, hidden ones
+// included, whether its page is deleted or not.
 func (db *DB) FileVersions(ctx context.Context, t wiki.Title) ([]wiki.FileVersion, error) {
 	vs, err := db.readVersions(ctx, `SELECT `+versionCols+` FROM pages p JOIN file_versions v ON v.page_id = p.id
 		WHERE p.title = ? ORDER BY v.id DESC`, string(t))
@@ -202,8 +205,9 @@ func (db *DB) readVersions(ctx context.Context, query string, args ...any) ([]wi
 	return out, rows.Err()
 }
 
-// FindFileVersion returns the newest version of file t with content sha,
-// and whether t's page is deleted.
+// FindFileVersion returns the newest visible version of file t with
+// content sha, else its newest hidden one, and whether it is deleted (its
+// page is, or it is hidden).
 func (db *DB) FindFileVersion(ctx context.Context, t wiki.Title, sha string) (wiki.FileVersion, bool, error) {
 	if !store.ValidSHA256(sha) {
 		return wiki.FileVersion{}, false, fmt.Errorf("sqlite: find version %q of file %q: %w", sha, t, wiki.ErrNotFound)
@@ -213,7 +217,7 @@ func (db *DB) FindFileVersion(ctx context.Context, t wiki.Title, sha string) (wi
 	if err != nil {
 		return wiki.FileVersion{}, false, fmt.Errorf("sqlite: find version %s of file %q: %w", sha, t, notFound(err))
 	}
-	return v, deleted, nil
+	return v, deleted || v.Hidden, nil
 }
 
 // FileUsage lists the live pages with a file row naming t, by title.

@@ -588,7 +588,8 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 // MovePage renames a live page. To may not name a live page (ErrExists).
 // A deleted page at To is absorbed: its hidden revisions join the moved
 // page (an undelete at To restores them into its history), and so do its
-// file versions, and its row goes.
+// file versions, hidden too (an undelete at To shows them again, the
+// newest of all the page's versions then current), and its row goes.
 func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, error) {
 	var page wiki.Page
 	at := now(req.Time)
@@ -621,8 +622,9 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 			if _, err := tx.ExecContext(ctx, `UPDATE revisions SET page_id = ? WHERE page_id = ?`, from.ID, to.ID); err != nil {
 				return err
 			}
-			// Its file versions too: deleting its row would drop them.
-			if _, err := tx.ExecContext(ctx, `UPDATE file_versions SET page_id = ? WHERE page_id = ?`, from.ID, to.ID); err != nil {
+			// Its file versions too, hidden: deleting its row would drop
+			// them.
+			if _, err := tx.ExecContext(ctx, `UPDATE file_versions SET page_id = ?, hidden = 1 WHERE page_id = ?`, from.ID, to.ID); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, to.ID); err != nil {
@@ -703,10 +705,10 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 	return page, nil
 }
 
-// DeletePage hides a live page and all its revisions and takes it out of
-// the search index at once (a deleted page must not be found while its jobs
-// wait). Its link rows stay (listings skip deleted pages) so that an
-// undelete needs no re-parse.
+// DeletePage hides a live page, all its revisions and file versions and
+// takes it out of the search index at once (a deleted page must not be
+// found while its jobs wait). Its link rows stay (listings skip deleted
+// pages) so that an undelete needs no re-parse.
 func (db *DB) DeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time, jobs ...wiki.JobSpec) error {
 	at = now(at)
 	err := db.write(ctx, func(tx *wtx) error {
@@ -721,6 +723,9 @@ func (db *DB) DeletePage(ctx context.Context, t wiki.Title, userID int64, userNa
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE revisions SET deleted = 1 WHERE page_id = ? AND deleted = 0`, p.ID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE file_versions SET hidden = 1 WHERE page_id = ? AND hidden = 0`, p.ID); err != nil {
 			return err
 		}
 		if err := unindexPage(ctx, tx, p.ID); err != nil {
@@ -744,10 +749,11 @@ func (db *DB) DeletePage(ctx context.Context, t wiki.Title, userID int64, userNa
 	return nil
 }
 
-// UndeletePage restores a page's deleted revisions, and the page itself if
-// it is deleted. ErrNotFound when there is nothing to restore. The latest
-// revision becomes the newest of the page's revisions. The search index
-// follows through a job.
+// UndeletePage restores a page's deleted revisions and hidden file
+// versions, and the page itself if it is deleted. ErrNotFound when there
+// is nothing to restore. The latest revision becomes the newest of the
+// page's revisions (and its current file the newest of its versions). The
+// search index follows through a job.
 func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, userName, reason string, at time.Time, jobs ...wiki.JobSpec) (wiki.Page, error) {
 	at = now(at)
 	var page wiki.Page
@@ -767,7 +773,14 @@ func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, user
 		if err != nil {
 			return err
 		}
-		if n == 0 && !p.Deleted {
+		if res, err = tx.ExecContext(ctx, `UPDATE file_versions SET hidden = 0 WHERE page_id = ? AND hidden = 1`, p.ID); err != nil {
+			return err
+		}
+		files, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 && files == 0 && !p.Deleted {
 			return wiki.ErrNotFound
 		}
 		var latest int64

@@ -382,7 +382,7 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
-	t.Run("file reads are index ranges: a blob's chunks, a page's newest version, a version by content", func(t *testing.T) {
+	t.Run("file reads are index ranges: a blob's chunks, a page's newest visible version, a version by content (visible first)", func(t *testing.T) {
 		db := sqlitetest.Open(t)
 		for _, c := range []struct {
 			query string

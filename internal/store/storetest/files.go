@@ -476,20 +476,25 @@ func testFileVersions(t *testing.T, s wiki.Store) {
 		}
 	}
 
-	t.Run("a deleted file keeps its versions, reported deleted", func(t *testing.T) {
+	t.Run("a deleted file keeps its versions, hidden and reported deleted", func(t *testing.T) {
 		if err := s.DeletePage(ctx, title, 2, "Admin", "gone", at(5)); err != nil {
 			t.Fatal(err)
 		}
-		if v := find(title, shaA, true); v.ID != va2.ID {
+		if v := find(title, shaA, true); v.ID != va2.ID || !v.Hidden {
 			t.Fatalf("version = %+v", v)
 		}
-		if vs := must[[]wiki.FileVersion](t)(s.FileVersions(ctx, title)); len(vs) != 3 {
-			t.Fatalf("%d versions of the deleted file, want 3", len(vs))
+		if got := hiddenOf(must[[]wiki.FileVersion](t)(s.FileVersions(ctx, title))); got != "hidden,hidden,hidden" {
+			t.Fatalf("versions of the deleted file: %s", got)
 		}
 		must[wiki.Page](t)(s.UndeletePage(ctx, title, 2, "Admin", "back", at(6)))
-		find(title, shaA, false)
+		if v := find(title, shaA, false); v.Hidden {
+			t.Fatalf("undeleted version = %+v", v)
+		}
+		if got := hiddenOf(must[[]wiki.FileVersion](t)(s.FileVersions(ctx, title))); got != "shown,shown,shown" {
+			t.Fatalf("versions of the undeleted file: %s", got)
+		}
 	})
-	t.Run("a move takes the versions along, and one onto a deleted file absorbs its versions", func(t *testing.T) {
+	t.Run("a move takes the versions along, and one onto a deleted file absorbs its versions, hidden", func(t *testing.T) {
 		_, vx := uploadNew(t, s, "File:X.png", []byte("content x"), 7)
 		if err := s.DeletePage(ctx, "File:X.png", 2, "Admin", "gone", at(8)); err != nil {
 			t.Fatal(err)
@@ -508,8 +513,146 @@ func testFileVersions(t *testing.T, s wiki.Store) {
 		if !reflect.DeepEqual(versionIDs(vs), []int64{vx.ID, va2.ID, vb.ID, va.ID}) || vs[0].Title != "File:X.png" {
 			t.Fatalf("versions after the move onto a deleted file = %v", versionIDs(vs))
 		}
-		if cur := must[map[wiki.Title]wiki.FileVersion](t)(s.CurrentFiles(ctx, []wiki.Title{"File:X.png"})); cur["File:X.png"].ID != vx.ID {
+		// The absorbed page's version, the newest, stays hidden: the
+		// moved page's newest is current.
+		if got := hiddenOf(vs); got != "hidden,shown,shown,shown" {
+			t.Fatalf("versions after the move onto a deleted file: %s", got)
+		}
+		if cur := must[map[wiki.Title]wiki.FileVersion](t)(s.CurrentFiles(ctx, []wiki.Title{"File:X.png"})); cur["File:X.png"].ID != va2.ID {
 			t.Fatalf("current = %+v", cur)
+		}
+		find("File:X.png", vx.SHA256, true)
+		// An undelete at the new title shows it again, as it restores the
+		// absorbed revisions: the newest version is current.
+		must[wiki.Page](t)(s.UndeletePage(ctx, "File:X.png", 2, "Admin", "back", at(11)))
+		if cur := must[map[wiki.Title]wiki.FileVersion](t)(s.CurrentFiles(ctx, []wiki.Title{"File:X.png"})); cur["File:X.png"].ID != vx.ID {
+			t.Fatalf("current after the undelete = %+v", cur)
+		}
+		find("File:X.png", vx.SHA256, false)
+	})
+}
+
+// hiddenOf lists, newest first, whether each version is hidden.
+func hiddenOf(vs []wiki.FileVersion) string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, map[bool]string{false: "shown", true: "hidden"}[v.Hidden])
+	}
+	return strings.Join(out, ",")
+}
+
+func testHiddenFiles(t *testing.T, s wiki.Store) {
+	const title = "File:H.png"
+	a, b, c := []byte("hidden a"), []byte("hidden b"), []byte("after the deletion")
+	res, va := uploadNew(t, s, title, a, 1)
+	shaB := putBlob(t, s, b)
+	_, vb := saveFile(t, s, upload(title, "About "+title, shaB, len(b), wiki.UploadOverwrite, res.Revision.ID, 2))
+	current := func() map[wiki.Title]wiki.FileVersion {
+		t.Helper()
+		return must[map[wiki.Title]wiki.FileVersion](t)(s.CurrentFiles(ctx, []wiki.Title{title}))
+	}
+	// want checks what FindFileVersion answers for each content, by the
+	// ID of the version it finds and whether that is deleted.
+	type found struct {
+		id      int64
+		deleted bool
+	}
+	want := func(what string, cases map[string]found) {
+		t.Helper()
+		for sha, w := range cases {
+			v, deleted, err := s.FindFileVersion(ctx, title, sha)
+			if err != nil || v.ID != w.id || deleted != w.deleted {
+				t.Errorf("%s: find %s: version %d, deleted %v, %v; want version %d, deleted %v", what, sha[:8], v.ID, deleted, err, w.id, w.deleted)
+			}
+		}
+	}
+	versions := func(what, wantHidden string, ids ...int64) {
+		t.Helper()
+		vs := must[[]wiki.FileVersion](t)(s.FileVersions(ctx, title))
+		if got := hiddenOf(vs); got != wantHidden || !reflect.DeepEqual(versionIDs(vs), ids) {
+			t.Errorf("%s: versions %v %s, want %v %s", what, versionIDs(vs), got, ids, wantHidden)
+		}
+	}
+
+	if err := s.DeletePage(ctx, title, 2, "Admin", "copyright", at(3)); err != nil {
+		t.Fatal(err)
+	}
+	want("deleted", map[string]found{va.SHA256: {va.ID, true}, vb.SHA256: {vb.ID, true}})
+	if cur := current(); len(cur) != 0 {
+		t.Errorf("deleted: current files = %+v", cur)
+	}
+	versions("deleted", "hidden,hidden", vb.ID, va.ID)
+
+	// Anyone may create the page again, as text: its old versions stay
+	// hidden, as its old revisions do, and it has no file.
+	recreated := create(t, s, title, "Not a file any more")
+	want("created again", map[string]found{va.SHA256: {va.ID, true}, vb.SHA256: {vb.ID, true}})
+	if cur := current(); len(cur) != 0 {
+		t.Errorf("created again: current files = %+v", cur)
+	}
+	versions("created again", "hidden,hidden", vb.ID, va.ID)
+
+	// A new upload is visible and current; the old versions stay hidden.
+	shaC := putBlob(t, s, c)
+	res3, vc := saveFile(t, s, upload(title, "Not a file any more", shaC, len(c), wiki.UploadNew, recreated.Revision.ID, 4))
+	if vc.Hidden {
+		t.Fatalf("new version = %+v", vc)
+	}
+	if cur := current(); !reflect.DeepEqual(cur[title], vc) {
+		t.Errorf("after an upload: current = %+v, want %+v", cur, vc)
+	}
+	want("after an upload", map[string]found{va.SHA256: {va.ID, true}, vb.SHA256: {vb.ID, true}, shaC: {vc.ID, false}})
+	versions("after an upload", "shown,hidden,hidden", vc.ID, vb.ID, va.ID)
+
+	// The same bytes as a hidden version, uploaded again: a visible
+	// version, which a media URL of those bytes finds.
+	_, va2 := saveFile(t, s, upload(title, "Not a file any more", va.SHA256, len(a), wiki.UploadOverwrite, res3.Revision.ID, 5))
+	want("after the hidden bytes are uploaded again", map[string]found{va.SHA256: {va2.ID, false}, vb.SHA256: {vb.ID, true}})
+	versions("after the hidden bytes are uploaded again", "shown,shown,hidden,hidden", va2.ID, vc.ID, vb.ID, va.ID)
+
+	// An undelete shows the old versions again; the newest is current.
+	must[wiki.Page](t)(s.UndeletePage(ctx, title, 2, "Admin", "licensed after all", at(6)))
+	want("undeleted", map[string]found{va.SHA256: {va2.ID, false}, vb.SHA256: {vb.ID, false}, shaC: {vc.ID, false}})
+	versions("undeleted", "shown,shown,shown,shown", va2.ID, vc.ID, vb.ID, va.ID)
+	if cur := current(); cur[title].ID != va2.ID {
+		t.Errorf("undeleted: current = %+v", cur)
+	}
+	if _, err := s.UndeletePage(ctx, title, 2, "Admin", "again", at(7)); !errors.Is(err, wiki.ErrNotFound) {
+		t.Errorf("an undelete with nothing left to restore: %v, want ErrNotFound", err)
+	}
+
+	t.Run("a hidden version newer than a visible one with the same bytes is found second", func(t *testing.T) {
+		// File:Dst.png had the bytes of File:Src.png's version (and
+		// others) when it was deleted; Src moved onto it absorbs them,
+		// hidden, with IDs above Src's own.
+		p, q := []byte("moved p"), []byte("absorbed q")
+		_, vs := uploadNew(t, s, "File:Src.png", p, 10)
+		res, vd1 := uploadNew(t, s, "File:Dst.png", p, 11)
+		shaQ := putBlob(t, s, q)
+		_, vd2 := saveFile(t, s, upload("File:Dst.png", "About File:Dst.png", shaQ, len(q), wiki.UploadOverwrite, res.Revision.ID, 12))
+		if err := s.DeletePage(ctx, "File:Dst.png", 2, "Admin", "gone", at(13)); err != nil {
+			t.Fatal(err)
+		}
+		must[wiki.Page](t)(s.MovePage(ctx, wiki.MoveRequest{From: "File:Src.png", To: "File:Dst.png", Reason: "rename",
+			UserID: 2, UserName: "Admin", Time: at(14), Group: wiki.GroupAdmin}))
+		dst := wiki.Title("File:Dst.png")
+		find := func(sha string, wantID int64, wantDeleted bool) {
+			t.Helper()
+			v, deleted, err := s.FindFileVersion(ctx, dst, sha)
+			if err != nil || v.ID != wantID || deleted != wantDeleted || v.Title != dst {
+				t.Errorf("find %s: %+v, deleted %v, %v; want version %d, deleted %v", sha[:8], v, deleted, err, wantID, wantDeleted)
+			}
+		}
+		find(vs.SHA256, vs.ID, false)
+		find(shaQ, vd2.ID, true)
+		if cur := must[map[wiki.Title]wiki.FileVersion](t)(s.CurrentFiles(ctx, []wiki.Title{dst})); cur[dst].ID != vs.ID {
+			t.Errorf("current = %+v, want the moved page's version %d", cur, vs.ID)
+		}
+		must[wiki.Page](t)(s.UndeletePage(ctx, dst, 2, "Admin", "back", at(15)))
+		find(vs.SHA256, vd1.ID, false)
+		find(shaQ, vd2.ID, false)
+		if cur := must[map[wiki.Title]wiki.FileVersion](t)(s.CurrentFiles(ctx, []wiki.Title{dst})); cur[dst].ID != vd2.ID {
+			t.Errorf("current after the undelete = %+v, want the newest, %d", cur, vd2.ID)
 		}
 	})
 }

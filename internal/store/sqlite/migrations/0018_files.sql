@@ -20,8 +20,9 @@ CREATE TABLE blob_chunks (
 );
 
 -- The versions of each file, one per upload: the File: page that shows
--- them and the blob of the bytes. A deleted page keeps its versions
--- (hidden with it).
+-- them and the blob of the bytes. A deleted page keeps its versions,
+-- hidden (1) as its revisions are: they stay hidden when the page is
+-- created again, and only an undelete shows them again.
 CREATE TABLE file_versions (
 	id        INTEGER PRIMARY KEY,
 	page_id   INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
@@ -33,13 +34,16 @@ CREATE TABLE file_versions (
 	user_id   INTEGER NOT NULL DEFAULT 0,
 	user_name TEXT    NOT NULL,
 	comment   TEXT    NOT NULL DEFAULT '',
-	ts        INTEGER NOT NULL
+	ts        INTEGER NOT NULL,
+	hidden    INTEGER NOT NULL DEFAULT 0
 );
--- A file's versions, newest first, and its current one (the largest id).
-CREATE INDEX file_versions_page ON file_versions(page_id, id);
--- A media URL's check: a version of a page with given bytes (the index
--- ends with the rowid, so the newest such version is its last entry).
-CREATE INDEX file_versions_sha ON file_versions(sha256, page_id);
+-- A file's versions, newest first, and its current one: the newest not
+-- hidden, found walking back from the end of the page's range (hidden
+-- versions are few, a deletion's), without reading the table.
+CREATE INDEX file_versions_page ON file_versions(page_id, id, hidden);
+-- A media URL's check: the newest visible version of a page with given
+-- bytes, else its newest hidden one: the first entry of a range.
+CREATE INDEX file_versions_sha ON file_versions(sha256, page_id, hidden, id DESC);
 
 -- Thumbnails made of a blob (source) at a requested width; their bytes
 -- are a blob too. The first one stored for a source and width stays.
