@@ -190,7 +190,7 @@ func uploadLeakFile(t *testing.T, a *app.App, u wiki.User, name string) leakFile
 		t.Fatalf("upload %s: %v", name, err)
 	}
 	v := out.Version
-	th, thumb, err := a.Engine.Thumbnail(ctx, v, thumbWidth)
+	th, thumb, err := a.Engine.Thumbnail(ctx, v, thumbWidth, nil)
 	if err != nil {
 		t.Fatalf("thumbnail of %s: %v", name, err)
 	}

@@ -462,7 +462,7 @@ func TestFileRecreatedAfterDeletion(t *testing.T) {
 		}
 	}
 	page := anon.Get("/wiki/File:Phoenix.png").Body
-	if !strings.Contains(page, freshPath) || strings.Contains(page, shaOf(old)) || strings.Count(page, `class="current"`) != 1 {
+	if !strings.Contains(page, freshPath) || strings.Contains(page, shaOf(old)) || strings.Count(page, `class="current-version"`) != 1 {
 		t.Errorf("after a new upload, the file page does not show the new version alone:\n%s", page)
 	}
 	if log := anon.Get("/wiki/Special:Log/upload").Body; strings.Count(log, "Phoenix.png") < 2 {
