@@ -52,20 +52,11 @@ func importCommand(ctx context.Context, cfg config.Config, log *slog.Logger, arg
 	if summary == "" {
 		summary = "Imported"
 	}
-	cfg.JobWorkers = 0 // the import's jobs wait for the server's workers
-	a, err := app.Open(ctx, cfg, log)
+	a, ed, err := openAs(ctx, cfg, log, "import", user)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	ed := engine.Editor{UserName: wiki.MaintenanceActor.Name, Group: wiki.GroupAdmin}
-	if user != "" {
-		u, err := a.Store.FindUserByName(ctx, user)
-		if err != nil {
-			return fmt.Errorf("import: user %q: %w", user, err)
-		}
-		ed = engine.Editor{UserID: u.ID, UserName: u.Name, Group: u.Group}
-	}
 	t0 := time.Now()
 	last := t0
 	st, err := a.Engine.Import(ctx, pages, ed, summary, func(st engine.ImportStats) {
@@ -161,4 +152,26 @@ func markdownDir(dir string, rules wiki.TitleRules) iter.Seq2[engine.ImportPage,
 			yield(engine.ImportPage{}, err)
 		}
 	}
+}
+
+// openAs opens the wiki for a command that changes it, without job
+// workers (its jobs wait for the server's), and returns the editor its
+// changes are attributed to: the account named user, or the maintenance
+// script when user is empty. cmd names the command in errors.
+func openAs(ctx context.Context, cfg config.Config, log *slog.Logger, cmd, user string) (*app.App, engine.Editor, error) {
+	cfg.JobWorkers = 0
+	a, err := app.Open(ctx, cfg, log)
+	if err != nil {
+		return nil, engine.Editor{}, err
+	}
+	ed := engine.Editor{UserName: wiki.MaintenanceActor.Name, Group: wiki.GroupAdmin}
+	if user != "" {
+		u, err := a.Store.FindUserByName(ctx, user)
+		if err != nil {
+			a.Close()
+			return nil, engine.Editor{}, fmt.Errorf("%s: user %q: %w", cmd, user, err)
+		}
+		ed = engine.Editor{UserID: u.ID, UserName: u.Name, Group: u.Group}
+	}
+	return a, ed, nil
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/wikid/wikid/internal/app"
 	"github.com/wikid/wikid/internal/config"
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/wiki"
@@ -29,20 +28,11 @@ func uploadCommand(ctx context.Context, cfg config.Config, log *slog.Logger, fil
 	if title != "" && len(files) != 1 {
 		return errors.New("--title names the file of one upload; give one FILE with it")
 	}
-	cfg.JobWorkers = 0 // the uploads' jobs wait for the server's workers
-	a, err := app.Open(ctx, cfg, log)
+	a, ed, err := openAs(ctx, cfg, log, "upload", user)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	ed := engine.Editor{UserName: wiki.MaintenanceActor.Name, Group: wiki.GroupAdmin}
-	if user != "" {
-		u, err := a.Store.FindUserByName(ctx, user)
-		if err != nil {
-			return fmt.Errorf("upload: user %q: %w", user, err)
-		}
-		ed = engine.Editor{UserID: u.ID, UserName: u.Name, Group: u.Group}
-	}
 	rules := cfg.TitleRules()
 	failed := 0
 	for _, path := range files {
