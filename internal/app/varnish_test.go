@@ -32,6 +32,7 @@ import (
 	"github.com/wikid/wikid/internal/app/apptest"
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/purge"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -961,6 +962,10 @@ func (s *varnishStack) upload(t *testing.T, token, name string, data []byte) str
 	if res.status != http.StatusCreated || json.Unmarshal([]byte(res.body), &out) != nil || out.Original.URL == "" {
 		t.Fatalf("upload %s: %d\n%s", name, res.status, res.body)
 	}
+	s.settle(t)
+	// The upload's purge at Varnish is sent again CDNRebound after it
+	// ran: wait for that one too, or it bans what the test fetches next.
+	time.Sleep(engine.CDNRebound + 100*time.Millisecond)
 	s.settle(t)
 	return out.Original.URL
 }
