@@ -31,7 +31,7 @@ func TestStatsAndCompact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := db.UpdateSearchIndex(ctx, res.Page.ID, func(s string) string { return s }); err != nil {
+		if err := db.UpdateSearchIndex(ctx, res.Page.ID, func(s string, _ wiki.ContentModel) string { return s }); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -244,7 +244,7 @@ func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
 		if err := e.store.MarkSearchStale(ctx, p.ID); err != nil {
 			return err
 		}
-		err := e.store.UpdateSearchIndex(ctx, p.ID, func(src string) string {
+		err := e.store.UpdateSearchIndex(ctx, p.ID, func(src string, _ wiki.ContentModel) string {
 			if src == rev.Text {
 				return plain
 			}
@@ -279,7 +279,7 @@ func (e *Engine) runSearch(ctx context.Context, j wiki.Job) error {
 		return err // busy: the job runs again later
 	}
 	defer release()
-	return e.store.UpdateSearchIndex(ctx, p.ID, func(src string) string { return e.plainText(ctx, p.Title, src) })
+	return e.store.UpdateSearchIndex(ctx, p.ID, func(src string, _ wiki.ContentModel) string { return e.plainText(ctx, p.Title, src) })
 }
 
 // refreshBudget bounds the time a refresh job spends rendering a page's

@@ -134,7 +134,7 @@ type JobStore interface {
 	// its title and text(latest revision's source) when live, no entry when
 	// deleted or gone. text (the words readers see, without markup) runs
 	// outside any write transaction: it may take a while.
-	UpdateSearchIndex(ctx context.Context, pageID int64, text func(source string) string) error
+	UpdateSearchIndex(ctx context.Context, pageID int64, text func(source string, model ContentModel) string) error
 	// ReindexPages writes, in one transaction, the search entries of the
 	// pages in entries from their texts, made from their latest revision
 	// (SearchEntry.RevID): the entries of pages whose templates changed,

@@ -128,6 +128,30 @@ type Page struct {
 	Deleted  bool
 	Touched  time.Time // time of the latest revision, move, delete or undelete
 	Size     int
+	Model    ContentModel // the latest revision's
+}
+
+// ContentModel is the markup language of a revision's text, as MediaWiki's
+// content_model names it.
+type ContentModel string
+
+const (
+	ModelMarkdown ContentModel = "markdown"
+	ModelWikitext ContentModel = "wikitext"
+)
+
+// ContentModels are the models a page may have, the default first.
+var ContentModels = []ContentModel{ModelMarkdown, ModelWikitext}
+
+// Valid reports whether m is one of ContentModels.
+func (m ContentModel) Valid() bool { return m == ModelMarkdown || m == ModelWikitext }
+
+// Or is m, or def when m is empty.
+func (m ContentModel) Or(def ContentModel) ContentModel {
+	if m == "" {
+		return def
+	}
+	return m
 }
 
 // Revision is one saved version of a page. Text is empty in listings
@@ -147,7 +171,8 @@ type Revision struct {
 	Minor      bool
 	ParentSize int // size of the parent revision, for the ±bytes in listings
 	// Tags mark how the edit was made (TagUndo, TagRollback), nil for most.
-	Tags []string
+	Tags  []string
+	Model ContentModel // the markup of Text
 }
 
 // ChangeKind says what a recent-changes entry records.
@@ -344,8 +369,9 @@ type SearchHit struct {
 	Snippet    string
 	TitleMatch bool
 	// Source is the latest revision's text, from which the engine makes
-	// Snippet (then Source is emptied).
+	// Snippet (then Source is emptied); Model is its markup.
 	Source string
+	Model  ContentModel
 }
 
 // Private-use code points that delimit matches in SearchHit.Snippet.

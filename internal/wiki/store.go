@@ -64,6 +64,10 @@ type SaveRequest struct {
 	// revision's (as a move does): an upload's new version of a file
 	// shows in history and recent changes with its summary.
 	NullRevision bool
+	// Model is the markup of Text; empty keeps the page's model (the
+	// latest revision's, even when the page is deleted), or for a new
+	// page ModelMarkdown.
+	Model ContentModel
 }
 
 // SaveResult tells what SavePage did.

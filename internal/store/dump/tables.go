@@ -106,9 +106,9 @@ func cols(spec string) []Column {
 var Tables = []*Table{
 	{Name: "users", Key: 1, Columns: cols(`id:i name:t name_key:t skeleton:t password_hash:t grp:t created:i
 		time_zone:t date_format:t minor_default:b no_autowatch:b signature:t watchlist_token:t`)},
-	{Name: "pages", Key: 1, Columns: cols(`id:i title:t ns:t latest_rev:i redirect:t deleted:b touched:i size:i title_fold:t`)},
+	{Name: "pages", Key: 1, Columns: cols(`id:i title:t ns:t latest_rev:i redirect:t deleted:b touched:i size:i title_fold:t model:t`)},
 	{Name: "revisions", Key: 1, MaxBatch: bigBatch, Columns: cols(`id:i page_id:i parent_id:i user_id:i user_name:t ts:i summary:t text:t
-		size:i sha1:t minor:b deleted:b tags:t`)},
+		size:i sha1:t minor:b deleted:b tags:t model:t`)},
 	{Name: "links", Key: 3, Columns: cols(`from_page:i kind:t target_title:t sortkey:t subcat:b`)},
 	{Name: "category_added", Key: 2, Columns: cols(`category:t page_id:i added:i`)},
 	{Name: "blobs", Key: 1, Columns: cols(`sha256:t size:i created:i`)},

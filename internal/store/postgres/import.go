@@ -158,16 +158,29 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 	// are copied, in request order, so that a title saved twice has its
 	// revisions in order.
 	n := 0
-	sha := map[wiki.Title]string{}
+	type version struct {
+		sha   string
+		model wiki.ContentModel
+	}
+	cur := map[wiki.Title]version{}
 	for t, st := range state {
 		if st.live {
-			sha[t] = st.latest.SHA1
+			cur[t] = version{st.latest.SHA1, st.page.Model}
 		}
 	}
+	models := make([]wiki.ContentModel, len(reqs))
 	for i, req := range reqs {
-		if s, ok := sha[req.Title]; !ok || s != shas[i] || req.NullRevision {
+		v, ok := cur[req.Title]
+		models[i] = req.Model
+		if models[i] == "" {
+			models[i] = v.model
+			if !ok {
+				models[i] = state[req.Title].page.Model.Or(wiki.ModelMarkdown) // a deleted page's too
+			}
+		}
+		if !ok || v.sha != shas[i] || v.model != models[i] || req.NullRevision {
 			n++
-			sha[req.Title] = shas[i]
+			cur[req.Title] = version{shas[i], models[i]}
 		}
 	}
 	revIDs, err := nextRevisionIDs(ctx, tx, n)
@@ -208,7 +221,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 			}
 			jobs, jobsAt = append(jobs, j), at
 		}
-		if st.live && st.latest.SHA1 == shas[i] && !req.NullRevision {
+		if st.live && st.latest.SHA1 == shas[i] && st.page.Model == models[i] && !req.NullRevision {
 			res[i] = wiki.SaveResult{Page: st.page, Revision: st.latest, Unchanged: true}
 		} else {
 			var parentID int64
@@ -219,12 +232,13 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 			rev := wiki.Revision{
 				ID: revIDs[0], PageID: st.page.ID, Title: req.Title, ParentID: parentID, UserID: req.UserID, UserName: req.UserName,
 				Time: at, Summary: req.Summary, Size: len(req.Text), SHA1: shas[i], Minor: req.Minor, ParentSize: oldSize,
+				Model: models[i],
 			}
 			tags := wiki.JoinTags(req.Tags)
 			rev.Tags = wiki.SplitTags(tags)
 			revIDs = revIDs[1:]
 			revRows = append(revRows, []any{rev.ID, rev.PageID, rev.ParentID, rev.UserID, rev.UserName, ms(at), rev.Summary,
-				req.Text, rev.Size, rev.SHA1, rev.Minor, tags})
+				req.Text, rev.Size, rev.SHA1, rev.Minor, tags, string(rev.Model)})
 			kind := wiki.ChangeEdit
 			if !st.live {
 				kind = wiki.ChangeNew
@@ -233,7 +247,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 				UserID: req.UserID, UserName: req.UserName, Time: at, Summary: req.Summary, Size: rev.Size, OldSize: oldSize, Minor: req.Minor}
 			changeRows = append(changeRows, []any{string(c.Kind), string(c.Title), string(c.NewTitle), c.PageID, c.RevID, c.OldRevID,
 				c.UserID, c.UserName, ms(c.Time), c.Summary, c.Size, c.OldSize, c.Minor, tags})
-			page := wiki.Page{ID: rev.PageID, Title: req.Title, LatestID: rev.ID, Redirect: req.Links.Redirect, Touched: at, Size: rev.Size}
+			page := wiki.Page{ID: rev.PageID, Title: req.Title, LatestID: rev.ID, Redirect: req.Links.Redirect, Touched: at, Size: rev.Size, Model: rev.Model}
 			res[i] = wiki.SaveResult{Page: page, Revision: rev, Created: !st.live}
 			st.page, st.live, st.latest = page, true, rev
 			e := searchEntry{pageID: page.ID, revID: rev.ID, title: req.Title, terms: terms[i]}
@@ -270,7 +284,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 
 	if len(revRows) > 0 {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"revisions"},
-			[]string{"id", "page_id", "parent_id", "user_id", "user_name", "ts", "summary", "text", "size", "sha1", "minor", "tags"},
+			[]string{"id", "page_id", "parent_id", "user_id", "user_name", "ts", "summary", "text", "size", "sha1", "minor", "tags", "model"},
 			pgx.CopyFromRows(revRows)); err != nil {
 			return nil, err
 		}
@@ -284,17 +298,18 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 	// The pages that got a revision (those with a search entry), as the
 	// batch left them.
 	var ids, latestRevs, touched []int64
-	var redirects []string
+	var redirects, pageModels []string
 	var sizes []int32
 	for _, e := range entries {
 		p := state[e.title].page
 		ids, latestRevs, touched = append(ids, p.ID), append(latestRevs, p.LatestID), append(touched, ms(p.Touched))
 		redirects, sizes = append(redirects, string(p.Redirect)), append(sizes, int32(p.Size))
+		pageModels = append(pageModels, string(p.Model))
 	}
 	if len(ids) > 0 {
-		b.Queue(`UPDATE pages p SET latest_rev = u.latest, redirect = u.redirect, deleted = false, touched = u.touched, size = u.size
-			FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::integer[]) AS u(id, latest, redirect, touched, size)
-			WHERE p.id = u.id`, ids, latestRevs, redirects, touched, sizes)
+		b.Queue(`UPDATE pages p SET latest_rev = u.latest, redirect = u.redirect, deleted = false, touched = u.touched, size = u.size, model = u.model
+			FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::integer[], $6::text[]) AS u(id, latest, redirect, touched, size, model)
+			WHERE p.id = u.id`, ids, latestRevs, redirects, touched, sizes, pageModels)
 	}
 	b.Queue(`DELETE FROM links WHERE from_page = ANY($1)`, batchPages)
 	queueLinkRows(&b, &links)

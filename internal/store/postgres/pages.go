@@ -15,9 +15,9 @@ import (
 )
 
 const (
-	pageCols = `p.id, p.title, p.latest_rev, p.redirect, p.deleted, p.touched, p.size`
+	pageCols = `p.id, p.title, p.latest_rev, p.redirect, p.deleted, p.touched, p.size, p.model`
 	// revCols needs: revisions r JOIN pages p, LEFT JOIN revisions pr (the parent).
-	revCols = `r.id, r.page_id, p.title, r.parent_id, r.user_id, r.user_name, r.ts, r.summary, r.size, r.sha1, r.minor, coalesce(pr.size, 0), r.tags`
+	revCols = `r.id, r.page_id, p.title, r.parent_id, r.user_id, r.user_name, r.ts, r.summary, r.size, r.sha1, r.minor, coalesce(pr.size, 0), r.tags, r.model`
 	// revColsFrom is the FROM clause revCols reads.
 	revColsFrom = ` FROM revisions r JOIN pages p ON p.id = r.page_id LEFT JOIN revisions pr ON pr.id = r.parent_id`
 )
@@ -25,10 +25,10 @@ const (
 // scanPage scans pageCols.
 func scanPage(row pgx.Row) (wiki.Page, error) {
 	var p wiki.Page
-	var title, redirect string
+	var title, redirect, model string
 	var touched int64
-	err := row.Scan(&p.ID, &title, &p.LatestID, &redirect, &p.Deleted, &touched, &p.Size)
-	p.Title, p.Redirect, p.Touched = wiki.Title(title), wiki.Title(redirect), fromMS(touched)
+	err := row.Scan(&p.ID, &title, &p.LatestID, &redirect, &p.Deleted, &touched, &p.Size, &model)
+	p.Title, p.Redirect, p.Touched, p.Model = wiki.Title(title), wiki.Title(redirect), fromMS(touched), wiki.ContentModel(model)
 	return p, err
 }
 
@@ -37,13 +37,13 @@ func scanRevision(row pgx.Row, withText bool) (wiki.Revision, error) {
 	var r wiki.Revision
 	var title string
 	var ts int64
-	var tags string
-	dest := []any{&r.ID, &r.PageID, &title, &r.ParentID, &r.UserID, &r.UserName, &ts, &r.Summary, &r.Size, &r.SHA1, &r.Minor, &r.ParentSize, &tags}
+	var tags, model string
+	dest := []any{&r.ID, &r.PageID, &title, &r.ParentID, &r.UserID, &r.UserName, &ts, &r.Summary, &r.Size, &r.SHA1, &r.Minor, &r.ParentSize, &tags, &model}
 	if withText {
 		dest = append(dest, &r.Text)
 	}
 	err := row.Scan(dest...)
-	r.Title, r.Time, r.Tags = wiki.Title(title), fromMS(ts), wiki.SplitTags(tags)
+	r.Title, r.Time, r.Tags, r.Model = wiki.Title(title), fromMS(ts), wiki.SplitTags(tags), wiki.ContentModel(model)
 	return r, err
 }
 
@@ -135,18 +135,18 @@ type pageRow struct {
 // "" (no null edit); that revision is then not the base anyway.
 func lockPage(ctx context.Context, tx pgx.Tx, t wiki.Title) (pageRow, error) {
 	var pr pageRow
-	var title, redirect string
+	var title, redirect, model string
 	var touched int64
 	err := tx.QueryRow(ctx, `SELECT `+pageCols+`, coalesce((SELECT r.sha1 FROM revisions r WHERE r.id = p.latest_rev), '')
 		FROM pages p WHERE p.title = $1 FOR UPDATE`, string(t)).
-		Scan(&pr.ID, &title, &pr.LatestID, &redirect, &pr.Deleted, &touched, &pr.Size, &pr.latestSHA)
+		Scan(&pr.ID, &title, &pr.LatestID, &redirect, &pr.Deleted, &touched, &pr.Size, &model, &pr.latestSHA)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return pageRow{}, nil
 	}
 	if err != nil {
 		return pageRow{}, err
 	}
-	pr.Title, pr.Redirect, pr.Touched, pr.exists = wiki.Title(title), wiki.Title(redirect), fromMS(touched), true
+	pr.Title, pr.Redirect, pr.Touched, pr.Model, pr.exists = wiki.Title(title), wiki.Title(redirect), fromMS(touched), wiki.ContentModel(model), true
 	return pr, nil
 }
 
@@ -158,18 +158,19 @@ type newRevision struct {
 	minor                    bool
 	at                       time.Time
 	tags                     string // wiki.JoinTags
+	model                    wiki.ContentModel
 }
 
 func insertRevision(ctx context.Context, tx pgx.Tx, nr newRevision) (wiki.Revision, error) {
 	r := wiki.Revision{
 		PageID: nr.pageID, ParentID: nr.parentID, UserID: nr.userID, UserName: nr.userName,
 		Time: nr.at, Summary: nr.summary, Size: len(nr.text), SHA1: nr.sha1, Minor: nr.minor,
-		Tags: wiki.SplitTags(nr.tags),
+		Tags: wiki.SplitTags(nr.tags), Model: nr.model.Or(wiki.ModelMarkdown),
 	}
 	err := tx.QueryRow(ctx, `INSERT INTO revisions
-		(page_id, parent_id, user_id, user_name, ts, summary, text, size, sha1, minor, tags)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
-		r.PageID, r.ParentID, r.UserID, r.UserName, ms(r.Time), r.Summary, nr.text, r.Size, r.SHA1, r.Minor, nr.tags,
+		(page_id, parent_id, user_id, user_name, ts, summary, text, size, sha1, minor, tags, model)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+		r.PageID, r.ParentID, r.UserID, r.UserName, ms(r.Time), r.Summary, nr.text, r.Size, r.SHA1, r.Minor, nr.tags, string(r.Model),
 	).Scan(&r.ID)
 	return r, err
 }
@@ -244,12 +245,16 @@ func savePageTx(ctx context.Context, tx pgx.Tx, req wiki.SaveRequest, sha, terms
 	}
 	var parentID int64
 	oldSize := 0
+	model := req.Model
+	if model == "" {
+		model = cur.Model.Or(wiki.ModelMarkdown) // a deleted page's too
+	}
 	if live {
 		parentID, oldSize = cur.LatestID, cur.Size
 		// The same text is a null edit, unless the request asks for a
 		// revision anyway (an upload's, as a move's): that one goes on as
 		// any edit.
-		if cur.latestSHA == sha && !req.NullRevision {
+		if cur.latestSHA == sha && model == cur.Model && !req.NullRevision {
 			if err := replaceLinks(ctx, tx, cur.ID, req.Title, req.Links, at); err != nil {
 				return wiki.SaveResult{}, err
 			}
@@ -276,21 +281,21 @@ func savePageTx(ctx context.Context, tx pgx.Tx, req wiki.SaveRequest, sha, terms
 	}
 	rev, err := insertRevision(ctx, tx, newRevision{
 		pageID: pageID, parentID: parentID, userID: req.UserID, userName: req.UserName,
-		summary: req.Summary, text: req.Text, sha1: sha, minor: req.Minor, at: at, tags: wiki.JoinTags(req.Tags),
+		summary: req.Summary, text: req.Text, sha1: sha, minor: req.Minor, at: at, tags: wiki.JoinTags(req.Tags), model: model,
 	})
 	if err != nil {
 		return wiki.SaveResult{}, err
 	}
 	rev.Title, rev.ParentSize = req.Title, oldSize
-	page := wiki.Page{ID: pageID, Title: req.Title, LatestID: rev.ID, Redirect: req.Links.Redirect, Touched: at, Size: rev.Size}
+	page := wiki.Page{ID: pageID, Title: req.Title, LatestID: rev.ID, Redirect: req.Links.Redirect, Touched: at, Size: rev.Size, Model: model}
 	kind := wiki.ChangeEdit
 	if !live {
 		kind = wiki.ChangeNew
 	}
 	// The rest needs no answer but success: one round trip.
 	var b pgx.Batch
-	b.Queue(`UPDATE pages SET latest_rev = $1, redirect = $2, deleted = false, touched = $3, size = $4 WHERE id = $5`,
-		page.LatestID, string(page.Redirect), ms(at), page.Size, pageID)
+	b.Queue(`UPDATE pages SET latest_rev = $1, redirect = $2, deleted = false, touched = $3, size = $4, model = $5 WHERE id = $6`,
+		page.LatestID, string(page.Redirect), ms(at), page.Size, string(model), pageID)
 	queueReplaceLinks(&b, pageID, req.Title, req.Links, at)
 	b.Queue(insertChangeSQL, changeArgs(wiki.Change{
 		Kind: kind, Title: req.Title, PageID: pageID, RevID: rev.ID, OldRevID: parentID,
@@ -385,8 +390,8 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 		// in the database.
 		var revID int64
 		if err := tx.QueryRow(ctx, `INSERT INTO revisions
-			(page_id, parent_id, user_id, user_name, ts, summary, text, size, sha1, minor)
-			SELECT $1, id, $2, $3, $4, $5, text, size, sha1, true FROM revisions WHERE id = $6 RETURNING id`,
+			(page_id, parent_id, user_id, user_name, ts, summary, text, size, sha1, minor, model)
+			SELECT $1, id, $2, $3, $4, $5, text, size, sha1, true, model FROM revisions WHERE id = $6 RETURNING id`,
 			from.ID, req.UserID, req.UserName, ms(at), req.Reason, from.LatestID).Scan(&revID); err != nil {
 			return err
 		}
@@ -428,14 +433,14 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 		}
 		rr, err := insertRevision(ctx, tx, newRevision{
 			pageID: redirID, userID: req.UserID, userName: req.UserName, summary: req.Reason,
-			text: req.RedirectText, sha1: redirectSHA, at: at,
+			text: req.RedirectText, sha1: redirectSHA, at: at, model: from.Model,
 		})
 		if err != nil {
 			return err
 		}
 		b = pgx.Batch{}
-		b.Queue(`UPDATE pages SET latest_rev = $1, redirect = $2, size = $3 WHERE id = $4`,
-			rr.ID, string(req.RedirectLinks.Redirect), rr.Size, redirID)
+		b.Queue(`UPDATE pages SET latest_rev = $1, redirect = $2, size = $3, model = $4 WHERE id = $5`,
+			rr.ID, string(req.RedirectLinks.Redirect), rr.Size, string(rr.Model), redirID)
 		queueReplaceLinks(&b, redirID, req.From, req.RedirectLinks, at)
 		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return err
@@ -517,15 +522,16 @@ func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, user
 		}
 		var latest int64
 		var size int
-		if err := tx.QueryRow(ctx, `SELECT id, size FROM revisions WHERE page_id = $1 ORDER BY id DESC LIMIT 1`, p.ID).
-			Scan(&latest, &size); err != nil {
+		var model string
+		if err := tx.QueryRow(ctx, `SELECT id, size, model FROM revisions WHERE page_id = $1 ORDER BY id DESC LIMIT 1`, p.ID).
+			Scan(&latest, &size, &model); err != nil {
 			return err
 		}
 		page = p.Page
-		page.Deleted, page.LatestID, page.Size, page.Touched = false, latest, size, at
+		page.Deleted, page.LatestID, page.Size, page.Touched, page.Model = false, latest, size, at, wiki.ContentModel(model)
 		var b pgx.Batch
-		b.Queue(`UPDATE pages SET deleted = false, latest_rev = $1, size = $2, touched = $3 WHERE id = $4`,
-			latest, size, ms(at), p.ID)
+		b.Queue(`UPDATE pages SET deleted = false, latest_rev = $1, size = $2, touched = $3, model = $4 WHERE id = $5`,
+			latest, size, ms(at), model, p.ID)
 		b.Queue(insertChangeSQL, changeArgs(wiki.Change{
 			Kind: wiki.ChangeUndelete, Title: t, PageID: p.ID, RevID: latest,
 			UserID: userID, UserName: userName, Time: at, Summary: reason, Size: size,

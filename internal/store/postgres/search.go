@@ -331,16 +331,16 @@ func (db *DB) Search(ctx context.Context, sq wiki.SearchQuery) ([]wiki.SearchHit
 		ids[i] = c.id
 	}
 	// The page rows and texts, without the search budget: they are few.
-	rows, err := db.pool.Query(ctx, `SELECT p.id, p.title, r.text FROM pages p JOIN revisions r ON r.id = p.latest_rev
+	rows, err := db.pool.Query(ctx, `SELECT p.id, p.title, r.text, r.model FROM pages p JOIN revisions r ON r.id = p.latest_rev
 		WHERE NOT p.deleted AND p.id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: search %q: %w", query, err)
 	}
 	found := map[int64]wiki.SearchHit{}
 	var h wiki.SearchHit
-	var title string
-	_, err = pgx.ForEachRow(rows, []any{&h.PageID, &title, &h.Source}, func() error {
-		h.Title = wiki.Title(title)
+	var title, model string
+	_, err = pgx.ForEachRow(rows, []any{&h.PageID, &title, &h.Source, &model}, func() error {
+		h.Title, h.Model = wiki.Title(title), wiki.ContentModel(model)
 		found[h.PageID] = h
 		return nil
 	})
@@ -535,13 +535,13 @@ func (db *DB) ReindexPages(ctx context.Context, entries []wiki.SearchEntry) erro
 
 // UpdateSearchIndex makes the page's search entry match its current state
 // (see the SQLite store's).
-func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(source string) string) error {
+func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(source string, model wiki.ContentModel) string) error {
 	for range 3 {
-		var src string
+		var src, model string
 		var rev, indexed int64
 		var deleted bool
-		err := db.pool.QueryRow(ctx, `SELECT p.latest_rev, p.deleted, p.search_rev, r.text FROM pages p JOIN revisions r ON r.id = p.latest_rev
-			WHERE p.id = $1`, pageID).Scan(&rev, &deleted, &indexed, &src)
+		err := db.pool.QueryRow(ctx, `SELECT p.latest_rev, p.deleted, p.search_rev, r.text, r.model FROM pages p JOIN revisions r ON r.id = p.latest_rev
+			WHERE p.id = $1`, pageID).Scan(&rev, &deleted, &indexed, &src, &model)
 		gone := errors.Is(err, pgx.ErrNoRows) || (err == nil && deleted)
 		if err != nil && !gone {
 			return fmt.Errorf("postgres: update search index of page %d: %w", pageID, err)
@@ -551,7 +551,7 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(sou
 		}
 		terms := ""
 		if !gone {
-			terms = store.IndexText(text(src))
+			terms = store.IndexText(text(src, wiki.ContentModel(model)))
 		}
 		changed := false
 		err = db.write(ctx, func(tx pgx.Tx) error {

@@ -138,7 +138,7 @@ func TestSpace(t *testing.T) {
 	ctx := context.Background()
 	db := sqlitetest.Open(t)
 	res := save(t, db, "Indexed", longText)
-	if err := db.UpdateSearchIndex(ctx, res.Page.ID, func(s string) string { return s }); err != nil {
+	if err := db.UpdateSearchIndex(ctx, res.Page.ID, func(s string, _ wiki.ContentModel) string { return s }); err != nil {
 		t.Fatal(err)
 	}
 	sp, err := db.Space(ctx)

@@ -115,7 +115,7 @@ func TestCompression(t *testing.T) {
 		}
 		readsBack(t, db, p.LatestID, longText)
 		var indexed string
-		if err := db.UpdateSearchIndex(ctx, p.ID, func(src string) string { indexed = src; return src }); err != nil {
+		if err := db.UpdateSearchIndex(ctx, p.ID, func(src string, _ wiki.ContentModel) string { indexed = src; return src }); err != nil {
 			t.Fatal(err)
 		}
 		if indexed != longText {
@@ -151,7 +151,7 @@ func TestCompression(t *testing.T) {
 				if err == nil || errors.Is(err, wiki.ErrNotFound) || !strings.Contains(err.Error(), "corrupt") {
 					t.Fatalf("find revision: %+v, %v; want an error about corrupt data", r.Text, err)
 				}
-				if err := db.UpdateSearchIndex(ctx, res.Page.ID, func(s string) string { return s }); err == nil {
+				if err := db.UpdateSearchIndex(ctx, res.Page.ID, func(s string, _ wiki.ContentModel) string { return s }); err == nil {
 					t.Fatal("the search index read a corrupt text without an error")
 				}
 				if hist, err := db.History(ctx, wiki.HistoryQuery{PageID: res.Page.ID, Limit: 10}); err != nil || len(hist) != 1 {

@@ -416,13 +416,13 @@ func (db *DB) ReindexPages(ctx context.Context, entries []wiki.SearchEntry) erro
 // and turned into text before the write transaction, so that the writer is
 // not held while text runs; the write goes ahead only if that revision is
 // still the latest (otherwise it reads again).
-func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(source string) string) error {
+func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(source string, model wiki.ContentModel) string) error {
 	for range 3 {
-		var src string
+		var src, model string
 		var rev, indexed int64
 		var deleted bool
-		err := db.r.QueryRowContext(ctx, `SELECT p.latest_rev, p.deleted, p.search_rev, r.text FROM pages p JOIN revisions r ON r.id = p.latest_rev
-			WHERE p.id = ?`, pageID).Scan(&rev, &deleted, &indexed, textColumn{&src})
+		err := db.r.QueryRowContext(ctx, `SELECT p.latest_rev, p.deleted, p.search_rev, r.text, r.model FROM pages p JOIN revisions r ON r.id = p.latest_rev
+			WHERE p.id = ?`, pageID).Scan(&rev, &deleted, &indexed, textColumn{&src}, &model)
 		gone := errors.Is(err, sql.ErrNoRows) || (err == nil && deleted)
 		if err != nil && !gone {
 			return fmt.Errorf("sqlite: update search index of page %d: %w", pageID, err)
@@ -432,7 +432,7 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(sou
 		}
 		terms := ""
 		if !gone {
-			terms = store.IndexText(text(src))
+			terms = store.IndexText(text(src, wiki.ContentModel(model)))
 		}
 		changed := false
 		err = db.write(ctx, func(tx *wtx) error {

@@ -586,7 +586,7 @@ func (db *DB) Search(ctx context.Context, sq wiki.SearchQuery) ([]wiki.SearchHit
 	}
 	idList, _ := json.Marshal(ids)
 	// The page rows and texts, without the search budget: they are few.
-	rows, err := db.r.QueryContext(context.WithoutCancel(ctx), `SELECT p.id, p.title, r.text FROM pages p JOIN revisions r ON r.id = p.latest_rev
+	rows, err := db.r.QueryContext(context.WithoutCancel(ctx), `SELECT p.id, p.title, r.text, r.model FROM pages p JOIN revisions r ON r.id = p.latest_rev
 		WHERE p.deleted = 0 AND p.id IN (SELECT value FROM json_each(?))`, string(idList))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
@@ -595,11 +595,11 @@ func (db *DB) Search(ctx context.Context, sq wiki.SearchQuery) ([]wiki.SearchHit
 	found := map[int64]wiki.SearchHit{}
 	for rows.Next() {
 		var h wiki.SearchHit
-		var title string
-		if err := rows.Scan(&h.PageID, &title, textColumn{&h.Source}); err != nil {
+		var title, model string
+		if err := rows.Scan(&h.PageID, &title, textColumn{&h.Source}, &model); err != nil {
 			return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
 		}
-		h.Title = wiki.Title(title)
+		h.Title, h.Model = wiki.Title(title), wiki.ContentModel(model)
 		found[h.PageID] = h
 	}
 	if err := rows.Err(); err != nil {

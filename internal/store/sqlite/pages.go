@@ -21,19 +21,19 @@ import (
 )
 
 const (
-	pageCols = `p.id, p.title, p.latest_rev, p.redirect, p.deleted, p.touched, p.size`
+	pageCols = `p.id, p.title, p.latest_rev, p.redirect, p.deleted, p.touched, p.size, p.model`
 	// revCols needs: revisions r JOIN pages p, LEFT JOIN revisions pr (the parent).
-	revCols = `r.id, r.page_id, p.title, r.parent_id, r.user_id, r.user_name, r.ts, r.summary, r.size, r.sha1, r.minor, coalesce(pr.size, 0), r.tags`
+	revCols = `r.id, r.page_id, p.title, r.parent_id, r.user_id, r.user_name, r.ts, r.summary, r.size, r.sha1, r.minor, coalesce(pr.size, 0), r.tags, r.model`
 )
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanPage(s scanner) (wiki.Page, error) {
 	var p wiki.Page
-	var title, redirect string
+	var title, redirect, model string
 	var touched int64
-	err := s.Scan(&p.ID, &title, &p.LatestID, &redirect, &p.Deleted, &touched, &p.Size)
-	p.Title, p.Redirect, p.Touched = wiki.Title(title), wiki.Title(redirect), fromMS(touched)
+	err := s.Scan(&p.ID, &title, &p.LatestID, &redirect, &p.Deleted, &touched, &p.Size, &model)
+	p.Title, p.Redirect, p.Touched, p.Model = wiki.Title(title), wiki.Title(redirect), fromMS(touched), wiki.ContentModel(model)
 	return p, err
 }
 
@@ -42,13 +42,13 @@ func scanRevision(s scanner, withText bool) (wiki.Revision, error) {
 	var r wiki.Revision
 	var title string
 	var ts int64
-	var tags string
-	dest := []any{&r.ID, &r.PageID, &title, &r.ParentID, &r.UserID, &r.UserName, &ts, &r.Summary, &r.Size, &r.SHA1, &r.Minor, &r.ParentSize, &tags}
+	var tags, model string
+	dest := []any{&r.ID, &r.PageID, &title, &r.ParentID, &r.UserID, &r.UserName, &ts, &r.Summary, &r.Size, &r.SHA1, &r.Minor, &r.ParentSize, &tags, &model}
 	if withText {
 		dest = append(dest, textColumn{&r.Text})
 	}
 	err := s.Scan(dest...)
-	r.Title, r.Time, r.Tags = wiki.Title(title), fromMS(ts), wiki.SplitTags(tags)
+	r.Title, r.Time, r.Tags, r.Model = wiki.Title(title), fromMS(ts), wiki.SplitTags(tags), wiki.ContentModel(model)
 	return r, err
 }
 
@@ -142,18 +142,19 @@ type newRevision struct {
 	minor                    bool
 	at                       time.Time
 	tags                     string // wiki.JoinTags
+	model                    wiki.ContentModel
 }
 
 func insertRevision(ctx context.Context, tx *wtx, nr newRevision) (wiki.Revision, error) {
 	r := wiki.Revision{
 		PageID: nr.pageID, ParentID: nr.parentID, UserID: nr.userID, UserName: nr.userName,
 		Time: nr.at, Summary: nr.summary, Size: nr.text.size, SHA1: nr.text.sha1, Minor: nr.minor,
-		Tags: wiki.SplitTags(nr.tags),
+		Tags: wiki.SplitTags(nr.tags), Model: nr.model.Or(wiki.ModelMarkdown),
 	}
 	err := tx.QueryRowContext(ctx, `INSERT INTO revisions
-		(page_id, parent_id, user_id, user_name, ts, summary, text, size, sha1, minor, tags)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		r.PageID, r.ParentID, r.UserID, r.UserName, ms(r.Time), r.Summary, nr.text.value, r.Size, r.SHA1, b2i(r.Minor), nr.tags,
+		(page_id, parent_id, user_id, user_name, ts, summary, text, size, sha1, minor, tags, model)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		r.PageID, r.ParentID, r.UserID, r.UserName, ms(r.Time), r.Summary, nr.text.value, r.Size, r.SHA1, b2i(r.Minor), nr.tags, string(r.Model),
 	).Scan(&r.ID)
 	return r, err
 }
@@ -522,6 +523,10 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 	}
 	var parentID int64
 	oldSize := 0
+	model := req.Model
+	if model == "" {
+		model = cur.Model.Or(wiki.ModelMarkdown) // a deleted page's too
+	}
 	if live {
 		parentID, oldSize = cur.LatestID, cur.Size
 		var sha string
@@ -531,7 +536,7 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 		// The same text is a null edit, unless the request asks for a
 		// revision anyway (an upload's, as a move's): that one goes on as
 		// any edit.
-		if sha == text.sha1 && !req.NullRevision {
+		if sha == text.sha1 && model == cur.Model && !req.NullRevision {
 			if err := setLinks(cur.ID); err != nil {
 				return wiki.SaveResult{}, searchEntry{}, err
 			}
@@ -553,15 +558,15 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 	}
 	rev, err := insertRevision(ctx, tx, newRevision{
 		pageID: pageID, parentID: parentID, userID: req.UserID, userName: req.UserName,
-		summary: req.Summary, text: text, minor: req.Minor, at: at, tags: wiki.JoinTags(req.Tags),
+		summary: req.Summary, text: text, minor: req.Minor, at: at, tags: wiki.JoinTags(req.Tags), model: model,
 	})
 	if err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
 	}
 	rev.Title, rev.ParentSize = req.Title, oldSize
-	page := wiki.Page{ID: pageID, Title: req.Title, LatestID: rev.ID, Redirect: req.Links.Redirect, Touched: at, Size: rev.Size}
-	if _, err := tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ?, redirect = ?, deleted = 0, touched = ?, size = ? WHERE id = ?`,
-		page.LatestID, string(page.Redirect), ms(at), page.Size, pageID); err != nil {
+	page := wiki.Page{ID: pageID, Title: req.Title, LatestID: rev.ID, Redirect: req.Links.Redirect, Touched: at, Size: rev.Size, Model: model}
+	if _, err := tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ?, redirect = ?, deleted = 0, touched = ?, size = ?, model = ? WHERE id = ?`,
+		page.LatestID, string(page.Redirect), ms(at), page.Size, string(model), pageID); err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
 	}
 	if err := setLinks(pageID); err != nil {
@@ -637,13 +642,14 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 		// The moved page's new revision has the latest one's text: its
 		// stored form is copied, not decoded and encoded again.
 		var text storedText
-		if err := tx.QueryRowContext(ctx, `SELECT text, size, sha1 FROM revisions WHERE id = ?`, from.LatestID).
-			Scan(&text.value, &text.size, &text.sha1); err != nil {
+		var model string
+		if err := tx.QueryRowContext(ctx, `SELECT text, size, sha1, model FROM revisions WHERE id = ?`, from.LatestID).
+			Scan(&text.value, &text.size, &text.sha1, &model); err != nil {
 			return err
 		}
 		rev, err := insertRevision(ctx, tx, newRevision{
 			pageID: from.ID, parentID: from.LatestID, userID: req.UserID, userName: req.UserName,
-			summary: req.Reason, text: text, minor: true, at: at,
+			summary: req.Reason, text: text, minor: true, at: at, model: wiki.ContentModel(model),
 		})
 		if err != nil {
 			return err
@@ -687,14 +693,17 @@ func (db *DB) MovePage(ctx context.Context, req wiki.MoveRequest) (wiki.Page, er
 			string(req.From), store.Fold(string(req.From)), req.From.Namespace(), ms(at)).Scan(&redirID); err != nil {
 			return err
 		}
+		// The redirect left behind is in the moved page's markup: both
+		// read the same #REDIRECT line.
 		rr, err := insertRevision(ctx, tx, newRevision{
 			pageID: redirID, userID: req.UserID, userName: req.UserName, summary: req.Reason, text: redirectText, at: at,
+			model: wiki.ContentModel(model),
 		})
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ?, redirect = ?, size = ? WHERE id = ?`,
-			rr.ID, string(req.RedirectLinks.Redirect), rr.Size, redirID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ?, redirect = ?, size = ?, model = ? WHERE id = ?`,
+			rr.ID, string(req.RedirectLinks.Redirect), rr.Size, string(rr.Model), redirID); err != nil {
 			return err
 		}
 		return replaceLinks(ctx, tx, redirID, req.From, req.RedirectLinks, req.Time)
@@ -785,16 +794,17 @@ func (db *DB) UndeletePage(ctx context.Context, t wiki.Title, userID int64, user
 		}
 		var latest int64
 		var size int
-		if err := tx.QueryRowContext(ctx, `SELECT id, size FROM revisions WHERE page_id = ? ORDER BY id DESC LIMIT 1`, p.ID).
-			Scan(&latest, &size); err != nil {
+		var model string
+		if err := tx.QueryRowContext(ctx, `SELECT id, size, model FROM revisions WHERE page_id = ? ORDER BY id DESC LIMIT 1`, p.ID).
+			Scan(&latest, &size, &model); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE pages SET deleted = 0, latest_rev = ?, size = ?, touched = ? WHERE id = ?`,
-			latest, size, ms(at), p.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE pages SET deleted = 0, latest_rev = ?, size = ?, touched = ?, model = ? WHERE id = ?`,
+			latest, size, ms(at), model, p.ID); err != nil {
 			return err
 		}
 		page = p.Page
-		page.Deleted, page.LatestID, page.Size, page.Touched = false, latest, size, at
+		page.Deleted, page.LatestID, page.Size, page.Touched, page.Model = false, latest, size, at, wiki.ContentModel(model)
 		if _, err = insertChange(ctx, tx, wiki.Change{
 			Kind: wiki.ChangeUndelete, Title: t, PageID: p.ID, RevID: latest,
 			UserID: userID, UserName: userName, Time: at, Summary: reason, Size: size,

@@ -529,7 +529,7 @@ func TestSQLite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := db.UpdateSearchIndex(ctx, res.Page.ID, func(s string) string { return s }); err != nil {
+		if err := db.UpdateSearchIndex(ctx, res.Page.ID, func(s string, _ wiki.ContentModel) string { return s }); err != nil {
 			t.Fatal(err)
 		}
 		v1, err := db.SchemaVersion(ctx)

@@ -31,6 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"creating a page that exists is ErrExists", testCreateExists},
 		{"saving unchanged text is a null edit", testNullEdit},
 		{"a null revision stores the latest text again as a revision and a change", testNullRevision},
+		{"each revision has a content model, kept by edits, moves, deletes and imports", testContentModels},
 		{"a deleted page is hidden and can be undeleted", testDeleteUndelete},
 		{"a deleted page can be created again with its old history hidden", testRecreate},
 		{"moving a page renames it and can leave a redirect", testMove},
@@ -114,7 +115,7 @@ func save(t *testing.T, s wiki.Store, title string, base int64, text string, ls 
 	t.Helper()
 	res, err := s.SavePage(ctx, wiki.SaveRequest{
 		Title: wiki.MustTitle(title), Text: text, Summary: "edit " + title, UserID: 1, UserName: "Alice",
-		BaseRevID: base, Links: ls, SearchText: sourceText(text), Time: at(1),
+		BaseRevID: base, Links: ls, SearchText: text, Time: at(1),
 	})
 	if err != nil {
 		t.Fatalf("save %q: %v", title, err)
@@ -133,7 +134,7 @@ func index(t *testing.T, s wiki.Store, pageID int64) {
 
 // sourceText indexes a revision's source as it is (the wiki indexes its
 // rendered plain text; the contract is the same).
-func sourceText(s string) string { return s }
+func sourceText(s string, _ wiki.ContentModel) string { return s }
 
 func create(t *testing.T, s wiki.Store, title, text string) wiki.SaveResult {
 	t.Helper()
@@ -191,7 +192,7 @@ func testCreate(t *testing.T, s wiki.Store) {
 	}
 	r := must[wiki.Revision](t)(s.FindRevision(ctx, res.Revision.ID))
 	want := wiki.Revision{ID: res.Revision.ID, PageID: p.ID, Title: "Main Page", UserID: 7, UserName: "Alice",
-		Time: t0, Summary: "first", Text: "Hello", Size: 5, SHA1: "f7ff9e8b7bb2e09b70935a5d785e0cc5d9d0abf0", Minor: true}
+		Time: t0, Summary: "first", Text: "Hello", Size: 5, SHA1: "f7ff9e8b7bb2e09b70935a5d785e0cc5d9d0abf0", Minor: true, Model: wiki.ModelMarkdown}
 	if !reflect.DeepEqual(r, want) {
 		t.Fatalf("revision =\n%+v, want\n%+v", r, want)
 	}
@@ -800,7 +801,7 @@ func searchTitles(t *testing.T, s wiki.Store, q string) []wiki.SearchHit {
 	}
 	for i, h := range hits {
 		// What the engine does: the snippet from the text readers see.
-		hits[i].Snippet = store.Snippet(sourceText(h.Source), store.ParseQuery(q))
+		hits[i].Snippet = store.Snippet(h.Source, store.ParseQuery(q))
 		p, err := s.FindPage(ctx, h.Title)
 		if err != nil || p.ID != h.PageID {
 			t.Fatalf("search %q: hit %q has page id %d, the page's is %d (%v)", q, h.Title, h.PageID, p.ID, err)
@@ -990,7 +991,7 @@ func testSearchText(t *testing.T, s wiki.Store) {
 		t.Fatalf("search = %+v", hits)
 	}
 	// A job finds the entry current: it does not ask for the text.
-	if err := s.UpdateSearchIndex(ctx, r.Page.ID, func(string) string {
+	if err := s.UpdateSearchIndex(ctx, r.Page.ID, func(string, wiki.ContentModel) string {
 		t.Error("a current entry's text was asked for")
 		return ""
 	}); err != nil {
@@ -999,7 +1000,7 @@ func testSearchText(t *testing.T, s wiki.Store) {
 	if err := s.DeletePage(ctx, "Markup", 0, "M", "", at(2)); err != nil {
 		t.Fatal(err)
 	}
-	err = s.UpdateSearchIndex(ctx, r.Page.ID, func(string) string {
+	err = s.UpdateSearchIndex(ctx, r.Page.ID, func(string, wiki.ContentModel) string {
 		t.Error("a deleted page's text was asked for")
 		return ""
 	})
@@ -2222,7 +2223,7 @@ func testTransclusions(t *testing.T, s wiki.Store) {
 	calls := 0
 	reindex := func() {
 		t.Helper()
-		if err := s.UpdateSearchIndex(ctx, c.ID, func(string) string { calls++; return "zebrafinch" }); err != nil {
+		if err := s.UpdateSearchIndex(ctx, c.ID, func(string, wiki.ContentModel) string { calls++; return "zebrafinch" }); err != nil {
 			t.Fatal(err)
 		}
 	}
