@@ -84,18 +84,21 @@ type Rendered struct {
 	Partial bool `json:"-"`
 }
 
-// Engine ties the store, the renderer and the caches together.
+// Engine ties the store, the renderers and the caches together.
 type Engine struct {
-	store    wiki.Store
-	renderer *render.Renderer
-	purger   Purger
-	cdn      ExternalPurger
-	hasCDN   bool // a cache in front is configured: changes queue cdnpurge jobs
-	onQueued func()
-	log      *slog.Logger
-	maxPage  int
-	now      func() time.Time
-	siteName string // {{SITENAME}}
+	store wiki.Store
+	// markups are the renderers by content model (markup.go); markdown
+	// is always there, and its title rules are the wiki's.
+	markups      map[wiki.ContentModel]Markup
+	defaultModel wiki.ContentModel
+	purger       Purger
+	cdn          ExternalPurger
+	hasCDN       bool // a cache in front is configured: changes queue cdnpurge jobs
+	onQueued     func()
+	log          *slog.Logger
+	maxPage      int
+	now          func() time.Time
+	siteName     string // {{SITENAME}}
 
 	keepChanges, keepDoneJobs time.Duration
 
@@ -141,10 +144,17 @@ const degradedFor = time.Minute
 // Options configures New.
 type Options struct {
 	Store wiki.Store
-	// Renderer renders pages (default: render.New()). Its title rules
-	// (render.WithTitleRules) are the wiki's: templates are expanded by
-	// them too, and stored renders are keyed by them (Renderer.Version).
-	Renderer     *render.Renderer
+	// Renderer renders Markdown pages (default: render.New()). Its title
+	// rules (render.WithTitleRules) are the wiki's: templates are
+	// expanded by them too, and stored renders are keyed by them
+	// (Renderer.Version).
+	Renderer *render.Renderer
+	// Markups render the other content models (wikitext), by model; a
+	// model without one shows its pages as plain text (markup.go).
+	Markups map[wiki.ContentModel]Markup
+	// DefaultModel is the model of pages created without one
+	// (default_content_model; default Markdown).
+	DefaultModel wiki.ContentModel
 	Purger       Purger
 	Logger       *slog.Logger
 	MaxPageBytes int    // a page's text may not be longer, saved or previewed (default 2 MiB)
@@ -192,6 +202,12 @@ func New(o Options) *Engine {
 	if o.Renderer == nil {
 		o.Renderer = render.New()
 	}
+	markups := map[wiki.ContentModel]Markup{wiki.ModelMarkdown: o.Renderer}
+	for m, mk := range o.Markups {
+		if m != wiki.ModelMarkdown && mk != nil {
+			markups[m] = mk
+		}
+	}
 	hasCDN := o.CDN != nil
 	if o.CDN == nil {
 		o.CDN = NoExternalPurge{}
@@ -211,7 +227,7 @@ func New(o Options) *Engine {
 			return uint32(len(v.r.HTML) + len(v.r.TOC) + 128)
 		},
 	})
-	return &Engine{store: o.Store, renderer: o.Renderer, purger: o.Purger, cdn: o.CDN, hasCDN: hasCDN, onQueued: o.JobsQueued,
+	return &Engine{store: o.Store, markups: markups, defaultModel: o.DefaultModel.Or(wiki.ModelMarkdown), purger: o.Purger, cdn: o.CDN, hasCDN: hasCDN, onQueued: o.JobsQueued,
 		log: o.Logger, maxPage: o.MaxPageBytes, siteName: o.SiteName, now: o.Now, mem: mem, noCache: o.NoRenderCache,
 		keepChanges: o.KeepChanges, keepDoneJobs: o.KeepDoneJobs, gate: newRenderGate(o.RenderLimits), sectionMark: newSectionMark(),
 		files: o.Files, thumbGate: newRenderGate(RenderLimits{Concurrency: o.Files.ThumbSlots, Queue: o.Files.ThumbQueue})}
@@ -220,12 +236,9 @@ func New(o Options) *Engine {
 // Store returns the engine's store for read-only listings.
 func (e *Engine) Store() wiki.Store { return e.store }
 
-// Renderer returns the markup renderer (used for previews).
-func (e *Engine) Renderer() *render.Renderer { return e.renderer }
-
-// TitleRules are the wiki's title rules, its renderer's: how links and
-// template names in its pages become titles.
-func (e *Engine) TitleRules() wiki.TitleRules { return e.renderer.TitleRules() }
+// TitleRules are the wiki's title rules, its Markdown renderer's: how
+// links and template names in its pages become titles.
+func (e *Engine) TitleRules() wiki.TitleRules { return e.markups[wiki.ModelMarkdown].TitleRules() }
 
 func (e *Engine) epoch(pageID int64) *atomic.Uint64 {
 	if v, ok := e.epochs.Load(pageID); ok {
@@ -247,7 +260,7 @@ func (e *Engine) Render(ctx context.Context, rev wiki.Revision) (*Rendered, erro
 			}
 			rev = full
 		}
-		return e.renderText(ctx, rev.Title, rev.Text, true)
+		return e.renderText(ctx, rev.Title, rev.Text, rev.Model, true)
 	}
 	// The epoch is part of the flight's key: a request that comes after an
 	// invalidation must not get a render begun before it.
@@ -255,7 +268,7 @@ func (e *Engine) Render(ctx context.Context, rev wiki.Revision) (*Rendered, erro
 	if r, ok, err := e.cachedRender(ctx, rev, cur); ok || err != nil {
 		return r, err
 	}
-	return e.flights.do(ctx, renderFlight(rev.ID, cur), func(ctx context.Context) (*Rendered, error) {
+	return e.flights.do(ctx, renderFlight(rev.ID, e.markupOf(rev.Model).Version(), cur), func(ctx context.Context) (*Rendered, error) {
 		// A render that finished between the look-up and the flight.
 		if r, ok, err := e.cachedRender(ctx, rev, cur); ok || err != nil {
 			return r, err
@@ -269,10 +282,12 @@ func (e *Engine) cachedRender(ctx context.Context, rev wiki.Revision, cur uint64
 	if v, ok := e.mem.GetIfPresent(rev.ID); ok && v.epoch == cur && (v.until.IsZero() || e.now().Before(v.until)) {
 		return v.r, true, nil
 	}
-	// Renders are stored by the renderer's version, which tells the title
-	// rules apart: after capital_links changes, the renders made under the
-	// other setting are never read.
-	data, err := e.store.FindRender(ctx, rev.ID, e.renderer.Version())
+	// Renders are stored by the version of the renderer of the revision's
+	// model, which tells the title rules apart (after capital_links
+	// changes, the renders made under the other setting are never read)
+	// and a plain-text render of a model that had no renderer from the
+	// renderer's (markup.go).
+	data, err := e.store.FindRender(ctx, rev.ID, e.markupOf(rev.Model).Version())
 	if errors.Is(err, wiki.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -304,7 +319,7 @@ func (e *Engine) renderRevision(ctx context.Context, rev wiki.Revision, cur uint
 		}
 		rev = full
 	}
-	r, err := e.renderText(ctx, rev.Title, rev.Text, true)
+	r, err := e.renderText(ctx, rev.Title, rev.Text, rev.Model, true)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +343,7 @@ func (e *Engine) renderRevision(ctx context.Context, rev wiki.Revision, cur uint
 		return r, nil
 	}
 	if data, err := json.Marshal(r); err == nil {
-		if err := e.store.SaveRender(ctx, rev.ID, e.renderer.Version(), data); err != nil {
+		if err := e.store.SaveRender(ctx, rev.ID, e.markupOf(rev.Model).Version(), data); err != nil {
 			e.log.Warn("engine: save render", "rev", rev.ID, "err", err)
 		}
 	}
@@ -340,18 +355,19 @@ func (e *Engine) renderRevision(ctx context.Context, rev wiki.Revision, cur uint
 	return r, nil
 }
 
-// renderText renders text, the source of page t, in a slot of the render
-// gate; editLinks gives its section headings edit links (a render of the
+// renderText renders text, the source of page t in model m, in a slot of
+// the render gate; editLinks gives its section headings edit links (a render of the
 // page's latest revision, which is also its render as an old revision
 // later: the page view of an old revision drops them).
-func (e *Engine) renderText(ctx context.Context, t wiki.Title, text string, editLinks bool) (*Rendered, error) {
-	r, _, err := e.renderLinks(ctx, t, text, editLinks)
+func (e *Engine) renderText(ctx context.Context, t wiki.Title, text string, m wiki.ContentModel, editLinks bool) (*Rendered, error) {
+	r, _, err := e.renderLinks(ctx, t, text, m, editLinks)
 	return r, err
 }
 
 // renderLinks is renderText returning also the link set its parse found,
 // with the templates.
-func (e *Engine) renderLinks(ctx context.Context, t wiki.Title, text string, editLinks bool) (*Rendered, wiki.LinkSet, error) {
+func (e *Engine) renderLinks(ctx context.Context, t wiki.Title, text string, m wiki.ContentModel, editLinks bool) (*Rendered, wiki.LinkSet, error) {
+	mk := e.markupOf(m)
 	release, err := e.gate.acquire(ctx)
 	if err != nil {
 		return nil, wiki.LinkSet{}, err
@@ -377,18 +393,18 @@ func (e *Engine) renderLinks(ctx context.Context, t wiki.Title, text string, edi
 		if template.Has(text) {
 			// Templates may write headings and hide the page's own:
 			// the page's section headings are marked before expansion.
-			if marked, err := e.renderer.MarkSections(text, e.sectionMark); err == nil {
+			if marked, err := mk.MarkSections(text, e.sectionMark); err == nil {
 				text, o.SectionMark = marked, e.sectionMark
 			} else {
 				o.EditPage = "" // too complex to tell its sections: no links
 			}
 		}
 	}
-	expanded, err := e.expand(ctx, t, text)
+	expanded, err := e.expand(ctx, t, text, m)
 	if err != nil {
 		return nil, wiki.LinkSet{}, fmt.Errorf("engine: expand templates: %w", err)
 	}
-	res, err := e.renderer.RenderWith(ctx, expanded.Text, exists, o)
+	res, err := mk.RenderWith(ctx, expanded.Text, exists, o)
 	timing.From(ctx).AddRender(time.Since(t0) - inStore)
 	if err != nil {
 		return nil, wiki.LinkSet{}, fmt.Errorf("engine: render: %w", err)
@@ -407,42 +423,42 @@ func (e *Engine) renderLinks(ctx context.Context, t wiki.Title, text string, edi
 	}, links, nil
 }
 
-// analyze parses text, the source of page t, for its link set and plain
-// text (the search entry) in a slot of the render gate.
-func (e *Engine) analyze(ctx context.Context, t wiki.Title, text string) (wiki.LinkSet, string, error) {
+// analyze parses text, the source of page t in model m, for its link set
+// and plain text (the search entry) in a slot of the render gate.
+func (e *Engine) analyze(ctx context.Context, t wiki.Title, text string, m wiki.ContentModel) (wiki.LinkSet, string, error) {
 	release, err := e.gate.acquire(ctx)
 	if err != nil {
 		return wiki.LinkSet{}, "", err
 	}
 	defer release()
-	return e.analyzeNow(ctx, t, text)
+	return e.analyzeNow(ctx, t, text, m)
 }
 
 // analyzeNow is analyze's work, for a caller that holds a slot (or is
 // an import, which runs one parse per core).
-func (e *Engine) analyzeNow(ctx context.Context, t wiki.Title, text string) (wiki.LinkSet, string, error) {
-	expanded, err := e.expand(ctx, t, text)
+func (e *Engine) analyzeNow(ctx context.Context, t wiki.Title, text string, m wiki.ContentModel) (wiki.LinkSet, string, error) {
+	expanded, err := e.expand(ctx, t, text, m)
 	if err != nil {
 		return wiki.LinkSet{}, "", fmt.Errorf("engine: expand templates: %w", err)
 	}
-	ls, plain := e.renderer.Analyze(expanded.Text)
+	ls, plain := e.markupOf(m).Analyze(expanded.Text)
 	ls.Templates, ls.DefaultSort = expanded.Templates, expanded.DefaultSort
 	return ls, plain, nil
 }
 
-// links parses text, the source of page t, for its link set in a slot of
-// the render gate: the parse is most of a render's cost.
-func (e *Engine) links(ctx context.Context, t wiki.Title, text string) (wiki.LinkSet, error) {
+// links parses text, the source of page t in model m, for its link set in
+// a slot of the render gate: the parse is most of a render's cost.
+func (e *Engine) links(ctx context.Context, t wiki.Title, text string, m wiki.ContentModel) (wiki.LinkSet, error) {
 	release, err := e.gate.acquire(ctx)
 	if err != nil {
 		return wiki.LinkSet{}, err
 	}
 	defer release()
-	expanded, err := e.expand(ctx, t, text)
+	expanded, err := e.expand(ctx, t, text, m)
 	if err != nil {
 		return wiki.LinkSet{}, fmt.Errorf("engine: expand templates: %w", err)
 	}
-	ls := e.renderer.Links(expanded.Text)
+	ls := e.markupOf(m).Links(expanded.Text)
 	ls.Templates, ls.DefaultSort = expanded.Templates, expanded.DefaultSort
 	return ls, nil
 }
@@ -458,13 +474,17 @@ func (e *Engine) checkSize(text string) error {
 // MaxPageBytes is the longest page text the engine saves or previews.
 func (e *Engine) MaxPageBytes() int { return e.maxPage }
 
-// Preview renders text, as page t's, without saving it; text over the
-// page limit is refused as a save would be.
-func (e *Engine) Preview(ctx context.Context, t wiki.Title, text string) (*Rendered, error) {
+// Preview renders text, as page t's in model m (empty: Markdown),
+// without saving it; text over the page limit is refused as a save would
+// be, and so is a model the wiki does not know.
+func (e *Engine) Preview(ctx context.Context, t wiki.Title, text string, m wiki.ContentModel) (*Rendered, error) {
 	if err := e.checkSize(text); err != nil {
 		return nil, err
 	}
-	return e.renderText(ctx, t, text, false)
+	if err := checkModel(m); err != nil {
+		return nil, err
+	}
+	return e.renderText(ctx, t, text, m, false)
 }
 
 // View is what a page view needs.
@@ -537,6 +557,10 @@ type Edit struct {
 	// page's latest revision is no longer BaseRevID, instead of merging:
 	// for a change decided on that revision (a rollback).
 	ExactBase bool
+	// Model is the markup of Text (wiki.ContentModels): empty keeps the
+	// page's model, or for a new page the site default (DefaultModel).
+	// The same text in another model is a change, not a null edit.
+	Model wiki.ContentModel
 }
 
 // ConflictError is returned when an edit overlaps a concurrent one.
@@ -576,12 +600,24 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 	if ed.Title.IsSpecial() {
 		return SaveOutcome{}, wiki.Errorf(wiki.KindInvalid, "special pages are generated by the wiki and cannot be edited")
 	}
+	if err := checkModel(ed.Model); err != nil {
+		return SaveOutcome{}, err
+	}
 	n, err := ParseSection(ed.Section)
 	if err != nil {
 		return SaveOutcome{}, err
 	}
+	// The model is decided once, before the text is read in it (its
+	// signatures, its sections): the page's when the edit names none.
+	if ed.Model == "" {
+		cur, err := e.store.FindPage(ctx, ed.Title)
+		if err != nil && !errors.Is(err, wiki.ErrNotFound) {
+			return SaveOutcome{}, err
+		}
+		ed.Model = e.modelOf("", cur, err == nil)
+	}
 	if !ed.Verbatim {
-		if ed.Text, err = e.Sign(ed.Text, ed.Editor); err != nil {
+		if ed.Text, err = e.Sign(ed.Text, ed.Model, ed.Editor); err != nil {
 			return SaveOutcome{}, err
 		}
 	}
@@ -626,7 +662,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 			if exists {
 				base = cur.LatestID
 			}
-			text = appendTopic("", topic, ed.Text)
+			text = appendTopic("", topic, ed.Text, ed.Model)
 		}
 		var baseText, oldText string
 		if base != 0 && (!exists || base != cur.LatestID) {
@@ -642,11 +678,12 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 				return SaveOutcome{}, err
 			}
 			if topic != "" {
-				if text = appendTopic(latest.Text, topic, ed.Text); len(text) > e.maxPage {
+				if text = appendTopic(latest.Text, topic, ed.Text, ed.Model); len(text) > e.maxPage {
 					return SaveOutcome{}, e.checkSize(text)
 				}
 			}
-			if latest.Text == text {
+			sameModel := latest.Model.Or(wiki.ModelMarkdown) == ed.Model
+			if latest.Text == text && sameModel {
 				return SaveOutcome{Page: cur, Revision: latest, NoChange: true}, nil
 			}
 			oldText = latest.Text
@@ -659,7 +696,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 				if err := e.checkSize(text); err != nil {
 					return SaveOutcome{}, err
 				}
-				if text == latest.Text {
+				if text == latest.Text && sameModel {
 					return SaveOutcome{Page: cur, Revision: latest, NoChange: true, Merged: true}, nil
 				}
 			}
@@ -677,7 +714,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 				return SaveOutcome{}, err
 			}
 		}
-		links, plain, err := e.analyze(ctx, ed.Title, text)
+		links, plain, err := e.analyze(ctx, ed.Title, text, ed.Model)
 		if err != nil {
 			return SaveOutcome{}, err
 		}
@@ -704,7 +741,7 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 			Title: ed.Title, Text: text, Summary: ed.Summary, Minor: ed.Minor,
 			UserID: ed.Editor.UserID, UserName: ed.Editor.UserName,
 			BaseRevID: base, Links: links, SearchText: plain, Time: e.now(), Group: ed.Editor.Group, Tags: ed.Tags,
-			Jobs: jobs,
+			Jobs: jobs, Model: ed.Model,
 		})
 		if errors.Is(err, wiki.ErrProtected) {
 			// Protected since the check above: say so as it would have.
@@ -879,7 +916,7 @@ func (e *Engine) Revert(ctx context.Context, t wiki.Title, revID int64, ed Edito
 		return SaveOutcome{}, wiki.Errorf(wiki.KindInvalid, "revision %d is not a revision of %q", revID, t)
 	}
 	return e.Save(ctx, Edit{Title: t, Text: old.Text, BaseRevID: p.LatestID, Editor: ed, Verbatim: true,
-		Summary: fmt.Sprintf("Reverted to revision %d by %s", old.ID, old.UserName)})
+		Model: old.Model, Summary: fmt.Sprintf("Reverted to revision %d by %s", old.ID, old.UserName)})
 }
 
 // Move renames from to to, leaving a redirect when asked.
@@ -910,7 +947,11 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	redirect := "#REDIRECT [[" + to.String() + "]]\n"
 	var ids []int64
 	var cats []wiki.Title
+	model := e.defaultModel
 	if cur, err := e.store.FindPage(ctx, from); err == nil {
+		// The redirect left behind is in the moved page's model (the
+		// store gives it that model): its link is read as that markup.
+		model = cur.Model.Or(wiki.ModelMarkdown)
 		ids = []int64{cur.ID}
 		if cats, err = e.categoriesOf(ctx, cur.ID); err != nil {
 			return wiki.Page{}, err
@@ -933,7 +974,7 @@ func (e *Engine) Move(ctx context.Context, from, to wiki.Title, reason string, l
 	jobs = append(jobs, e.purger.Outbox(ids, append([]wiki.Title{to}, also...)...)...)
 	p, err := e.store.MovePage(ctx, wiki.MoveRequest{
 		From: from, To: to, Reason: summary, UserID: ed.UserID, UserName: ed.UserName,
-		LeaveRedirect: leaveRedirect, RedirectText: redirect, RedirectLinks: e.renderer.Links(redirect),
+		LeaveRedirect: leaveRedirect, RedirectText: redirect, RedirectLinks: e.markupOf(model).Links(redirect),
 		Time: e.now(), Jobs: jobs, Group: ed.Group,
 	})
 	if errors.Is(err, wiki.ErrProtected) {
@@ -1102,7 +1143,7 @@ func (e *Engine) Search(ctx context.Context, sq wiki.SearchQuery) (hits []wiki.S
 	}
 	q := store.ParseQuery(sq.Text)
 	for i := range hits {
-		hits[i].Snippet = store.Snippet(e.renderer.PlainText(store.SnippetSource(hits[i].Source, q)), q)
+		hits[i].Snippet = store.Snippet(e.markupOf(hits[i].Model).PlainText(store.SnippetSource(hits[i].Source, q)), q)
 		hits[i].Source = ""
 	}
 	return hits, more, nil

@@ -161,6 +161,7 @@ func (e *Engine) saveUpload(ctx context.Context, up Upload, v wiki.FileVersion, 
 	summary := v.Comment
 	var base int64
 	var ids []int64
+	model := e.modelOf("", cur, exists)
 	if exists {
 		latest, err := e.store.FindRevision(ctx, cur.LatestID)
 		if err != nil {
@@ -196,7 +197,7 @@ func (e *Engine) saveUpload(ctx context.Context, up Upload, v wiki.FileVersion, 
 	if err := e.checkSize(text); err != nil {
 		return UploadOutcome{}, err
 	}
-	links, plain, err := e.analyze(ctx, up.Title, text)
+	links, plain, err := e.analyze(ctx, up.Title, text, model)
 	if err != nil {
 		return UploadOutcome{}, err
 	}
@@ -212,7 +213,7 @@ func (e *Engine) saveUpload(ctx context.Context, up Upload, v wiki.FileVersion, 
 			Title: up.Title, Text: text, Summary: summary,
 			UserID: up.Editor.UserID, UserName: up.Editor.UserName,
 			BaseRevID: base, Links: links, SearchText: plain, Time: e.now(), Group: up.Editor.Group,
-			Jobs: jobs, NullRevision: exists,
+			Jobs: jobs, NullRevision: exists, Model: model,
 		},
 		Version: v,
 		Action:  action,

@@ -23,10 +23,12 @@ const (
 	ImportBatchBytes = 8 << 20
 )
 
-// ImportPage is one page of an import: its title and Markdown.
+// ImportPage is one page of an import: its title and text, in Model
+// (empty: the site default, DefaultModel).
 type ImportPage struct {
 	Title wiki.Title
 	Text  string
+	Model wiki.ContentModel
 }
 
 // ImportStats counts what an import did.
@@ -157,7 +159,12 @@ func (e *Engine) importRequests(ctx context.Context, pages []ImportPage, ed Edit
 					errs[i] = fmt.Errorf("page %q: %w", p.Title, err)
 					continue
 				}
-				links, plain, err := e.analyzeNow(ctx, p.Title, text)
+				if err := checkModel(p.Model); err != nil {
+					errs[i] = fmt.Errorf("page %q: %w", p.Title, err)
+					continue
+				}
+				model := p.Model.Or(e.defaultModel)
+				links, plain, err := e.analyzeNow(ctx, p.Title, text, model)
 				if err != nil {
 					errs[i] = fmt.Errorf("page %q: %w", p.Title, err)
 					continue
@@ -165,6 +172,7 @@ func (e *Engine) importRequests(ctx context.Context, pages []ImportPage, ed Edit
 				reqs[i] = wiki.SaveRequest{
 					Title: p.Title, Text: text, Summary: summary, UserID: ed.UserID, UserName: ed.UserName,
 					Links: links, SearchText: plain, SearchTerms: store.IndexText(plain), Time: now, Group: ed.Group,
+					Model: model,
 					// Whether the page is created is known after: its
 					// pair is purged at external caches either way.
 					Jobs: e.changeJobs(p.Title, true, false, withPair(slices.Clone(links.Categories), p.Title)...),

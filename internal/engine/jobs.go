@@ -229,9 +229,9 @@ func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
 	var links wiki.LinkSet
 	var plain string
 	if template.Has(rev.Text) {
-		links, plain, err = e.analyze(ctx, p.Title, rev.Text)
+		links, plain, err = e.analyze(ctx, p.Title, rev.Text, rev.Model)
 	} else {
-		links, err = e.links(ctx, p.Title, rev.Text)
+		links, err = e.links(ctx, p.Title, rev.Text, rev.Model)
 	}
 	if err != nil {
 		return err // busy: the job runs again later
@@ -244,11 +244,11 @@ func (e *Engine) runLinks(ctx context.Context, j wiki.Job) error {
 		if err := e.store.MarkSearchStale(ctx, p.ID); err != nil {
 			return err
 		}
-		err := e.store.UpdateSearchIndex(ctx, p.ID, func(src string, _ wiki.ContentModel) string {
-			if src == rev.Text {
+		err := e.store.UpdateSearchIndex(ctx, p.ID, func(src string, m wiki.ContentModel) string {
+			if src == rev.Text && m.Or(wiki.ModelMarkdown) == rev.Model.Or(wiki.ModelMarkdown) {
 				return plain
 			}
-			return e.plainText(ctx, p.Title, src) // a newer revision came meanwhile
+			return e.plainText(ctx, p.Title, src, m) // a newer revision came meanwhile
 		})
 		if err != nil {
 			return err
@@ -279,7 +279,8 @@ func (e *Engine) runSearch(ctx context.Context, j wiki.Job) error {
 		return err // busy: the job runs again later
 	}
 	defer release()
-	return e.store.UpdateSearchIndex(ctx, p.ID, func(src string, _ wiki.ContentModel) string { return e.plainText(ctx, p.Title, src) })
+	// The text is read in the model of the revision the store indexes.
+	return e.store.UpdateSearchIndex(ctx, p.ID, func(src string, m wiki.ContentModel) string { return e.plainText(ctx, p.Title, src, m) })
 }
 
 // refreshBudget bounds the time a refresh job spends rendering a page's
@@ -422,7 +423,7 @@ func (e *Engine) runReparse(ctx context.Context, j wiki.Job) error {
 	}
 	ep := e.epoch(p.ID)
 	cur := ep.Load()
-	r, links, err := e.renderLinks(ctx, p.Title, rev.Text, true)
+	r, links, err := e.renderLinks(ctx, p.Title, rev.Text, rev.Model, true)
 	if err != nil {
 		return err // busy: the job runs again later
 	}
@@ -443,7 +444,7 @@ func (e *Engine) runReparse(ctx context.Context, j wiki.Job) error {
 		if err != nil {
 			return fmt.Errorf("engine: reparse %q: %w", p.Title, err)
 		}
-		if err := e.store.SaveRender(ctx, rev.ID, e.renderer.Version(), data); err != nil {
+		if err := e.store.SaveRender(ctx, rev.ID, e.markupOf(rev.Model).Version(), data); err != nil {
 			return err
 		}
 	}
@@ -513,7 +514,7 @@ func (e *Engine) runReindex(ctx context.Context, j wiki.Job) error {
 			if err != nil {
 				return err // busy: the job runs again later
 			}
-			text := e.plainText(ctx, p.Title, rev.Text)
+			text := e.plainText(ctx, p.Title, rev.Text, rev.Model)
 			release()
 			entries = append(entries, wiki.SearchEntry{PageID: p.ID, RevID: rev.ID, Text: text})
 		}

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -162,8 +161,10 @@ func (fs *flights) do(ctx context.Context, key flightKey, fn func(context.Contex
 	return f.r, f.err
 }
 
-func renderFlight(revID int64, epoch uint64) flightKey {
-	return flightKey{rev: revID, version: render.Version, epoch: epoch}
+// renderFlight is the flight of revision revID's render by the renderer
+// of version (its model's), begun at epoch.
+func renderFlight(revID int64, version int, epoch uint64) flightKey {
+	return flightKey{rev: revID, version: version, epoch: epoch}
 }
 
 // errNoResult is what the others get when a shared render panicked.

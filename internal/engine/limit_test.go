@@ -119,7 +119,7 @@ func TestConcurrentRequestsForARevisionShareOneRender(t *testing.T) {
 	var pw sync.WaitGroup
 	for range 2 {
 		pw.Go(func() {
-			if _, err := e.Preview(ctx, "Sandbox", "Same [[text]]"); err != nil {
+			if _, err := e.Preview(ctx, "Sandbox", "Same [[text]]", ""); err != nil {
 				t.Error(err)
 			}
 		})
@@ -183,7 +183,7 @@ func TestRenderGateWaitIsBounded(t *testing.T) {
 	// A waiting request whose client goes away leaves the line.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := e.Preview(cctx, "Sandbox", "x"); !errors.Is(err, context.Canceled) {
+	if _, err := e.Preview(cctx, "Sandbox", "x", ""); !errors.Is(err, context.Canceled) {
 		t.Errorf("a cancelled wait: %v, want context.Canceled", err)
 	}
 	close(hs.release)
@@ -205,7 +205,7 @@ func TestSavesAndPreviewsOverThePageLimitAreRefused(t *testing.T) {
 			_, err := e.Save(ctx, engine.Edit{Title: "Big", Text: strings.Repeat("a", 1025), Editor: ed})
 			return err
 		}(),
-		"preview": func() error { _, err := e.Preview(ctx, "Sandbox", strings.Repeat("a", 1025)); return err }(),
+		"preview": func() error { _, err := e.Preview(ctx, "Sandbox", strings.Repeat("a", 1025), ""); return err }(),
 	} {
 		if wiki.KindOf(err) != wiki.KindTooLarge || !strings.Contains(wiki.Message(err), "max_page_bytes") || !strings.Contains(wiki.Message(err), "1024") {
 			t.Errorf("%s over the limit: %v, want KindTooLarge naming max_page_bytes and the limit", name, err)

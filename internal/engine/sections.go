@@ -40,11 +40,11 @@ func ParseSection(s string) (int, error) {
 	return n, nil
 }
 
-// SectionText returns section n of text, a revision of page t, and its
-// heading's plain text ("" for section 0). A number past the last section
-// is an error that says how many there are.
-func (e *Engine) SectionText(ctx context.Context, t wiki.Title, text string, n int) (string, string, error) {
-	secs, err := e.sections(ctx, text)
+// SectionText returns section n of text, a revision of page t in model m,
+// and its heading's plain text ("" for section 0). A number past the last
+// section is an error that says how many there are.
+func (e *Engine) SectionText(ctx context.Context, t wiki.Title, text string, m wiki.ContentModel, n int) (string, string, error) {
+	secs, err := e.sections(ctx, text, m)
 	if err != nil {
 		return "", "", err
 	}
@@ -55,15 +55,16 @@ func (e *Engine) SectionText(ctx context.Context, t wiki.Title, text string, n i
 	return text[s.Start:s.End], s.Heading, nil
 }
 
-// sections finds text's sections in a slot of the render gate: the parse
-// of a page at the size limit costs what a render does.
-func (e *Engine) sections(ctx context.Context, text string) ([]render.Section, error) {
+// sections finds the sections of text, in model m, in a slot of the
+// render gate: the parse of a page at the size limit costs what a render
+// does.
+func (e *Engine) sections(ctx context.Context, text string, m wiki.ContentModel) ([]render.Section, error) {
 	release, err := e.gate.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return e.renderer.Sections(text)
+	return e.markupOf(m).Sections(text)
 }
 
 func noSection(t wiki.Title, n, count int) error {
@@ -100,7 +101,9 @@ func (e *Engine) spliceSection(ctx context.Context, ed *Edit, n int) error {
 	if err != nil {
 		return err
 	}
-	secs, err := e.sections(ctx, b.Text)
+	// The sections are the base revision's, read in its model; the edit
+	// saves in the model it names (Save decided it), usually that one.
+	secs, err := e.sections(ctx, b.Text, b.Model)
 	if err != nil {
 		return err
 	}
@@ -119,7 +122,7 @@ func (e *Engine) spliceSection(ctx context.Context, ed *Edit, n int) error {
 	}
 	if strings.TrimSpace(ed.Summary) == "" {
 		heading := s.Heading
-		if mineSecs, err := e.sections(ctx, mine); err == nil && len(mineSecs) > 1 && mineSecs[1].Start == 0 {
+		if mineSecs, err := e.sections(ctx, mine, b.Model); err == nil && len(mineSecs) > 1 && mineSecs[1].Start == 0 {
 			heading = mineSecs[1].Heading
 		}
 		if heading != "" {
@@ -136,8 +139,12 @@ func SectionSummary(heading string) string {
 	return "/* " + wiki.OneLine(heading, 200) + " */ "
 }
 
-// topicHeading is the heading line of a new section with subject s.
-func topicHeading(s string) string {
+// topicHeading is the heading line of a new section with subject s, in
+// model m: "== s ==" in wikitext, "## s" in Markdown.
+func topicHeading(s string, m wiki.ContentModel) string {
+	if m == wiki.ModelWikitext {
+		return "== " + s + " ==\n"
+	}
 	// A trailing run of '#' would be taken for the heading's closing
 	// sequence: escape its first character.
 	if t := strings.TrimRight(s, "#"); len(t) < len(s) && (t == "" || strings.HasSuffix(t, " ")) {
@@ -146,23 +153,25 @@ func topicHeading(s string) string {
 	return "## " + s + "\n"
 }
 
-// appendTopic is text with a new section appended: the heading of subject
-// and body, after a blank line.
-func appendTopic(text, subject, body string) string {
+// appendTopic is text, in model m, with a new section appended: the
+// heading of subject and body, after a blank line.
+func appendTopic(text, subject, body string, m wiki.ContentModel) string {
 	text = normalizeText(text)
 	if text != "" {
 		text += "\n"
 	}
-	text += topicHeading(subject)
+	text += topicHeading(subject, m)
 	if body = normalizeText(body); body != "" {
 		text += "\n" + body
 	}
 	return text
 }
 
-// TopicText is a new section alone, for its preview: its heading of
-// subject and body.
-func TopicText(subject, body string) string { return appendTopic("", wiki.OneLine(subject, 255), body) }
+// TopicText is a new section alone in model m, for its preview: its
+// heading of subject and body.
+func TopicText(subject, body string, m wiki.ContentModel) string {
+	return appendTopic("", wiki.OneLine(subject, 255), body, m)
+}
 
 // TopicSubject checks and cleans the subject of a new section: one line,
 // not empty.
@@ -185,12 +194,13 @@ const signatureTime = "15:04, 2 January 2006 (UTC)"
 // MaxSignature is the longest custom signature, in characters.
 const MaxSignature = 255
 
-// Sign returns text with its signatures expanded for ed, at the engine's
-// clock.
-func (e *Engine) Sign(text string, ed Editor) (string, error) {
+// Sign returns text, in model m, with its signatures expanded for ed, at
+// the engine's clock. The signature's links ([[User:…|…]]) are written
+// alike in Markdown and wikitext.
+func (e *Engine) Sign(text string, m wiki.ContentModel, ed Editor) (string, error) {
 	when := e.now().UTC().Format(signatureTime)
 	sig := e.signature(ed)
-	return e.renderer.ExpandTildes(text, func(n int) string {
+	return e.markupOf(m).ExpandTildes(text, func(n int) string {
 		switch n {
 		case 3:
 			return sig
@@ -239,7 +249,10 @@ func (e *Engine) CheckSignature(sig, name string) error {
 	if htmlTagRE.MatchString(sig) {
 		return wiki.Errorf(wiki.KindInvalid, "your signature must not contain HTML tags; use Markdown and wiki links")
 	}
-	rules := e.renderer.TitleRules()
+	// A signature goes into pages of every model: it is read as
+	// Markdown, whose wiki links are wikitext's.
+	md := e.markupOf(wiki.ModelMarkdown)
+	rules := md.TitleRules()
 	var own []wiki.Title
 	for _, s := range []string{"User:" + name, "User talk:" + name, "Special:Contributions/" + name} {
 		if t, err := rules.Parse(s); err == nil {
@@ -247,7 +260,7 @@ func (e *Engine) CheckSignature(sig, name string) error {
 		}
 	}
 	signed := false
-	for _, l := range e.renderer.WikiLinks(sig) {
+	for _, l := range md.WikiLinks(sig) {
 		mine := slices.Contains(own, l)
 		signed = signed || mine
 		// Another user's links would pass for theirs, and mention them in

@@ -137,7 +137,7 @@ func TestSignatureExpansion(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := e.Sign(c.in, c.ed)
+			got, err := e.Sign(c.in, wiki.ModelMarkdown, c.ed)
 			if err != nil || got != c.want {
 				t.Errorf("Sign(%q) = %q, %v; want %q", c.in, got, err, c.want)
 			}

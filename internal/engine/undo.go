@@ -230,7 +230,7 @@ func (e *Engine) Rollback(ctx context.Context, t wiki.Title, from string, ed Edi
 	}
 	summary := fmt.Sprintf("Reverted edits by %s ([[User talk:%s|talk]]) to last revision by %s", contribsLink(from), from, target.UserName)
 	out, err := e.Save(ctx, Edit{Title: t, Text: full.Text, Summary: summary, Minor: true, BaseRevID: latest,
-		Editor: ed, Tags: []string{wiki.TagRollback}, ExactBase: true, Verbatim: true})
+		Editor: ed, Tags: []string{wiki.TagRollback}, ExactBase: true, Verbatim: true, Model: full.Model})
 	if errors.Is(err, errChangedMeanwhile) {
 		return out, wiki.Errorf(wiki.KindConflict, "%q was edited while the rollback was made; look at its history before rolling back", t)
 	}
