@@ -31,6 +31,9 @@ type Config struct {
 	// that [[apple]] is the page Apple (MediaWiki's $wgCapitalLinks);
 	// false keeps it as written, except in User, User talk and Special.
 	CapitalLinks bool `json:"capital_links"`
+	// DefaultContentModel is the markup of pages created without one
+	// (markdown or wikitext); a page keeps its model on every edit.
+	DefaultContentModel wiki.ContentModel `json:"default_content_model"`
 
 	AllowRegistration bool       `json:"allow_registration"`
 	ReadGroup         wiki.Group `json:"read_group"` // who may read: anonymous, user, admin
@@ -111,37 +114,38 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Durat
 // Default returns the embedded defaults: SQLite under ./data, in-process cache.
 func Default() Config {
 	return Config{
-		Addr:              "127.0.0.1:8080",
-		DataDir:           "./data",
-		SiteName:          "Wikid",
-		MainPage:          "Main Page",
-		CapitalLinks:      true,
-		AllowRegistration: true,
-		ReadGroup:         wiki.GroupAnonymous,
-		EditGroup:         wiki.GroupUser,
-		MaxPageBytes:      2 << 20, // MediaWiki's $wgMaxArticleSize
-		SessionTTL:        Duration(30 * 24 * time.Hour),
-		CacheMaxBytes:     256 << 20,
-		SMaxAge:           300,
-		ListTTL:           Duration(15 * time.Second),
-		SecureCookies:     "auto",
-		ClientIPHeader:    "X-Forwarded-For",
-		AccessLog:         true,
-		Front:             true,
-		RenderWait:        Duration(10 * time.Second),
-		RenderTimeout:     Duration(3 * time.Second), // render.DefaultTimeout
-		JobWorkers:        1,
-		JobLease:          Duration(2 * time.Minute),
-		JobMaxDuty:        0.5, // a draining backlog leaves half a CPU per worker to page views
-		JobNice:           10,  // and page views get the CPU first when it is scarce
-		ShutdownGrace:     15 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		ReadHeaderTimeout: 10 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		MaxUploadBytes:    100 << 20,
-		UploadGroup:       wiki.GroupUser,
+		Addr:                "127.0.0.1:8080",
+		DataDir:             "./data",
+		SiteName:            "Wikid",
+		MainPage:            "Main Page",
+		CapitalLinks:        true,
+		DefaultContentModel: wiki.ModelMarkdown,
+		AllowRegistration:   true,
+		ReadGroup:           wiki.GroupAnonymous,
+		EditGroup:           wiki.GroupUser,
+		MaxPageBytes:        2 << 20, // MediaWiki's $wgMaxArticleSize
+		SessionTTL:          Duration(30 * 24 * time.Hour),
+		CacheMaxBytes:       256 << 20,
+		SMaxAge:             300,
+		ListTTL:             Duration(15 * time.Second),
+		SecureCookies:       "auto",
+		ClientIPHeader:      "X-Forwarded-For",
+		AccessLog:           true,
+		Front:               true,
+		RenderWait:          Duration(10 * time.Second),
+		RenderTimeout:       Duration(3 * time.Second), // render.DefaultTimeout
+		JobWorkers:          1,
+		JobLease:            Duration(2 * time.Minute),
+		JobMaxDuty:          0.5, // a draining backlog leaves half a CPU per worker to page views
+		JobNice:             10,  // and page views get the CPU first when it is scarce
+		ShutdownGrace:       15 * time.Second,
+		ReadTimeout:         30 * time.Second,
+		ReadHeaderTimeout:   10 * time.Second,
+		WriteTimeout:        60 * time.Second,
+		IdleTimeout:         120 * time.Second,
+		MaxHeaderBytes:      64 << 10,
+		MaxUploadBytes:      100 << 20,
+		UploadGroup:         wiki.GroupUser,
 	}
 }
 
@@ -184,6 +188,9 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 			return fmt.Errorf("config: WIKID_CAPITAL_LINKS=%q: want true (the first letter of titles is upper-cased) or false (kept as written)", v)
 		}
 		c.CapitalLinks = b
+	}
+	if v := getenv("WIKID_DEFAULT_CONTENT_MODEL"); v != "" {
+		c.DefaultContentModel = wiki.ContentModel(v)
 	}
 	if v := getenv("WIKID_MAX_PAGE_BYTES"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -262,6 +269,9 @@ func (c *Config) Validate() error {
 	case "auto", "always", "never":
 	default:
 		return fmt.Errorf("config: secure_cookies %q: want auto, always or never", c.SecureCookies)
+	}
+	if !c.DefaultContentModel.Valid() {
+		return fmt.Errorf("config: default_content_model %q: want markdown or wikitext (the markup of new pages; default markdown)", c.DefaultContentModel)
 	}
 	if c.MaxPageBytes < 1024 || c.MaxPageBytes > MaxPageBytesLimit {
 		return fmt.Errorf("config: max_page_bytes %d: want 1024 to %d (default %d, 2 MiB)", c.MaxPageBytes, MaxPageBytesLimit, Default().MaxPageBytes)

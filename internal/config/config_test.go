@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wikid/wikid/internal/wiki"
 )
 
 func TestMaxPageBytes(t *testing.T) {
@@ -84,5 +86,31 @@ func TestCapitalLinks(t *testing.T) {
 	}
 	if err := c.LoadFile(file); err == nil {
 		t.Error(`capital_links "no" in the file is accepted`)
+	}
+}
+
+func TestDefaultContentModel(t *testing.T) {
+	if c := Default(); c.DefaultContentModel != wiki.ModelMarkdown {
+		t.Fatalf("default_content_model is %q by default, want markdown", c.DefaultContentModel)
+	}
+	for _, tt := range []struct {
+		env   string
+		valid bool
+	}{{"wikitext", true}, {"markdown", true}, {"html", false}, {"Wikitext", false}} {
+		t.Run(tt.env, func(t *testing.T) {
+			c := Default()
+			if err := c.LoadEnv(func(k string) string {
+				return map[string]string{"WIKID_DEFAULT_CONTENT_MODEL": tt.env}[k]
+			}); err != nil {
+				t.Fatal(err)
+			}
+			err := c.Validate()
+			if tt.valid != (err == nil) {
+				t.Fatalf("Validate: %v, want valid %v", err, tt.valid)
+			}
+			if err != nil && !strings.Contains(err.Error(), "markdown or wikitext") {
+				t.Errorf("the error does not say what to write: %v", err)
+			}
+		})
 	}
 }

@@ -129,13 +129,14 @@ func (v *Views) RenderBytes(name string, data any) ([]byte, error) {
 
 func (v *Views) funcs() template.FuncMap {
 	return template.FuncMap{
-		"asset":    func(name string) string { return v.urls[name] },
-		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"datetime": func(t time.Time) string { return t.UTC().Format("15:04, 2 January 2006") },
-		"clock":    func(t time.Time) string { return t.UTC().Format("15:04") },
-		"sub":      func(a, b int) int { return a - b },
-		"add":      func(a, b int) int { return a + b },
-		"snippet":  Snippet,
+		"asset":     func(name string) string { return v.urls[name] },
+		"iso":       func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"datetime":  func(t time.Time) string { return t.UTC().Format("15:04, 2 January 2006") },
+		"clock":     func(t time.Time) string { return t.UTC().Format("15:04") },
+		"sub":       func(a, b int) int { return a - b },
+		"add":       func(a, b int) int { return a + b },
+		"snippet":   Snippet,
+		"modelName": ModelName,
 		// A count read up to a cap (wiki.MaxCount + 1 means more).
 		"infoCount": func(n, max int) struct {
 			N, Max int
@@ -235,4 +236,16 @@ func contentType(ext string) string {
 		return "image/x-icon"
 	}
 	return "application/octet-stream"
+}
+
+// ModelName is a content model's name as the interface shows it:
+// "Markdown", "Wikitext" (MediaWiki's name for its markup).
+func ModelName(m wiki.ContentModel) string {
+	switch m.Or(wiki.ModelMarkdown) {
+	case wiki.ModelMarkdown:
+		return "Markdown"
+	case wiki.ModelWikitext:
+		return "Wikitext"
+	}
+	return string(m)
 }

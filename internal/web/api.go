@@ -258,12 +258,12 @@ func (s *Server) livePage(r *http.Request, t wiki.Title) (wiki.Page, error) {
 	return p, err
 }
 
-// contentModel names the markup of Wikid pages in MediaWiki's terms.
-const contentModel = "markdown"
-
+// pageJSON is page p with its latest revision rev. Its content_model is
+// rev's, the markup of its source, by MediaWiki's names (markdown is
+// Wikid's own).
 func (s *Server) pageJSON(p wiki.Page, rev wiki.Revision, withSource bool) apiPage {
 	out := apiPage{ID: p.ID, Key: p.Title.Key(), Title: string(p.Title), Latest: apiRevisionRef{ID: rev.ID, Timestamp: ts(rev.Time)},
-		ContentModel: contentModel, License: apiLicense{Title: s.cfg.SiteName + " content"}}
+		ContentModel: string(rev.Model.Or(p.Model).Or(wiki.ModelMarkdown)), License: apiLicense{Title: s.cfg.SiteName + " content"}}
 	if withSource {
 		src := rev.Text
 		out.Source = &src
@@ -392,6 +392,10 @@ type apiEditBody struct {
 	// SectionTitle), as MediaWiki's action API has it.
 	Section      json.RawMessage `json:"section"`
 	SectionTitle string          `json:"sectiontitle"`
+	// ContentModel is the markup of source (markdown or wikitext), as
+	// MediaWiki's content_model: absent keeps the page's, or a new page
+	// gets the wiki's default_content_model.
+	ContentModel wiki.ContentModel `json:"content_model"`
 }
 
 // section reads the body's section, by the rules of the edit form's
@@ -450,13 +454,16 @@ func (s *Server) apiWrite(r *http.Request) (apiEditBody, error) {
 	if strings.TrimSpace(*body.Source) == "" {
 		return body, wiki.Errorf(wiki.KindInvalid, "\"source\" is empty; a page needs some text")
 	}
+	if m := body.ContentModel; m != "" && !m.Valid() {
+		return body, wiki.Errorf(wiki.KindInvalid, "\"content_model\" %.40q is not a content model of this wiki; send %s, or leave it out to keep the page's", m, engine.ModelNames())
+	}
 	return body, nil
 }
 
 // apiSave saves the edit; a creation answers 201 with Location, a change 200.
 func (s *Server) apiSave(w http.ResponseWriter, r *http.Request, t wiki.Title, body apiEditBody, base int64, section string) error {
 	out, err := s.eng.Save(r.Context(), engine.Edit{Title: t, Text: *body.Source, Summary: body.Comment, BaseRevID: base,
-		Editor: s.editorOf(r), Section: section, SectionTitle: body.SectionTitle})
+		Editor: s.editorOf(r), Section: section, SectionTitle: body.SectionTitle, Model: body.ContentModel})
 	if err != nil {
 		return err
 	}
@@ -595,8 +602,9 @@ func (s *Server) apiRevision(w http.ResponseWriter, r *http.Request) error {
 			Key   string `json:"key"`
 			Title string `json:"title"`
 		} `json:"page"`
-		Source string `json:"source"`
-	}{apiHistoryRev: histRev(rev), Source: rev.Text}
+		ContentModel string `json:"content_model"`
+		Source       string `json:"source"`
+	}{apiHistoryRev: histRev(rev), Source: rev.Text, ContentModel: string(rev.Model.Or(wiki.ModelMarkdown))}
 	out.Page.ID, out.Page.Key, out.Page.Title = rev.PageID, rev.Title.Key(), string(rev.Title)
 	addTag(r, rev.Title) // a move or delete of the page changes the answer
 	s.writeJSON(w, r, http.StatusOK, out, cachePublic, rev.Time)

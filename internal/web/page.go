@@ -695,6 +695,10 @@ type editData struct {
 	// compares the current text with the proposed one.
 	Undo, UndoAfter int64
 	UndoDiff        template.HTML
+	// Model is the markup of Text: the page's (the revision's, editing an
+	// old one), or the site default for a new page. The form carries it,
+	// so that the save and the preview read the text in it.
+	Model wiki.ContentModel
 }
 
 // templateUse is a page transcluded, listed under the edit box.
@@ -739,7 +743,7 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 		return nil
 	}
 	ctx := r.Context()
-	d := &editData{Title: t, Creating: true, Minor: viewerOf(r).User.Prefs.MinorDefault, Section: section}
+	d := &editData{Title: t, Creating: true, Minor: viewerOf(r).User.Prefs.MinorDefault, Section: section, Model: s.eng.DefaultModel()}
 	if undo, after, err := undoParams(r); err != nil {
 		return err
 	} else if undo != 0 {
@@ -747,6 +751,10 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 	}
 	page, err := s.store.FindPage(ctx, t)
 	live := err == nil && !page.Deleted
+	if err == nil {
+		// A deleted page created again keeps its model, as the store does.
+		d.Model = page.Model.Or(wiki.ModelMarkdown)
+	}
 	if section != "" && section != engine.NewSection && !live {
 		if err != nil && !errors.Is(err, wiki.ErrNotFound) {
 			return err
@@ -760,7 +768,7 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 		if err != nil {
 			return err
 		}
-		d.Text = rev.Text
+		d.Text, d.Model = rev.Text, rev.Model.Or(wiki.ModelMarkdown)
 		switch section {
 		case "":
 		case engine.NewSection:
@@ -770,7 +778,7 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request, t wiki.Title) 
 			if err != nil {
 				return err
 			}
-			if d.Text, d.Heading, err = s.eng.SectionText(r.Context(), t, rev.Text, n); err != nil {
+			if d.Text, d.Heading, err = s.eng.SectionText(r.Context(), t, rev.Text, d.Model, n); err != nil {
 				return err
 			}
 			if d.Heading != "" {
@@ -895,11 +903,23 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 	}
 	section := httpx.From(r).Get("section")
 	base, _ := strconv.ParseInt(r.PostFormValue("baserev"), 10, 64)
+	model, err := formModel(r)
+	if err != nil {
+		return err
+	}
 	d := &editData{Title: t, Text: text, Summary: summary, Minor: r.PostFormValue("minor") != "", BaseRev: base, Creating: base == 0,
-		Section: section, Subject: subject}
+		Section: section, Subject: subject, Model: model}
+	if model == "" {
+		// A form without the field (an old form, a script): the page's
+		// model, which the save keeps too.
+		d.Model = s.eng.DefaultModel()
+		if p, err := s.store.FindPage(r.Context(), t); err == nil {
+			d.Model = p.Model.Or(wiki.ModelMarkdown)
+		}
+	}
 	if section != "" && section != engine.NewSection {
 		if n, err := engine.ParseSection(section); err == nil {
-			_, d.Heading, _ = s.eng.SectionText(r.Context(), t, text, min(n, 1))
+			_, d.Heading, _ = s.eng.SectionText(r.Context(), t, text, d.Model, min(n, 1))
 		}
 	}
 	tags, err := s.undoTags(r, t, d)
@@ -909,13 +929,13 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 	if r.PostFormValue("preview") != "" {
 		// The preview shows the text as it will be saved: signed, and a
 		// new section under its subject.
-		shown, err := s.eng.Sign(text, s.editorOf(r))
+		shown, err := s.eng.Sign(text, d.Model, s.editorOf(r))
 		if err == nil && section == engine.NewSection && strings.TrimSpace(subject) != "" {
-			shown = engine.TopicText(subject, shown)
+			shown = engine.TopicText(subject, shown, d.Model)
 		}
 		var rd *engine.Rendered
 		if err == nil {
-			rd, err = s.eng.Preview(r.Context(), t, shown)
+			rd, err = s.eng.Preview(r.Context(), t, shown, d.Model)
 		}
 		if k := wiki.KindOf(err); k == wiki.KindTooLarge || k == wiki.KindUnavailable {
 			// The form again, with the author's text and what was wrong.
@@ -940,7 +960,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 		return s.writeEdit(w, r, http.StatusBadRequest, d)
 	}
 	out, err := s.eng.Save(r.Context(), engine.Edit{Title: t, Text: text, Summary: summary, Minor: d.Minor,
-		BaseRevID: base, Editor: s.editorOf(r), Section: section, SectionTitle: subject, Tags: tags})
+		BaseRevID: base, Editor: s.editorOf(r), Section: section, SectionTitle: subject, Tags: tags, Model: model})
 	var conflict *engine.ConflictError
 	if errors.As(err, &conflict) {
 		d.Conflict, d.Text, d.Yours, d.BaseRev = true, conflict.Current, conflict.Yours, conflict.CurrentRev
@@ -1155,4 +1175,15 @@ func (s *Server) revert(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 	}
 	redirect(w, r, t.URL(), http.StatusSeeOther)
 	return nil
+}
+
+// formModel reads the form's content model (the edit form's hidden
+// field): "" when it has none, an error naming the models when it is
+// not one of them.
+func formModel(r *http.Request) (wiki.ContentModel, error) {
+	m := wiki.ContentModel(r.PostFormValue("model"))
+	if m != "" && !m.Valid() {
+		return "", wiki.Errorf(wiki.KindInvalid, "the content model %.40q is not one this wiki knows; use %s", m, engine.ModelNames())
+	}
+	return m, nil
 }

@@ -63,7 +63,7 @@ func (s *Server) undoForm(w http.ResponseWriter, r *http.Request, t wiki.Title, 
 	if err != nil {
 		return err
 	}
-	d.Creating, d.BaseRev, d.Text, d.Summary = false, u.Latest.ID, u.Text, u.Summary
+	d.Creating, d.BaseRev, d.Text, d.Summary, d.Model = false, u.Latest.ID, u.Text, u.Summary, u.Latest.Model.Or(wiki.ModelMarkdown)
 	d.Undo, d.UndoAfter = undoID, afterID
 	res, err := s.eng.DiffText(ctx, u.Latest.Text, u.Text)
 	if err != nil {

@@ -1,0 +1,21 @@
+package app
+
+import (
+	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// markups are the renderers of the content models other than Markdown
+// (whose renderer the engine gets as Options.Renderer), with the wiki's
+// title rules and render time limit, as Markdown's. A model left out
+// shows its pages as plain text.
+//
+// The wikitext renderer (internal/markup/wikitext) is not in this build
+// yet; once it is, the map gets its line:
+//
+//	wiki.ModelWikitext: wikitext.New(wikitext.WithTimeout(time.Duration(cfg.RenderTimeout)), wikitext.WithTitleRules(cfg.TitleRules())),
+func markups(cfg config.Config) map[wiki.ContentModel]engine.Markup {
+	_ = cfg
+	return map[wiki.ContentModel]engine.Markup{}
+}
