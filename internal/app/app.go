@@ -134,8 +134,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		Store: store.Timed{Store: db}, Logger: log,
 		// The title rules (capital_links) go with the renderer: the engine
 		// expands templates and keys stored renders by them.
-		Renderer: render.New(render.WithTimeout(time.Duration(cfg.RenderTimeout)), render.WithTitleRules(cfg.TitleRules())),
-		Markups:  markups(cfg), DefaultModel: cfg.DefaultContentModel,
+		Renderer:     render.New(render.WithTimeout(time.Duration(cfg.RenderTimeout)), render.WithTitleRules(cfg.TitleRules())),
+		Markups:      markups(cfg),
+		DefaultModel: cfg.DefaultContentModel,
 		MaxPageBytes: cfg.MaxPageBytes, NoRenderCache: cfg.NoRenderCache, SiteName: cfg.SiteName,
 		RenderLimits: engine.RenderLimits{Concurrency: cfg.RenderConcurrency, Queue: cfg.RenderQueue, Wait: time.Duration(cfg.RenderWait)},
 		Purger:       a.Purge, CDN: a.cdnPurger(),
