@@ -74,8 +74,9 @@ func importCommand(ctx context.Context, cfg config.Config, log *slog.Logger, arg
 	return nil
 }
 
-// jsonLines reads one page per line: {"title": "…", "text": "…"}, the
-// title parsed by rules, the wiki's.
+// jsonLines reads one page per line: {"title": "…", "text": "…"}, with
+// an optional "content_model" (markdown or wikitext; absent: the wiki's
+// default_content_model), the title parsed by rules, the wiki's.
 func jsonLines(r io.Reader, name string, rules wiki.TitleRules) iter.Seq2[engine.ImportPage, error] {
 	return func(yield func(engine.ImportPage, error) bool) {
 		sc := bufio.NewScanner(r)
@@ -89,6 +90,7 @@ func jsonLines(r io.Reader, name string, rules wiki.TitleRules) iter.Seq2[engine
 				Title  string  `json:"title"`
 				Text   *string `json:"text"`
 				Source *string `json:"source"` // the REST API's name
+				Model  string  `json:"content_model"`
 			}
 			if err := json.Unmarshal([]byte(line), &p); err != nil {
 				yield(engine.ImportPage{}, fmt.Errorf("%s line %d: not a JSON object with title and text: %v", name, n, err))
@@ -106,7 +108,11 @@ func jsonLines(r io.Reader, name string, rules wiki.TitleRules) iter.Seq2[engine
 				yield(engine.ImportPage{}, fmt.Errorf("%s line %d: title %q: %s", name, n, p.Title, wiki.Message(err)))
 				return
 			}
-			if !yield(engine.ImportPage{Title: t, Text: *p.Text}, nil) {
+			if m := wiki.ContentModel(p.Model); m != "" && !m.Valid() {
+				yield(engine.ImportPage{}, fmt.Errorf("%s line %d: content_model %q: want %s, or leave it out for the wiki's default", name, n, p.Model, engine.ModelNames()))
+				return
+			}
+			if !yield(engine.ImportPage{Title: t, Text: *p.Text, Model: wiki.ContentModel(p.Model)}, nil) {
 				return
 			}
 		}
