@@ -142,6 +142,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		Purger:       a.Purge, CDN: a.cdnPurger(),
 		JobsQueued: a.wakeJobs, KeepChanges: time.Duration(cfg.RCMaxAge), // jobs.go
 		Files: engine.FileOptions{Allowed: cfg.UploadTypes, StripGPS: cfg.StripGPS},
+		// wikitext's converter, for changes of a page's model (markups.go).
+		WikitextToMarkdown: wikitextToMarkdown,
 	})
 	a.Metrics.RegisterRenders(func() metrics.RenderCounts {
 		st := a.Engine.RenderStats()

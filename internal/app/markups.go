@@ -19,3 +19,9 @@ func markups(cfg config.Config) map[wiki.ContentModel]engine.Markup {
 	_ = cfg
 	return map[wiki.ContentModel]engine.Markup{}
 }
+
+// wikitextToMarkdown converts a wikitext page's text for a change of its
+// model to Markdown (engine.Options.WikitextToMarkdown); nil offers the
+// text unconverted. Once internal/markup/wikitext is in this build it is
+// wikitext.ToMarkdown.
+var wikitextToMarkdown func(src string) (string, error)

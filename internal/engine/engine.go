@@ -91,6 +91,7 @@ type Engine struct {
 	// is always there, and its title rules are the wiki's.
 	markups      map[wiki.ContentModel]Markup
 	defaultModel wiki.ContentModel
+	toMarkdown   func(string) (string, error) // ConvertText's wikitext to Markdown, or nil
 	purger       Purger
 	cdn          ExternalPurger
 	hasCDN       bool // a cache in front is configured: changes queue cdnpurge jobs
@@ -155,12 +156,16 @@ type Options struct {
 	// DefaultModel is the model of pages created without one
 	// (default_content_model; default Markdown).
 	DefaultModel wiki.ContentModel
-	Purger       Purger
-	Logger       *slog.Logger
-	MaxPageBytes int    // a page's text may not be longer, saved or previewed (default 2 MiB)
-	SiteName     string // what {{SITENAME}} expands to (default "Wikid")
-	MemBytes     int64  // in-memory render cache budget (default 64 MiB)
-	Now          func() time.Time
+	// WikitextToMarkdown converts a wikitext page's text to Markdown for
+	// a change of its model (ConvertText); nil: the text is offered as it
+	// is, for the editor to rewrite.
+	WikitextToMarkdown func(src string) (string, error)
+	Purger             Purger
+	Logger             *slog.Logger
+	MaxPageBytes       int    // a page's text may not be longer, saved or previewed (default 2 MiB)
+	SiteName           string // what {{SITENAME}} expands to (default "Wikid")
+	MemBytes           int64  // in-memory render cache budget (default 64 MiB)
+	Now                func() time.Time
 	// NoRenderCache renders every view from markup: for measuring the
 	// renderer (the benchmark's cache-miss case), never for production.
 	NoRenderCache bool
@@ -227,7 +232,7 @@ func New(o Options) *Engine {
 			return uint32(len(v.r.HTML) + len(v.r.TOC) + 128)
 		},
 	})
-	return &Engine{store: o.Store, markups: markups, defaultModel: o.DefaultModel.Or(wiki.ModelMarkdown), purger: o.Purger, cdn: o.CDN, hasCDN: hasCDN, onQueued: o.JobsQueued,
+	return &Engine{store: o.Store, markups: markups, defaultModel: o.DefaultModel.Or(wiki.ModelMarkdown), toMarkdown: o.WikitextToMarkdown, purger: o.Purger, cdn: o.CDN, hasCDN: hasCDN, onQueued: o.JobsQueued,
 		log: o.Logger, maxPage: o.MaxPageBytes, siteName: o.SiteName, now: o.Now, mem: mem, noCache: o.NoRenderCache,
 		keepChanges: o.KeepChanges, keepDoneJobs: o.KeepDoneJobs, gate: newRenderGate(o.RenderLimits), sectionMark: newSectionMark(),
 		files: o.Files, thumbGate: newRenderGate(RenderLimits{Concurrency: o.Files.ThumbSlots, Queue: o.Files.ThumbQueue})}

@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"html"
+	"strings"
 
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/wiki"
@@ -120,3 +123,92 @@ func (plainMarkup) Sections(src string) ([]render.Section, error) {
 }
 
 func (plainMarkup) ExpandTildes(src string, _ func(int) string) (string, error) { return src, nil }
+
+// ModelChange is a change of a page's content model
+// (?action=editmodel): its text in the new model, reviewed by the
+// editor, saved as one revision.
+type ModelChange struct {
+	Title wiki.Title
+	Model wiki.ContentModel // the new model
+	// Text is the page's text in Model (ConvertText's, as the editor left
+	// it).
+	Text string
+	// Summary defaults to "Changed content model from wikitext to
+	// Markdown".
+	Summary string
+	// BaseRevID is the revision the conversion was made from: the change
+	// is refused when the page was edited since (a text in another model
+	// cannot be merged).
+	BaseRevID int64
+	Editor    Editor
+}
+
+// ModelSummary is the default summary of a change from model from to
+// model to, as MediaWiki's: "Changed content model from wikitext to
+// Markdown".
+func ModelSummary(from, to wiki.ContentModel) string {
+	name := func(m wiki.ContentModel) string {
+		if m == wiki.ModelMarkdown {
+			return "Markdown"
+		}
+		return string(m)
+	}
+	return "Changed content model from " + name(from.Or(wiki.ModelMarkdown)) + " to " + name(to)
+}
+
+// ChangeModel saves c.Text as page c.Title's latest revision in model
+// c.Model: a save like any other (protection, purge, jobs), with the
+// text as given (no signatures expanded). The page must exist and be in
+// another model.
+func (e *Engine) ChangeModel(ctx context.Context, c ModelChange) (SaveOutcome, error) {
+	if !c.Model.Valid() {
+		return SaveOutcome{}, wiki.Errorf(wiki.KindInvalid, "choose the new content model: %s", ModelNames())
+	}
+	p, err := e.store.FindPage(ctx, c.Title)
+	if errors.Is(err, wiki.ErrNotFound) || err == nil && p.Deleted {
+		return SaveOutcome{}, wiki.Errorf(wiki.KindNotFound, "the page %q does not exist; create it in the model you want instead", c.Title)
+	}
+	if err != nil {
+		return SaveOutcome{}, err
+	}
+	from := p.Model.Or(wiki.ModelMarkdown)
+	if from == c.Model {
+		return SaveOutcome{}, wiki.Errorf(wiki.KindInvalid, "the page %q is already in %s; choose another model", c.Title, c.Model)
+	}
+	if c.BaseRevID == 0 {
+		c.BaseRevID = p.LatestID
+	}
+	if strings.TrimSpace(c.Summary) == "" {
+		c.Summary = ModelSummary(from, c.Model)
+	}
+	out, err := e.Save(ctx, Edit{Title: c.Title, Text: c.Text, Summary: c.Summary, BaseRevID: c.BaseRevID,
+		Editor: c.Editor, Verbatim: true, ExactBase: true, Model: c.Model})
+	if errors.Is(err, errChangedMeanwhile) {
+		return out, wiki.Errorf(wiki.KindConflict, "%q was edited while its content model was being changed; open the form again to convert the current text", c.Title)
+	}
+	return out, err
+}
+
+// ConvertText returns text, in model from, written in model to, and
+// whether it was converted: wikitext becomes Markdown through the
+// converter the engine was given (Options.WikitextToMarkdown); Markdown
+// is kept as it is in wikitext (no converter goes that way), as is
+// everything without a converter. The editor reviews the result before
+// ChangeModel saves it.
+func (e *Engine) ConvertText(text string, from, to wiki.ContentModel) (string, bool, error) {
+	from = from.Or(wiki.ModelMarkdown)
+	if from == wiki.ModelWikitext && to == wiki.ModelMarkdown && e.toMarkdown != nil {
+		out, err := e.toMarkdown(text)
+		if err != nil {
+			return "", false, fmt.Errorf("engine: convert wikitext to Markdown: %w", err)
+		}
+		return out, true, nil
+	}
+	return text, false, nil
+}
+
+// CanConvert reports whether ConvertText rewrites text from model from
+// into model to (else it keeps it as it is).
+func (e *Engine) CanConvert(from, to wiki.ContentModel) bool {
+	return from.Or(wiki.ModelMarkdown) == wiki.ModelWikitext && to == wiki.ModelMarkdown && e.toMarkdown != nil
+}

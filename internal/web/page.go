@@ -99,7 +99,7 @@ func (s *Server) titleFromPath(r *http.Request) (wiki.Title, error) {
 // The parameters of /wiki/Title, as MediaWiki names them.
 var (
 	actionParam = httpx.Param{Name: "action", Kind: httpx.Enum, Default: "view",
-		Values: []string{"view", "edit", "submit", "history", "raw", "move", "delete", "undelete", "purge", "revert", "protect", "unprotect", "watch", "unwatch", "info", "rollback", "thank", "filerevert"}}
+		Values: []string{"view", "edit", "submit", "history", "raw", "move", "delete", "undelete", "purge", "revert", "protect", "unprotect", "watch", "unwatch", "info", "rollback", "thank", "filerevert", "editmodel"}}
 	redirectParam = httpx.Param{Name: "redirect", Kind: httpx.Enum, Values: []string{"no"}}
 	oldidParam    = httpx.Param{Name: "oldid", Kind: httpx.ID, What: "a revision number"}
 	diffParam     = httpx.Param{Name: "diff", Kind: httpx.ID, What: "a revision number, prev or cur", Values: []string{"prev", "cur"}}
@@ -174,6 +174,7 @@ var postRoutes = map[string]*pageRoute{
 	"rollback":   {spec: pageSpec("page:rollback", rollbackFromParam), handle: (*Server).rollback},
 	"thank":      {spec: pageSpec("page:thank", thankRevParam), handle: (*Server).thank},
 	"filerevert": {spec: pageSpec("page:filerevert", oldimageParam), handle: (*Server).fileRevert},
+	"editmodel":  {spec: pageSpec("page:editmodel"), handle: (*Server).editModel},
 }
 
 // pageRouteGet chooses what a GET of /wiki/Title does, from the query as
@@ -219,8 +220,10 @@ func (s *Server) pageRouteGet(t wiki.Title, q httpx.Query) (*pageRoute, error) {
 		return routeThank, nil
 	case "filerevert":
 		return routeFileRevert, nil
+	case "editmodel":
+		return routeEditModel, nil
 	default:
-		return nil, wiki.Errorf(wiki.KindInvalid, "unknown action %q; known actions: view, edit, history, info, raw, move, delete, undelete, purge, protect, rollback, thank, watch, unwatch, filerevert", sanitizeLine(action))
+		return nil, wiki.Errorf(wiki.KindInvalid, "unknown action %q; known actions: view, edit, history, info, raw, move, delete, undelete, purge, protect, rollback, thank, watch, unwatch, filerevert, editmodel", sanitizeLine(action))
 	}
 }
 

@@ -165,6 +165,7 @@ func (s *Server) pageTabs(v Viewer, t wiki.Title, active string, exists, watched
 	tabs = append(tabs, Tab{Label: "History", URL: t.URL() + "?action=history", Active: active == "history"})
 	if exists && s.canEdit(v) && v.LoggedIn {
 		tabs = append(tabs, Tab{Label: "Move", URL: t.URL() + "?action=move", Active: active == "move"})
+		tabs = append(tabs, Tab{Label: "Change model", URL: t.URL() + "?action=editmodel", Active: active == "editmodel"})
 	}
 	if v.IsAdmin() && exists {
 		tabs = append(tabs, Tab{Label: "Delete", URL: t.URL() + "?action=delete", Active: active == "delete"})
