@@ -1,0 +1,249 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/wikid/wikid/internal/app/apptest"
+	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// modelOf is the model of title's latest revision, as stored.
+func modelOf(t *testing.T, w *apptest.Wiki, title wiki.Title) wiki.ContentModel {
+	t.Helper()
+	p, err := w.App.Store.FindPage(context.Background(), title)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := w.App.Store.FindRevision(context.Background(), p.LatestID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rev.Model != p.Model {
+		t.Fatalf("%s: page in %q, its latest revision in %q", title, p.Model, rev.Model)
+	}
+	return rev.Model
+}
+
+var modelFieldRE = regexp.MustCompile(`name="model" value="([^"]*)"`)
+
+func TestRESTContentModel(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	u, _ := w.CreateUser(t, "Bot", wiki.GroupUser)
+	token := apiToken(t, w, u)
+	c := w.Client(t)
+	type page struct {
+		apiPage
+		ContentModel string `json:"content_model"`
+	}
+	for _, tt := range []struct {
+		name, title, body, want string
+	}{
+		{"a page created without a model is the site default's", "Plain", `{"title":"Plain","source":"x"}`, "markdown"},
+		{"a page created in wikitext", "Wiki", `{"title":"Wiki","source":"'''x'''","content_model":"wikitext"}`, "wikitext"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := c.JSON(http.MethodPost, "/w/rest.php/v1/page", token, tt.body)
+			mustStatus(t, res, http.StatusCreated)
+			if p := decode[page](t, res); p.ContentModel != tt.want {
+				t.Errorf("created in %q, want %q", p.ContentModel, tt.want)
+			}
+			get := decode[page](t, c.JSON(http.MethodGet, "/w/rest.php/v1/page/"+tt.title, "", ""))
+			if get.ContentModel != tt.want {
+				t.Errorf("GET says %q, want %q", get.ContentModel, tt.want)
+			}
+			bare := decode[page](t, c.JSON(http.MethodGet, "/w/rest.php/v1/page/"+tt.title+"/bare", "", ""))
+			if bare.ContentModel != tt.want {
+				t.Errorf("GET bare says %q, want %q", bare.ContentModel, tt.want)
+			}
+			if got := modelOf(t, w, wiki.Title(tt.title)); string(got) != tt.want {
+				t.Errorf("stored in %q, want %q", got, tt.want)
+			}
+		})
+	}
+	t.Run("PUT without a model keeps the page's", func(t *testing.T) {
+		cur := decode[page](t, c.JSON(http.MethodGet, "/w/rest.php/v1/page/Wiki", "", ""))
+		res := c.JSON(http.MethodPut, "/w/rest.php/v1/page/Wiki", token, fmt.Sprintf(`{"source":"'''y'''","latest":{"id":%d}}`, cur.Latest.ID))
+		mustStatus(t, res, http.StatusOK)
+		if p := decode[page](t, res); p.ContentModel != "wikitext" {
+			t.Errorf("after the PUT: %q", p.ContentModel)
+		}
+	})
+	t.Run("PUT with a model changes it", func(t *testing.T) {
+		cur := decode[page](t, c.JSON(http.MethodGet, "/w/rest.php/v1/page/Wiki", "", ""))
+		res := c.JSON(http.MethodPut, "/w/rest.php/v1/page/Wiki", token, fmt.Sprintf(`{"source":"'''y'''","content_model":"markdown","latest":{"id":%d}}`, cur.Latest.ID))
+		mustStatus(t, res, http.StatusOK)
+		p := decode[page](t, res)
+		if p.ContentModel != "markdown" || p.Latest.ID == cur.Latest.ID {
+			t.Errorf("the same text in Markdown: %+v; want a new revision in markdown", p)
+		}
+	})
+	for _, body := range []string{`{"title":"Bad","source":"x","content_model":"html"}`, `{"title":"Bad","source":"x","content_model":"Markdown"}`} {
+		t.Run("an unknown model is a 400 naming the known ones: "+body, func(t *testing.T) {
+			res := c.JSON(http.MethodPost, "/w/rest.php/v1/page", token, body)
+			mustStatus(t, res, http.StatusBadRequest)
+			mustContain(t, res, "content_model", "markdown or wikitext")
+		})
+	}
+}
+
+func TestEditFormKeepsTheModel(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t, func(c *config.Config) { c.DefaultContentModel = wiki.ModelWikitext })
+	_, pw := w.CreateUser(t, "Alice", wiki.GroupUser)
+	alice := w.Login(t, "Alice", pw)
+
+	t.Run("a new page's form offers the site default", func(t *testing.T) {
+		res := alice.Get("/wiki/Fresh?action=edit")
+		mustStatus(t, res, http.StatusOK)
+		mustContain(t, res, `name="model" value="wikitext"`, `Markup: <strong class="model-name">Wikitext</strong>`)
+		mustNotContain(t, res, "?action=editmodel") // nothing to change yet
+	})
+	alice.Edit("Fresh", "'''x'''")
+	if got := modelOf(t, w, "Fresh"); got != wiki.ModelWikitext {
+		t.Fatalf("a page created on a wikitext wiki is in %q", got)
+	}
+
+	t.Run("a Markdown page's form carries its model, and the save keeps it", func(t *testing.T) {
+		csrf, base := alice.EditForm("Fresh")
+		res := alice.PostForm("/wiki/Fresh?action=submit", url.Values{"csrf": {csrf}, "baserev": {base}, "text": {"# Heading"}, "model": {"markdown"}})
+		mustStatus(t, res, http.StatusSeeOther)
+		res = alice.Get("/wiki/Fresh?action=edit")
+		if m := modelFieldRE.FindStringSubmatch(res.Body); m == nil || m[1] != "markdown" {
+			t.Fatalf("the form of a Markdown page carries model %v", m)
+		}
+		mustContain(t, res, `Markup: <strong class="model-name">Markdown</strong>`, `href="/wiki/Fresh?action=editmodel"`)
+		alice.Edit("Fresh", "# Another") // the helper's form sends no model: the page's is kept
+		if got := modelOf(t, w, "Fresh"); got != wiki.ModelMarkdown {
+			t.Errorf("after an edit without a model: %q", got)
+		}
+	})
+
+	t.Run("a preview reads the text in the form's model", func(t *testing.T) {
+		csrf, base := alice.EditForm("Fresh")
+		for model, want := range map[string]string{"markdown": "<h1", "wikitext": "<pre>"} {
+			res := alice.PostForm("/wiki/Fresh?action=submit", url.Values{"csrf": {csrf}, "baserev": {base}, "text": {"# Heading"}, "model": {model}, "preview": {"1"}})
+			mustStatus(t, res, http.StatusOK)
+			mustContain(t, res, want, `name="model" value="`+model+`"`)
+		}
+	})
+
+	t.Run("a form with an unknown model is refused, naming the models", func(t *testing.T) {
+		csrf, base := alice.EditForm("Fresh")
+		res := alice.PostForm("/wiki/Fresh?action=submit", url.Values{"csrf": {csrf}, "baserev": {base}, "text": {"x"}, "model": {"html"}})
+		mustStatus(t, res, http.StatusBadRequest)
+		mustContain(t, res, "markdown or wikitext")
+	})
+
+	t.Run("page information shows the content model", func(t *testing.T) {
+		if got := infoRow(t, alice.Get("/wiki/Fresh?action=info"), "Page content model"); got != "Markdown" {
+			t.Errorf("page content model %q", got)
+		}
+	})
+}
+
+// Without a wikitext renderer (this build), a wikitext page shows as
+// plain text: never an error, never its text as HTML.
+func TestAWikitextPageWithoutItsRendererIsPlainText(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	u, _ := w.CreateUser(t, "Bot", wiki.GroupUser)
+	token := apiToken(t, w, u)
+	c := w.Client(t)
+	res := c.JSON(http.MethodPost, "/w/rest.php/v1/page", token, `{"title":"Wiki","source":"'''x''' <b>y</b>","content_model":"wikitext"}`)
+	mustStatus(t, res, http.StatusCreated)
+	view := c.Get("/wiki/Wiki")
+	mustStatus(t, view, http.StatusOK)
+	mustContain(t, view, "<pre>&#39;&#39;&#39;x&#39;&#39;&#39; &lt;b&gt;y&lt;/b&gt;")
+	mustNotContain(t, view, "<b>y</b>")
+}
+
+func TestChangeContentModel(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	_, pw := w.CreateUser(t, "Alice", wiki.GroupUser)
+	_, apw := w.CreateUser(t, "Root", wiki.GroupAdmin)
+	alice, admin, anon := w.Login(t, "Alice", pw), w.Login(t, "Root", apw), w.Client(t)
+	const text = "# Title\n\nSome **bold** text.\n"
+	alice.Edit("Doc", text)
+	before := anon.Get("/wiki/Doc") // cached at the edge
+	mustContain(t, before, "<strong>bold</strong>")
+
+	t.Run("the form of a Markdown page offers wikitext, keeping the text", func(t *testing.T) {
+		res := alice.Get("/wiki/Doc?action=editmodel")
+		mustStatus(t, res, http.StatusOK)
+		mustContain(t, res, `<option value="wikitext" selected>Wikitext</option>`, "no automatic conversion from Markdown to wikitext",
+			`name="model" value="wikitext"`, "Changed content model from Markdown to wikitext", "**bold**")
+		if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "no-store") && !strings.Contains(cc, "private") {
+			t.Errorf("the form is cacheable: %q", cc)
+		}
+	})
+
+	t.Run("choosing the model the page is in says so", func(t *testing.T) {
+		res := alice.Get("/wiki/Doc?action=editmodel&model=markdown")
+		mustStatus(t, res, http.StatusOK)
+		mustContain(t, res, "The page is already in Markdown")
+	})
+
+	t.Run("who may not edit may not change the model", func(t *testing.T) {
+		res := anon.Get("/wiki/Doc?action=editmodel")
+		if res.StatusCode != http.StatusForbidden && res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("anonymous: %d", res.StatusCode)
+		}
+		mustStatus(t, alice.Get("/wiki/Nothing?action=editmodel"), http.StatusNotFound)
+	})
+
+	csrf := alice.CSRF("/wiki/Doc?action=editmodel")
+	p, err := w.App.Store.FindPage(context.Background(), "Doc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := fmt.Sprint(p.LatestID)
+
+	t.Run("a preview renders the text in the new model", func(t *testing.T) {
+		res := alice.PostForm("/wiki/Doc?action=editmodel", url.Values{"csrf": {csrf}, "baserev": {base}, "model": {"wikitext"}, "text": {text}, "preview": {"1"}})
+		mustStatus(t, res, http.StatusOK)
+		mustContain(t, res, "Preview in Wikitext", "<pre>")
+		if modelOf(t, w, "Doc") != wiki.ModelMarkdown {
+			t.Error("the preview changed the model")
+		}
+	})
+
+	t.Run("the save stores the text in the new model, and the view changes", func(t *testing.T) {
+		res := alice.PostForm("/wiki/Doc?action=editmodel", url.Values{"csrf": {csrf}, "baserev": {base}, "model": {"wikitext"}, "text": {text}, "summary": {""}})
+		mustRedirect(t, res, http.StatusSeeOther, "/wiki/Doc")
+		if got := modelOf(t, w, "Doc"); got != wiki.ModelWikitext {
+			t.Fatalf("after the change: %q", got)
+		}
+		after := anon.Get("/wiki/Doc")
+		mustNotContain(t, after, "<strong>bold</strong>")
+		mustContain(t, after, "<pre>")
+		mustContain(t, anon.Get("/wiki/Doc?action=history"), "Changed content model from Markdown to wikitext")
+		// The old revision still renders as it was: its model is its own.
+		mustContain(t, anon.Get("/wiki/Doc?oldid="+base), "<strong>bold</strong>")
+	})
+
+	t.Run("a form made before another save is refused, not merged", func(t *testing.T) {
+		res := alice.PostForm("/wiki/Doc?action=editmodel", url.Values{"csrf": {csrf}, "baserev": {base}, "model": {"markdown"}, "text": {text}})
+		mustStatus(t, res, http.StatusConflict)
+		mustContain(t, res, "open the form again")
+	})
+
+	t.Run("a protected page's model is changed by whom its protection lets edit", func(t *testing.T) {
+		pcsrf := admin.CSRF("/wiki/Doc?action=protect")
+		mustStatus(t, admin.PostForm("/wiki/Doc?action=protect", url.Values{"csrf": {pcsrf}, "edit": {"admins"}, "move": {"admins"}, "expiry": {"infinite"}}), http.StatusSeeOther)
+		mustStatus(t, alice.Get("/wiki/Doc?action=editmodel"), http.StatusForbidden)
+		mustStatus(t, admin.Get("/wiki/Doc?action=editmodel"), http.StatusOK)
+	})
+
+	t.Run("the page's tabs link to the form", func(t *testing.T) {
+		mustContain(t, alice.Get("/wiki/Doc"), `href="/wiki/Doc?action=editmodel"`)
+	})
+}
