@@ -161,7 +161,7 @@ func (e *expander) run(src string) (string, error) {
 // (whose trees are kept until it ends). A page cannot use up the budget
 // of its templates.
 func (e *expander) parse(src string, include bool) tree {
-	tree, used := parse(src, include, min(e.lim.Nodes, e.lim.Nodes+e.lim.Nodes/2-e.generated))
+	tree, used := parse(src, include, e.page.Wikitext, min(e.lim.Nodes, e.lim.Nodes+e.lim.Nodes/2-e.generated))
 	e.generated += used
 	return tree
 }
