@@ -99,3 +99,18 @@ func CodeLanguageClass(lang string) string {
 	}
 	return EscapeText(c)
 }
+
+// HeadingAnchor is the link to itself a heading with id shows after its
+// text, with the space before it.
+func HeadingAnchor(id string) string {
+	var b bytes.Buffer
+	_ = b.WriteByte(' ')
+	writeAnchor(bufWriter{&b}, ` class="anchor"`, "#"+escapeFragment(id), ` aria-hidden="true"`, false)
+	b.WriteString(`#</a>`)
+	return b.String()
+}
+
+// CPUClock returns the clock render time limits are measured on (the
+// render's thread's CPU time where it can be read, see cpuclock_*.go) and
+// the function to call when the render ends.
+func CPUClock() (now func() time.Duration, done func()) { return cpuClock() }
