@@ -103,20 +103,82 @@ func (r *Renderer) RenderWith(ctx context.Context, src string, exists render.Exi
 // tocPlaceholder marks where __TOC__ puts the table of contents.
 const tocPlaceholder = "\x7fTOC\x7f"
 
-// finish balances the page's tags as a browser would (an HTML parse) and
-// passes it through the sanitizer.
+// finish balances the page's tags as a browser would (an HTML parse),
+// wraps the text standing outside any block in paragraphs as MediaWiki's
+// HTML tidying does, and passes the page through the sanitizer.
 func finish(h string) string {
 	body := &xhtml.Node{Type: xhtml.ElementNode, Data: "body", DataAtom: atom.Body}
 	nodes, err := xhtml.ParseFragment(strings.NewReader(h), body)
 	if err != nil {
 		return render.Sanitize(h)
 	}
+	for _, n := range nodes {
+		body.AppendChild(n)
+	}
+	pWrap(body)
 	var buf bytes.Buffer
 	buf.Grow(len(h) + len(h)/8)
-	for _, n := range nodes {
+	for n := body.FirstChild; n != nil; n = n.NextSibling {
 		_ = xhtml.Render(&buf, n)
 	}
 	return render.Sanitize(buf.String())
+}
+
+// phrasing are the elements that are text to paragraphs.
+var phrasing = map[atom.Atom]bool{
+	atom.A: true, atom.Abbr: true, atom.B: true, atom.Bdi: true, atom.Bdo: true, atom.Big: true,
+	atom.Br: true, atom.Cite: true, atom.Code: true, atom.Data: true, atom.Del: true, atom.Dfn: true,
+	atom.Em: true, atom.Font: true, atom.I: true, atom.Img: true, atom.Ins: true, atom.Kbd: true,
+	atom.Mark: true, atom.Q: true, atom.Rb: true, atom.Rp: true, atom.Rt: true, atom.Rtc: true,
+	atom.Ruby: true, atom.S: true, atom.Samp: true, atom.Small: true, atom.Span: true,
+	atom.Strike: true, atom.Strong: true, atom.Sub: true, atom.Sup: true, atom.Time: true,
+	atom.Tt: true, atom.U: true, atom.Var: true, atom.Wbr: true,
+}
+
+// inline reports whether n is text to a paragraph: text, or a phrasing
+// element with no block inside.
+func inlineNode(n *xhtml.Node) bool {
+	switch n.Type {
+	case xhtml.TextNode:
+		return true
+	case xhtml.ElementNode:
+		if !phrasing[n.DataAtom] {
+			return false
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == xhtml.ElementNode && !inlineNode(c) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// pWrap wraps the runs of inline content among the children of n (the
+// body, and block quotes within it) in paragraphs; white space alone
+// starts none.
+func pWrap(n *xhtml.Node) {
+	var p *xhtml.Node
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		switch {
+		case c.Type == xhtml.ElementNode && c.DataAtom == atom.Blockquote:
+			pWrap(c)
+			p = nil
+		case c.Type == xhtml.TextNode && p == nil && strings.TrimSpace(c.Data) == "":
+		case inlineNode(c):
+			if p == nil {
+				p = &xhtml.Node{Type: xhtml.ElementNode, Data: "p", DataAtom: atom.P}
+				n.InsertBefore(p, c)
+			}
+			n.RemoveChild(c)
+			p.AppendChild(c)
+		default:
+			p = nil
+		}
+		c = next
+	}
 }
 
 // writer replaces the markers of a parse by their HTML.
