@@ -45,8 +45,8 @@ func (d *doc) blocks(s string) string {
 			p.hasPending = false
 			if prefix[prefixLen-1] == ';' {
 				if term, def, ok := findColon(t); ok {
-					t = def
-					p.out.WriteString(term)
+					t = strings.TrimLeft(def, " \t")
+					p.out.WriteString(strings.TrimSpace(term))
 					p.out.WriteString(p.nextItem(':'))
 				}
 			}
@@ -68,8 +68,8 @@ func (d *doc) blocks(s string) string {
 				p.out.WriteString(p.openList(c))
 				if c == ';' {
 					if term, def, ok := findColon(t); ok {
-						t = def
-						p.out.WriteString(term)
+						t = strings.TrimLeft(def, " \t")
+						p.out.WriteString(strings.TrimSpace(term))
 						p.out.WriteString(p.nextItem(':'))
 					}
 				}

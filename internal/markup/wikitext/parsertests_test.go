@@ -194,10 +194,10 @@ var (
 	reExcluded = regexp.MustCompile(`(?i)` + strings.Join([]string{
 		`\[\[\s*:?\s*(file|image|media)\s*:`, // files: shown by the Markdown renderer's embedding, not MediaWiki's
 		`\[\[\s*:?\s*(google|meatball|memoryalpha|zh|es|fr|ru|mi|mul|local|iw|en|de|ja|ko|nl|it|pl|pt|sv|wikipedia|wikinvest|dsb|sr|sh|ar|ka|kk|ga|tw|lst|is|gu|mw|w|ko|sq|ur|ckb|cs|da|he|fi|hu|id|no|ro|sk|tr|uk|vi|yi|qqx|x-):`, // interwiki and language links
-		`~~~`,                                      // signatures: a save transforms them
+		`~~~`, // signatures: a save transforms them
 		`\{\{\s*int:`, `\{\{\s*#tag`, `\{\{\s*(msg|msgnw|subst|safesubst|raw)\s*:`,
-		`-\{`,                                      // language conversion
-		`\b(ISBN|RFC|PMID)\s`,                      // magic links
+		`-\{`,                 // language conversion
+		`\b(ISBN|RFC|PMID)\s`, // magic links
 		`\{\{\s*(CURRENT|LOCAL|REVISION|NUMBEROF|PAGESIZE|PROTECTION|DISPLAYTITLE|DEFAULTSORT|NAMESPACENUMBER|TALK|SUBJECT|ARTICLE|BASEPAGENAME|ROOTPAGENAME|SUBPAGENAME|FULLPAGENAMEE|PAGENAMEE|SERVER|SCRIPTPATH|STYLEPATH|CONTENTLANGUAGE|DIRECTIONMARK|DIRMARK|PAGEID|PAGELANGUAGE|CASCADINGSOURCES|NUMBERINGROUP|PAGESIN|LC|UC|LCFIRST|UCFIRST|FORMATNUM|PADLEFT|PADRIGHT|ANCHORENCODE|URLENCODE|LOCALURL|FULLURL|CANONICALURL|FILEPATH|NS|NSE|GENDER|PLURAL|GRAMMAR|BIDI|FORMATDATE|SPECIAL|SPECIALE|SPECIAL:)`,
 		`<(gallery|poem|indicator|tag|tagext|pwraptest|spantag|translate|section|templatestyles|hiero|inputbox|categorytree|timeline|chem|ce|score|imagemap|charinsert|dynamicpagelist|math|html|graph|mapframe|maplink|templatedata|languages|statictag|embedded|uc|uclink|lst|labeledsectiontransclusion|includeonly|noinclude|onlyinclude|img|input|setmessage|x|foo|myext|ext|big\.|nowiki\s+\w)\b`,
 		`__(?:NOINDEX|INDEX|NEWSECTIONLINK|NONEWSECTIONLINK|NOGALLERY|HIDDENCAT|STATICREDIRECT|NOTITLECONVERT|NOCONTENTCONVERT|NOTC|NOCC|DISAMBIG|EXPECTUNUSEDCATEGORY)__`,
