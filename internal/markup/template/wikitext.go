@@ -78,3 +78,19 @@ func findCloseName(s string, i int, name string) (int, bool) {
 		i = start + 2
 	}
 }
+
+// lineStart puts a template's output that begins a list item, an indent,
+// a definition or a table (written to o from start) on a line of its own
+// in wikitext mode, as MediaWiki does: a newline goes before it when it
+// does not follow one already.
+func (e *expander) lineStart(o *out, start int) {
+	if !e.page.Wikitext || start == 0 || start >= len(o.b) || o.b[start-1] == '\n' {
+		return
+	}
+	switch c := o.b[start]; {
+	case c == '*' || c == '#' || c == ':' || c == ';', c == '{' && start+1 < len(o.b) && o.b[start+1] == '|':
+		o.b = append(o.b, 0)
+		copy(o.b[start+1:], o.b[start:])
+		o.b[start] = '\n'
+	}
+}

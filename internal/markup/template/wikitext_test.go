@@ -8,12 +8,14 @@ import (
 )
 
 func TestWikitextMode(t *testing.T) {
-	pages := map[wiki.Title]string{"Template:X": "x"}
+	pages := map[wiki.Title]string{"Template:X": "x", "Template:L": "* item", "Template:T": "{|\n| a\n|}"}
 	load := func(_ context.Context, t wiki.Title) (string, bool, error) {
 		s, ok := pages[t]
 		return s, ok, nil
 	}
 	tests := []struct{ name, src, want string }{
+		{"a list item from a template starts a line", "a {{L}}{{L}}\n{{L}}", "a \n* item\n* item\n* item"},
+		{"a table from a template starts a line", "a {{T}}", "a \n{|\n| a\n|}"},
 		{"backticks are text", "`{{X}}`", "`x`"},
 		{"fences are text", "```\n{{X}}\n```", "```\nx\n```"},
 		{"nowiki is copied", "<nowiki>{{X}}</nowiki>{{X}}", "<nowiki>{{X}}</nowiki>x"},

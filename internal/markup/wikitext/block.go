@@ -21,6 +21,9 @@ type blockPass struct {
 	inBlockquote  bool
 	pendingPTag   string
 	hasPending    bool
+	// htmlLists counts the <ul>, <ol> and <dl> the author's HTML has
+	// open: blank lines between their items make no paragraphs.
+	htmlLists int
 }
 
 func (d *doc) blocks(s string) string {
@@ -93,6 +96,8 @@ func (d *doc) blocks(s string) string {
 						p.lastParagraph = "pre"
 					}
 					t = t[1:]
+				} else if strings.TrimSpace(t) == "" && p.htmlLists > 0 {
+					t = ""
 				} else if strings.TrimSpace(t) == "" {
 					switch {
 					case p.hasPending:
@@ -114,6 +119,7 @@ func (d *doc) blocks(s string) string {
 					p.lastParagraph = "p"
 				}
 			}
+			p.countLists(t)
 		} else {
 			t = strings.TrimLeft(t, " \t")
 		}
@@ -189,6 +195,24 @@ func (p *blockPass) closeList(c byte) string {
 		return "</dt></dl>"
 	}
 	return "</dd></dl>"
+}
+
+// countLists follows the author's list tags on a line.
+func (p *blockPass) countLists(t string) {
+	for i := strings.IndexByte(t, '<'); i >= 0 && i < len(t); {
+		rest := t[i+1:]
+		switch {
+		case tagNameAt(rest, "ul"), tagNameAt(rest, "ol"), tagNameAt(rest, "dl"):
+			p.htmlLists++
+		case tagNameAt(rest, "/ul"), tagNameAt(rest, "/ol"), tagNameAt(rest, "/dl"):
+			p.htmlLists = max(0, p.htmlLists-1)
+		}
+		k := strings.IndexByte(rest, '<')
+		if k < 0 {
+			break
+		}
+		i += 1 + k
+	}
 }
 
 // blockquotes follows the <blockquote> tags of a line: inside one, a

@@ -55,7 +55,7 @@ func entityLen(s string) int {
 			j++
 		}
 		start := j
-		for j < len(s) && j-start < 8 && (isDigit(s[j]) || hex && isHexLetter(s[j])) {
+		for j < len(s) && j-start < 16 && (isDigit(s[j]) || hex && isHexLetter(s[j])) {
 			j++
 		}
 		if j == start || j >= len(s) || s[j] != ';' {
@@ -165,11 +165,23 @@ func attributes(s, element string) string {
 		b.WriteByte(' ')
 		b.WriteString(a.name)
 		b.WriteString(`="`)
-		b.WriteString(escapeText(strings.TrimSpace(a.value)))
+		b.WriteString(armor(escapeText(strings.TrimSpace(a.value))))
 		b.WriteByte('"')
 	}
 	return b.String()
 }
+
+// armor writes the characters of an attribute value that later passes
+// read as markup (links, bold, URLs, magic words) as references.
+func armor(v string) string {
+	if !strings.ContainsAny(v, "[]{}|:_~") {
+		return v
+	}
+	return attrArmor.Replace(v)
+}
+
+var attrArmor = strings.NewReplacer("[", "&#91;", "]", "&#93;", "{", "&#123;", "}", "&#125;", "|", "&#124;",
+	"://", "&#58;//", "__", "&#95;_", "~~~", "&#126;~~")
 
 // attrValue returns the value of attribute name in s, "" when none.
 func attrValue(s, name string) string {

@@ -1,8 +1,11 @@
 package wikitext
 
 import (
+	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	xhtml "golang.org/x/net/html"
 
@@ -57,8 +60,8 @@ func (d *doc) internalLinks(s string) string {
 		end := i + 2 + len(inner) + 2
 		out, consumed, handled := d.link(inner, s[end:])
 		if !handled {
-			b.WriteString(s[last : i+2])
-			i += 2
+			b.WriteString(s[last : i+1])
+			i++
 			last = i
 			continue
 		}
@@ -145,6 +148,11 @@ func (d *doc) link(inner, after string) (out string, consumed int, handled bool)
 		return "", 0, false
 	}
 	target = strings.TrimSpace(xhtml.UnescapeString(target))
+	if strings.IndexByte(target, '%') >= 0 {
+		if u, err := url.PathUnescape(target); err == nil && utf8.ValidString(u) {
+			target = u
+		}
+	}
 	colon := strings.HasPrefix(target, ":")
 	name := target
 	if colon {
@@ -180,12 +188,18 @@ func (d *doc) link(inner, after string) (out string, consumed int, handled bool)
 		}
 		return categoryDrop, 0, true
 	}
-	if !piped || strings.TrimSpace(label) == "" {
-		label = strings.TrimSpace(inner)
-		if piped {
-			label = strings.TrimSpace(target)
-		}
-		label = strings.TrimPrefix(label, ":")
+	extra := 0 // a bracket of the label's after "]]"
+	switch {
+	case piped && label == "":
+		return "", 0, false // the pipe trick is a save's, not the parser's
+	case !piped:
+		// The target as written is no markup: its apostrophes stay.
+		label = strings.ReplaceAll(strings.TrimPrefix(strings.TrimSpace(inner), ":"), "'", "&#39;")
+	case strings.IndexByte(label, '[') >= 0 && strings.HasPrefix(after, "]"):
+		// [[A|[b]]]: the label's bracket closes inside it.
+		label += "]"
+		after = after[1:]
+		extra = 1
 	}
 	trail := 0
 	for trail < len(after) && 'a' <= after[trail] && after[trail] <= 'z' {
@@ -193,7 +207,7 @@ func (d *doc) link(inner, after string) (out string, consumed int, handled bool)
 	}
 	d.links = append(d.links, &link{target: t, fragment: frag})
 	n := len(d.links) - 1
-	return marker(kindLinkOpen, n) + label + after[:trail] + marker(kindLinkClose, n), trail, true
+	return marker(kindLinkOpen, n) + label + after[:trail] + marker(kindLinkClose, n), trail + extra, true
 }
 
 func contains(ts []wiki.Title, t wiki.Title) bool {
@@ -469,8 +483,13 @@ func urlEnd(s string, from int) int {
 		if s[i] == '&' && (strings.HasPrefix(s[i:], "&lt;") || strings.HasPrefix(s[i:], "&gt;") || strings.HasPrefix(s[i:], "&quot;")) {
 			break
 		}
-		if s[i] >= 0x80 && strings.HasPrefix(s[i:], "\u00a0") {
-			break
+		if s[i] >= 0x80 {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if unicode.Is(unicode.Zs, r) || r == utf8.RuneError {
+				break
+			}
+			i += n
+			continue
 		}
 		i++
 	}
@@ -485,13 +504,31 @@ func (d *doc) externalLinks(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
 	last := 0
+	inLink := 0 // depth of internal link labels: no links in them
 	for i := 0; i < len(s); {
-		k := strings.IndexByte(s[i:], '[')
+		k := strings.IndexAny(s[i:], "[\x7f")
 		if k < 0 {
 			break
 		}
 		i += k
+		if s[i] == markerChar {
+			if kind, _, end, ok := readMarker(s, i); ok {
+				switch kind {
+				case kindLinkOpen:
+					inLink++
+				case kindLinkClose:
+					inLink = max(0, inLink-1)
+				}
+				i = end
+				continue
+			}
+			i++
+			continue
+		}
 		p := protocolAt(s[i+1:])
+		if inLink > 0 {
+			p = 0
+		}
 		if p == 0 {
 			i++
 			continue
@@ -574,8 +611,10 @@ func (d *doc) bareURLs(s string) string {
 				i = end - 1
 			}
 		case (c == 'h' || c == 'H' || c == 'f' || c == 'F') && inA == 0 && inLink == 0:
-			if i > 0 && isAlnum(s[i-1]) {
-				continue
+			if i > 0 {
+				if r, _ := utf8.DecodeLastRuneInString(s[:i]); unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' {
+					continue
+				}
 			}
 			p := protocolAt(s[i:])
 			if p == 0 || !strings.Contains(s[i:i+p], "://") || p == 2 {

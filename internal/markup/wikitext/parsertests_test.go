@@ -193,7 +193,7 @@ var (
 	// Features this renderer does not have, as they show in wikitext.
 	reExcluded = regexp.MustCompile(`(?i)` + strings.Join([]string{
 		`\[\[\s*:?\s*(file|image|media)\s*:`, // files: shown by the Markdown renderer's embedding, not MediaWiki's
-		`\[\[\s*:?\s*(google|meatball|memoryalpha|zh|es|fr|ru|mi|mul|local|iw|en|de|ja|ko|nl|it|pl|pt|sv|wikipedia|wikinvest|dsb|sr|sh|ar|ka|kk|ga|tw|lst|is|gu|mw|w|ko|sq|ur|ckb|cs|da|he|fi|hu|id|no|ro|sk|tr|uk|vi|yi|qqx|x-):`, // interwiki and language links
+		`\[\[\s*:?\s*(google|meatball|memoryalpha|zh|es|fr|ru|mi|mul|local|iw|en|de|ja|ko|nl|it|pl|pt|sv|wikipedia|wikinvest|dsb|sr|sh|ar|ka|kk|ga|tw|lst|is|gu|mw|w|ko|sq|ur|ckb|cs|da|he|fi|hu|id|no|ro|sk|tr|uk|vi|yi|qqx|x-)\s*:`, // interwiki and language links
 		`~~~`, // signatures: a save transforms them
 		`\{\{\s*int:`, `\{\{\s*#tag`, `\{\{\s*(msg|msgnw|subst|safesubst|raw)\s*:`,
 		`-\{`,                 // language conversion
@@ -507,11 +507,14 @@ func cleanHref(h string) string {
 	if strings.HasPrefix(h, "#cite_note-") || strings.HasPrefix(h, "#_fn-") {
 		return "#note"
 	}
+	if u, err := url.PathUnescape(h); err == nil {
+		h = u
+	}
 	if strings.HasPrefix(h, "/wiki/") {
-		if u, err := url.PathUnescape(h); err == nil {
-			h = u
-		}
 		h = strings.ReplaceAll(h, " ", "_")
+	}
+	if i := strings.Index(h, ":"); i > 0 {
+		h = strings.ToLower(h[:i]) + h[i:] // schemes in any case
 	}
 	return h
 }
