@@ -66,6 +66,10 @@ func (d *doc) blocks(s string) string {
 			if prefixLen <= common && common > 0 {
 				p.out.WriteString(p.nextItem(prefix[common-1]))
 			}
+			// A ":" continuing a ";" line's list closes its term.
+			if p.dtOpen && common > 0 && prefix[common-1] == ':' {
+				p.out.WriteString(p.nextItem(':'))
+			}
 			for prefixLen > common {
 				c := prefix[common]
 				p.out.WriteString(p.openList(c))

@@ -52,16 +52,17 @@ func (d *doc) internalLinks(s string) string {
 			inner, ok = enclosedNested(s[i+2:], maxFileEmbed)
 		}
 		if !ok {
-			b.WriteString(s[last : i+1])
-			i++
+			// "[[" with no "]]" before the next "[[" is text.
+			b.WriteString(s[last : i+2])
+			i += 2
 			last = i
 			continue
 		}
 		end := i + 2 + len(inner) + 2
 		out, consumed, handled := d.link(inner, s[end:])
 		if !handled {
-			b.WriteString(s[last : i+1])
-			i++
+			b.WriteString(s[last : i+2])
+			i += 2
 			last = i
 			continue
 		}
@@ -200,6 +201,10 @@ func (d *doc) link(inner, after string) (out string, consumed int, handled bool)
 		label += "]"
 		after = after[1:]
 		extra = 1
+	}
+	if piped && strings.Contains(label, "''") {
+		// A label's bold and italic are its own, apart from the line's.
+		label = d.quotes(label)
 	}
 	trail := 0
 	for trail < len(after) && 'a' <= after[trail] && after[trail] <= 'z' {
