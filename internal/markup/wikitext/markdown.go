@@ -19,13 +19,17 @@ func (r *Renderer) ToMarkdown(src string) (string, error) {
 	c := &mdConv{r: r}
 	src = clean(src)
 	src = c.protect(src)
+	src = magicWordsMD(src)
 	src = c.refs(src)
 	out := c.blocks(src)
 	if len(c.notes) > 0 && !c.listed {
 		out = strings.TrimRight(out, "\n") + "\n\n" + c.noteDefs()
 	}
 	out = c.restore(out)
-	return strings.TrimRight(out, "\n") + "\n", nil
+	for strings.Contains(out, "\n\n\n") {
+		out = strings.ReplaceAll(out, "\n\n\n", "\n\n")
+	}
+	return strings.Trim(out, "\n") + "\n", nil
 }
 
 type mdConv struct {
@@ -177,7 +181,7 @@ func (c *mdConv) refs(s string) string {
 			c.listed = true
 			b.WriteString("\n" + c.save(c.noteDefs()) + "\n")
 		} else {
-			b.WriteString(c.note(attrValue(attrs, "name"), content))
+			b.WriteString(c.save(c.note(attrValue(attrs, "name"), content)))
 		}
 		i, last = after, after
 	}
@@ -270,13 +274,13 @@ func (c *mdConv) blocks(s string) string {
 			b.WriteString(c.inline(line) + "\n")
 		}
 	}
-	return magicWordsMD(b.String())
+	return b.String()
 }
 
 // magicWordsMD removes the behaviour switches, which Markdown pages do
 // without (their table of contents is automatic).
 func magicWordsMD(s string) string {
-	d := &doc{b: &budget{}}
+	d := &doc{b: &budget{}, tocHere: true} // tocHere: __TOC__ leaves no mark
 	return d.magicWords(s)
 }
 
@@ -381,7 +385,7 @@ func (c *mdConv) table(lines []string) string {
 			for j := 0; j < width; j++ {
 				cell := ""
 				if j < len(r) {
-					cell = strings.ReplaceAll(c.inline(r[j]), "|", `\|`)
+					cell = strings.ReplaceAll(c.restore(c.inline(r[j])), "|", `\|`)
 				}
 				b.WriteString(" " + cell + " |")
 			}
