@@ -1,0 +1,196 @@
+package wikitext
+
+import (
+	"strconv"
+	"strings"
+)
+
+// References, as the Cite extension reads them: <ref>text</ref> is a
+// numbered note, <ref name=x>text</ref> one that <ref name=x/> cites
+// again, group=g numbers a group of its own; <references/> lists the
+// notes cited so far (of its group), and the notes never listed are
+// listed at the end of the page. The HTML is the Markdown renderer's
+// footnotes' (ids and roles the sanitizer knows), numbered as Cite does.
+
+// ref is one note.
+type ref struct {
+	name, group string
+	text        string // its content after the inline passes, with markers
+	defined     bool
+	num         int // its number in its group
+	id          int // its number in the page: the anchors' ids
+	uses        int // how many times it is cited
+}
+
+// refList is the notes a references list shows.
+type refList struct {
+	group string
+	refs  []*ref
+}
+
+type refGroup struct {
+	refs  []*ref // cited and not listed yet
+	count int
+	named map[string]*ref
+}
+
+type cite struct {
+	groups []string // in order of first use
+	byName map[string]*refGroup
+	nextID int
+}
+
+func (c *cite) group(g string) *refGroup {
+	if c.byName == nil {
+		c.byName = map[string]*refGroup{}
+	}
+	rg, ok := c.byName[g]
+	if !ok {
+		rg = &refGroup{named: map[string]*ref{}}
+		c.byName[g] = rg
+		c.groups = append(c.groups, g)
+	}
+	return rg
+}
+
+// lookup returns the note name of group g, making it when new.
+func (d *doc) lookupRef(g, name string) (r *ref, isNew bool) {
+	rg := d.cite.group(g)
+	if name != "" {
+		if r, ok := rg.named[name]; ok {
+			return r, false
+		}
+	}
+	d.cite.nextID++
+	rg.count++
+	r = &ref{name: name, group: g, num: rg.count, id: d.cite.nextID}
+	rg.refs = append(rg.refs, r)
+	if name != "" {
+		rg.named[name] = r
+	}
+	return r, true
+}
+
+// define sets the content of r.
+func (d *doc) define(r *ref, content string) {
+	if r.defined || strings.TrimSpace(content) == "" {
+		return
+	}
+	r.defined = true
+	r.text = d.inline(d.strip(strings.TrimSpace(content), false), false)
+}
+
+// ref handles a <ref> tag: the note's mark in the text.
+func (d *doc) ref(attrs, content string, self bool) string {
+	name := attrValue(attrs, "name")
+	g := attrValue(attrs, "group")
+	if name == "" && (self || strings.TrimSpace(content) == "") {
+		return d.addMark(mark{kind: kindInline, html: `<strong class="error">Cite error: a reference without a name must have content</strong>`})
+	}
+	r, _ := d.lookupRef(g, name)
+	if !self {
+		d.define(r, content)
+	}
+	r.uses++
+	id := "_fnref-" + strconv.Itoa(r.id)
+	if r.uses > 1 {
+		id += "-" + strconv.Itoa(r.uses)
+	}
+	label := strconv.Itoa(r.num)
+	if g != "" {
+		label = escapeText(g) + " " + label
+	}
+	return d.addMark(mark{kind: kindInline, html: `<sup id="` + id + `"><a href="#_fn-` + strconv.Itoa(r.id) + `" role="doc-noteref">[` + label + `]</a></sup>`})
+}
+
+// references handles a <references> tag: the list of its group's notes
+// cited so far. Notes defined inside it (<ref name=x>text</ref>) give
+// their text to the notes cited by name.
+func (d *doc) references(attrs, content string, self bool) string {
+	g := attrValue(attrs, "group")
+	if !self {
+		for i := 0; i < len(content); {
+			k := strings.IndexByte(content[i:], '<')
+			if k < 0 {
+				break
+			}
+			i += k
+			_, a, selfRef, end, ok := startTag(content, i, []string{"ref"})
+			if !ok {
+				i++
+				continue
+			}
+			if selfRef {
+				i = end
+				continue
+			}
+			cs, ce, ok := closeTag(content, end, "ref")
+			if !ok {
+				break
+			}
+			if name := attrValue(a, "name"); name != "" {
+				rg := d.cite.group(g)
+				if r, ok := rg.named[name]; ok {
+					d.define(r, content[end:cs])
+				}
+			}
+			i = ce
+		}
+	}
+	return d.listRefs(g)
+}
+
+// listRefs returns the mark of the list of group g's notes cited since
+// the last list, and starts the group afresh.
+func (d *doc) listRefs(g string) string {
+	rg := d.cite.group(g)
+	l := &refList{group: g, refs: rg.refs}
+	rg.refs, rg.count, rg.named = nil, 0, map[string]*ref{}
+	if len(l.refs) == 0 {
+		return ""
+	}
+	return d.addMark(mark{kind: kindBlock, refs: l})
+}
+
+// pendingRefs returns the lists of the notes no <references> listed.
+func (d *doc) pendingRefs() string {
+	var b strings.Builder
+	for _, g := range d.cite.groups {
+		if m := d.listRefs(g); m != "" {
+			b.WriteString("\n" + m)
+		}
+	}
+	return b.String()
+}
+
+// refsHTML is the HTML of a list of notes, with markers.
+func refsHTML(l *refList) string {
+	var b strings.Builder
+	b.WriteString(`<div class="footnotes" role="doc-endnotes"><ol>`)
+	for _, r := range l.refs {
+		id := strconv.Itoa(r.id)
+		b.WriteString(`<li id="_fn-` + id + `">`)
+		switch {
+		case r.uses == 1:
+			b.WriteString(`<a href="#_fnref-` + id + `" role="doc-backlink">↑</a> `)
+		case r.uses > 1:
+			b.WriteString("↑")
+			for k := 1; k <= r.uses; k++ {
+				ref := "_fnref-" + id
+				if k > 1 {
+					ref += "-" + strconv.Itoa(k)
+				}
+				b.WriteString(` <sup><a href="#` + ref + `" role="doc-backlink">` + strconv.Itoa(k) + `</a></sup>`)
+			}
+			b.WriteByte(' ')
+		}
+		if r.defined {
+			b.WriteString(r.text)
+		} else {
+			b.WriteString(`<strong class="error">Cite error: no text was given for the reference named ` + escapeText(r.name) + `</strong>`)
+		}
+		b.WriteString("</li>\n")
+	}
+	b.WriteString("</ol></div>")
+	return b.String()
+}
