@@ -130,20 +130,21 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		st := a.ConnStats()
 		return metrics.ConnCounts{Open: st.Open, Max: st.Max, Refused: st.Refused, IdleEvicted: st.IdleEvicted, SlowHeadEvicted: st.SlowHeadEvicted}
 	})
+	wt := newWikitext(cfg)
 	a.Engine = engine.New(engine.Options{
 		Store: store.Timed{Store: db}, Logger: log,
 		// The title rules (capital_links) go with the renderer: the engine
 		// expands templates and keys stored renders by them.
 		Renderer:     render.New(render.WithTimeout(time.Duration(cfg.RenderTimeout)), render.WithTitleRules(cfg.TitleRules())),
-		Markups:      markups(cfg),
+		Markups:      markups(wt),
 		DefaultModel: cfg.DefaultContentModel,
 		MaxPageBytes: cfg.MaxPageBytes, NoRenderCache: cfg.NoRenderCache, SiteName: cfg.SiteName,
 		RenderLimits: engine.RenderLimits{Concurrency: cfg.RenderConcurrency, Queue: cfg.RenderQueue, Wait: time.Duration(cfg.RenderWait)},
 		Purger:       a.Purge, CDN: a.cdnPurger(),
 		JobsQueued: a.wakeJobs, KeepChanges: time.Duration(cfg.RCMaxAge), // jobs.go
 		Files: engine.FileOptions{Allowed: cfg.UploadTypes, StripGPS: cfg.StripGPS},
-		// wikitext's converter, for changes of a page's model (markups.go).
-		WikitextToMarkdown: wikitextToMarkdown,
+		// wikitext's converter, for changes of a page's model to Markdown.
+		WikitextToMarkdown: wt.ToMarkdown,
 	})
 	a.Metrics.RegisterRenders(func() metrics.RenderCounts {
 		st := a.Engine.RenderStats()

@@ -32,7 +32,7 @@ func (e *Engine) expand(ctx context.Context, t wiki.Title, text string, m wiki.C
 	// The page's model picks the preprocessor: wikitext keeps
 	// MediaWiki's literal elements (<nowiki>, <pre>) and reads backticks
 	// as text.
-	wikitextMode(&page, m == wiki.ModelWikitext)
+	page.Wikitext = m == wiki.ModelWikitext
 	return template.Expand(ctx, text, page, e.loadTemplate, render.IsMacro, template.Limits{})
 }
 

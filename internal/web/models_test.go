@@ -128,7 +128,7 @@ func TestEditFormKeepsTheModel(t *testing.T) {
 
 	t.Run("a preview reads the text in the form's model", func(t *testing.T) {
 		csrf, base := alice.EditForm("Fresh")
-		for model, want := range map[string]string{"markdown": "<h1", "wikitext": "<pre>"} {
+		for model, want := range map[string]string{"markdown": "<h1", "wikitext": "<ol><li>Heading</li></ol>"} {
 			res := alice.PostForm("/wiki/Fresh?action=submit", url.Values{"csrf": {csrf}, "baserev": {base}, "text": {"# Heading"}, "model": {model}, "preview": {"1"}})
 			mustStatus(t, res, http.StatusOK)
 			mustContain(t, res, want, `name="model" value="`+model+`"`)
@@ -149,20 +149,48 @@ func TestEditFormKeepsTheModel(t *testing.T) {
 	})
 }
 
-// Without a wikitext renderer (this build), a wikitext page shows as
-// plain text: never an error, never its text as HTML.
-func TestAWikitextPageWithoutItsRendererIsPlainText(t *testing.T) {
+// A wikitext page is read by the wikitext renderer everywhere: its view,
+// the REST HTML and its sections.
+func TestAWikitextPageIsRenderedAsWikitext(t *testing.T) {
 	t.Parallel()
 	w := apptest.New(t)
-	u, _ := w.CreateUser(t, "Bot", wiki.GroupUser)
+	u, pw := w.CreateUser(t, "Bot", wiki.GroupUser)
 	token := apiToken(t, w, u)
-	c := w.Client(t)
-	res := c.JSON(http.MethodPost, "/w/rest.php/v1/page", token, `{"title":"Wiki","source":"'''x''' <b>y</b>","content_model":"wikitext"}`)
+	c, bot := w.Client(t), w.Login(t, "Bot", pw)
+	res := c.JSON(http.MethodPost, "/w/rest.php/v1/page", token,
+		`{"title":"Wiki","source":"Intro '''x''' and ''y''.\n\n== First ==\nOne.\n\n== Second ==\nTwo.\n","content_model":"wikitext"}`)
 	mustStatus(t, res, http.StatusCreated)
-	view := c.Get("/wiki/Wiki")
-	mustStatus(t, view, http.StatusOK)
-	mustContain(t, view, "<pre>&#39;&#39;&#39;x&#39;&#39;&#39; &lt;b&gt;y&lt;/b&gt;")
-	mustNotContain(t, view, "<b>y</b>")
+	for _, path := range []string{"/wiki/Wiki", "/w/rest.php/v1/page/Wiki/html"} {
+		view := c.Get(path)
+		mustStatus(t, view, http.StatusOK)
+		mustContain(t, view, "<b>x</b>", "<i>y</i>", `<h2 id="First">`)
+		mustNotContain(t, view, "&#39;&#39;&#39;", "== First ==")
+	}
+
+	t.Run("a section edit finds wikitext's headings", func(t *testing.T) {
+		res := bot.Get("/wiki/Wiki?action=edit&section=2")
+		mustStatus(t, res, http.StatusOK)
+		mustContain(t, res, "== Second ==\nTwo.", `name="model" value="wikitext"`)
+		mustNotContain(t, res, "One.")
+		csrf, base := csrfRE.FindStringSubmatch(res.Body)[1], baserevRE.FindStringSubmatch(res.Body)[1]
+		res = bot.PostForm("/wiki/Wiki?action=submit&section=2", url.Values{"csrf": {csrf}, "baserev": {base}, "text": {"== Second ==\nChanged '''here'''.\n"}, "model": {"wikitext"}})
+		mustStatus(t, res, http.StatusSeeOther)
+		view := c.Get("/wiki/Wiki")
+		mustContain(t, view, "Changed <b>here</b>.", "One.")
+		if got := modelOf(t, w, "Wiki"); got != wiki.ModelWikitext {
+			t.Errorf("after the section edit: %q", got)
+		}
+	})
+
+	t.Run("a new topic on a wikitext talk page gets a wikitext heading", func(t *testing.T) {
+		csrf := bot.CSRF("/wiki/Talk:Wiki?action=edit&section=new")
+		res := bot.PostForm("/wiki/Talk:Wiki?action=submit&section=new", url.Values{"csrf": {csrf}, "baserev": {"0"}, "text": {"Hello."}, "sectiontitle": {"Topic"}, "model": {"wikitext"}})
+		mustStatus(t, res, http.StatusSeeOther)
+		src := decode[apiPage](t, c.JSON(http.MethodGet, "/w/rest.php/v1/page/Talk:Wiki", "", "")).Source
+		if !strings.HasPrefix(src, "== Topic ==\n") {
+			t.Errorf("the new topic: %q", src)
+		}
+	})
 }
 
 func TestChangeContentModel(t *testing.T) {
@@ -210,7 +238,7 @@ func TestChangeContentModel(t *testing.T) {
 	t.Run("a preview renders the text in the new model", func(t *testing.T) {
 		res := alice.PostForm("/wiki/Doc?action=editmodel", url.Values{"csrf": {csrf}, "baserev": {base}, "model": {"wikitext"}, "text": {text}, "preview": {"1"}})
 		mustStatus(t, res, http.StatusOK)
-		mustContain(t, res, "Preview in Wikitext", "<pre>")
+		mustContain(t, res, "Preview in Wikitext", "<ol><li>Title</li></ol>", "Some **bold** text.")
 		if modelOf(t, w, "Doc") != wiki.ModelMarkdown {
 			t.Error("the preview changed the model")
 		}
@@ -224,10 +252,17 @@ func TestChangeContentModel(t *testing.T) {
 		}
 		after := anon.Get("/wiki/Doc")
 		mustNotContain(t, after, "<strong>bold</strong>")
-		mustContain(t, after, "<pre>")
+		mustContain(t, after, "<ol><li>Title</li></ol>", "Some **bold** text.")
 		mustContain(t, anon.Get("/wiki/Doc?action=history"), "Changed content model from Markdown to wikitext")
 		// The old revision still renders as it was: its model is its own.
 		mustContain(t, anon.Get("/wiki/Doc?oldid="+base), "<strong>bold</strong>")
+	})
+
+	t.Run("back to Markdown, the wikitext is converted for review", func(t *testing.T) {
+		res := alice.Get("/wiki/Doc?action=editmodel")
+		mustStatus(t, res, http.StatusOK)
+		mustContain(t, res, `<option value="markdown" selected>Markdown</option>`, "was converted from Wikitext to Markdown",
+			"Changed content model from wikitext to Markdown", `name="converted" value="1"`)
 	})
 
 	t.Run("a form made before another save is refused, not merged", func(t *testing.T) {
