@@ -6,7 +6,7 @@ package app_test
 //	{anonymous, user A, user B, admin}
 //	× {cookies: none, junk, forged session, expired session, two session cookies}
 //	× {GET, HEAD, conditional GET, and a Range GET for files}
-//	× {article, special page, edit form, preview, an uploaded image, its thumbnail}
+//	× {article, special page, edit form, preview, content model form, an uploaded image, its thumbnail}
 //
 // with the principals interleaved in every order (the files in four orders
 // that cover every pair), each request on a new connection (the front hands
@@ -160,7 +160,7 @@ func newLeakWorld(t *testing.T, opts ...func(*config.Config)) *leakWorld {
 	}
 	w.file = uploadLeakFile(t, a, uploader, "Leak image.png")
 	w.paths = [numTargets]string{"/wiki/Main_Page", "/wiki/Special:RecentChanges", "/wiki/Main_Page?action=edit", "/wiki/Main_Page?action=submit",
-		w.file.original, w.file.thumbURL}
+		"/wiki/Main_Page?action=editmodel", w.file.original, w.file.thumbURL}
 	return w
 }
 
@@ -354,12 +354,13 @@ const (
 	tgSpecial
 	tgEdit
 	tgPreview
-	tgOriginal // an uploaded image's bytes
-	tgThumb    // its thumbnail
+	tgEditModel // the content model form (?action=editmodel)
+	tgOriginal  // an uploaded image's bytes
+	tgThumb     // its thumbnail
 	numTargets
 )
 
-var targetNames = [...]string{"article", "special", "edit form", "preview", "original file", "thumbnail"}
+var targetNames = [...]string{"article", "special", "edit form", "preview", "content model form", "original file", "thumbnail"}
 
 func isMedia(target int) bool { return target == tgOriginal || target == tgThumb }
 
@@ -571,7 +572,7 @@ func (w *leakWorld) request(cell string, p *principal, cv, target, method int, s
 	}
 	path := w.paths[target]
 	kind := kindRead
-	if target == tgEdit {
+	if target == tgEdit || target == tgEditModel {
 		kind = kindForm
 	}
 	if target == tgPreview {
@@ -766,7 +767,7 @@ func (w *leakWorld) sweep(when string) {
 			if !ok {
 				continue
 			}
-			if i == tgEdit || i == tgPreview {
+			if i == tgEdit || i == tgPreview || i == tgEditModel {
 				w.t.Errorf("%s: %s is stored in the edge (status %d)", when, path, v.Status)
 				continue
 			}
