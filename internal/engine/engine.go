@@ -732,6 +732,10 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 		if base == 0 {
 			cats = withPair(cats, ed.Title)
 		}
+		if exists && cur.Model.Or(wiki.ModelMarkdown) != ed.Model {
+			// The store logs the change of model: the log's listings show it.
+			cats = append(cats, purge.LogTitle)
+		}
 		var ids []int64 // a page created has no renders anywhere yet
 		if exists {
 			ids = []int64{cur.ID}

@@ -34,3 +34,13 @@ func CheckUpload(req wiki.UploadRequest) error {
 	}
 	return nil
 }
+
+// ModelLog is the log entry of req, a save that changes the content model
+// of page pageID from old to new, as MediaWiki's contentmodel log.
+func ModelLog(req wiki.SaveRequest, pageID int64, old, new wiki.ContentModel, at time.Time) wiki.LogEntry {
+	return wiki.LogEntry{
+		Type: wiki.LogContentModel, Action: "change", Time: at, UserID: req.UserID, UserName: req.UserName,
+		Target: req.Title, PageID: pageID, Comment: req.Summary,
+		Params: map[string]string{"old": string(old), "new": string(new)},
+	}
+}

@@ -129,14 +129,15 @@ func (v *Views) RenderBytes(name string, data any) ([]byte, error) {
 
 func (v *Views) funcs() template.FuncMap {
 	return template.FuncMap{
-		"asset":     func(name string) string { return v.urls[name] },
-		"iso":       func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"datetime":  func(t time.Time) string { return t.UTC().Format("15:04, 2 January 2006") },
-		"clock":     func(t time.Time) string { return t.UTC().Format("15:04") },
-		"sub":       func(a, b int) int { return a - b },
-		"add":       func(a, b int) int { return a + b },
-		"snippet":   Snippet,
-		"modelName": ModelName,
+		"asset":    func(name string) string { return v.urls[name] },
+		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"datetime": func(t time.Time) string { return t.UTC().Format("15:04, 2 January 2006") },
+		"clock":    func(t time.Time) string { return t.UTC().Format("15:04") },
+		"sub":      func(a, b int) int { return a - b },
+		"add":      func(a, b int) int { return a + b },
+		"snippet":  Snippet,
+		// modelName takes a page's Model or a log entry's parameter.
+		"modelName": func(m any) string { return ModelName(wiki.ContentModel(fmt.Sprint(m))) },
 		// A count read up to a cap (wiki.MaxCount + 1 means more).
 		"infoCount": func(n, max int) struct {
 			N, Max int

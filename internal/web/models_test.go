@@ -254,6 +254,7 @@ func TestChangeContentModel(t *testing.T) {
 		mustNotContain(t, after, "<strong>bold</strong>")
 		mustContain(t, after, "<ol><li>Title</li></ol>", "Some **bold** text.")
 		mustContain(t, anon.Get("/wiki/Doc?action=history"), "Changed content model from Markdown to wikitext")
+		mustContain(t, anon.Get("/wiki/Special:Log/contentmodel"), "changed the content model of the page", "from Markdown to Wikitext")
 		// The old revision still renders as it was: its model is its own.
 		mustContain(t, anon.Get("/wiki/Doc?oldid="+base), "<strong>bold</strong>")
 	})

@@ -926,7 +926,11 @@ func (s *Server) logPage(w http.ResponseWriter, r *http.Request, typ string) err
 		return err
 	}
 	d := logData{Heading: "Logs", Types: wiki.LogTypes, Type: q.Type, User: q.UserName, Page: string(q.Target)}
-	if typ != "" {
+	switch typ {
+	case "":
+	case string(wiki.LogContentModel):
+		d.Heading = "Content model change log" // MediaWiki's name
+	default:
 		d.Heading = strings.ToUpper(typ[:1]) + typ[1:] + " log"
 	}
 	base := "/wiki/Special:Log"

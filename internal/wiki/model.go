@@ -391,10 +391,13 @@ const (
 	LogRights   LogType = "rights"   // actions: rights
 	LogNewUsers LogType = "newusers" // actions: create, byemail (by an admin)
 	LogUpload   LogType = "upload"   // actions: upload, overwrite, revert
+	// LogContentModel records a save that changed a page's content model
+	// (action change; params "old" and "new", the models).
+	LogContentModel LogType = "contentmodel"
 )
 
 // LogTypes lists every log type, in the order Special:Log offers them.
-var LogTypes = []LogType{LogBlock, LogDelete, LogMove, LogProtect, LogRights, LogNewUsers, LogUpload}
+var LogTypes = []LogType{LogBlock, LogContentModel, LogDelete, LogMove, LogProtect, LogRights, LogNewUsers, LogUpload}
 
 // LogEntry is one entry of Special:Log: who did what to which target.
 type LogEntry struct {

@@ -302,6 +302,11 @@ func savePageTx(ctx context.Context, tx pgx.Tx, req wiki.SaveRequest, sha, terms
 		UserID: req.UserID, UserName: req.UserName, Time: at, Summary: req.Summary,
 		Size: rev.Size, OldSize: oldSize, Minor: req.Minor, Tags: rev.Tags,
 	})...)
+	if old := cur.Model.Or(wiki.ModelMarkdown); live && model != old {
+		if err := queueLog(&b, store.ModelLog(req, pageID, old, model, at)); err != nil {
+			return wiki.SaveResult{}, err
+		}
+	}
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return wiki.SaveResult{}, err
 	}

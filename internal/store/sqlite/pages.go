@@ -583,6 +583,11 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 	}); err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
 	}
+	if old := cur.Model.Or(wiki.ModelMarkdown); live && model != old {
+		if err := insertLog(ctx, tx, store.ModelLog(req, pageID, old, model, at)); err != nil {
+			return wiki.SaveResult{}, searchEntry{}, err
+		}
+	}
 	if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
 	}

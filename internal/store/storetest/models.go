@@ -60,6 +60,19 @@ func testContentModels(t *testing.T, s wiki.Store) {
 	if old := must[wiki.Revision](t)(s.FindRevision(ctx, conv.Revision.ID)); old.Model != wiki.ModelMarkdown {
 		t.Fatalf("an old revision's model changed: %+v", old)
 	}
+	// Each change of model of a live page is logged, with the save's
+	// summary, as MediaWiki's contentmodel log; a creation is not.
+	logged := must[[]wiki.LogEntry](t)(s.Log(ctx, wiki.LogQuery{Type: wiki.LogContentModel, Limit: 10}))
+	if len(logged) != 2 {
+		t.Fatalf("content model log: %+v, want the two changes of Wiki", logged)
+	}
+	for i, want := range [][2]string{{"markdown", "wikitext"}, {"wikitext", "markdown"}} {
+		e := logged[i]
+		if e.Target != "Wiki" || e.Action != "change" || e.PageID != wt.Page.ID || e.UserName != "Alice" || e.Comment != "edit Wiki" ||
+			e.Params["old"] != want[0] || e.Params["new"] != want[1] {
+			t.Errorf("content model log entry %d: %+v, want %s to %s", i, e, want[0], want[1])
+		}
+	}
 	if hist := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: wt.Page.ID, Limit: 10})); len(hist) != 4 || hist[0].Model != wiki.ModelWikitext || hist[1].Model != wiki.ModelMarkdown {
 		t.Fatalf("history models: %+v", hist)
 	}
