@@ -402,3 +402,46 @@ func TestAMovedWikitextPageLeavesARedirect(t *testing.T) {
 		}
 	}
 }
+
+// An import keeps each page's model (the site default when it names
+// none) and reads its links in it.
+func TestImportReadsEachPageInItsModel(t *testing.T) {
+	t.Parallel()
+	db, e := newModelEngine(t, withToy(engine.Options{DefaultModel: wiki.ModelWikitext}))
+	pages := func(yield func(engine.ImportPage, error) bool) {
+		for _, p := range []engine.ImportPage{
+			{Title: "Wiki", Text: "'''[[Target]]'''", Model: wiki.ModelWikitext},
+			{Title: "Md", Text: "**[[Target]]**", Model: wiki.ModelMarkdown},
+			{Title: "Default", Text: "[[Target]]"},
+		} {
+			if !yield(p, nil) {
+				return
+			}
+		}
+	}
+	if _, err := e.Import(ctx, pages, ed, "import", nil); err != nil {
+		t.Fatal(err)
+	}
+	for title, want := range map[wiki.Title]wiki.ContentModel{"Wiki": wiki.ModelWikitext, "Md": wiki.ModelMarkdown, "Default": wiki.ModelWikitext} {
+		p, err := db.FindPage(ctx, title)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Model != want {
+			t.Errorf("%s imported in %q, want %q", title, p.Model, want)
+		}
+	}
+	bl, err := db.Backlinks(ctx, "Target", wiki.ListQuery{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bl) != 3 {
+		t.Errorf("%d pages link to Target, want the 3 imported", len(bl))
+	}
+	bad := func(yield func(engine.ImportPage, error) bool) {
+		yield(engine.ImportPage{Title: "Bad", Text: "x", Model: "html"}, nil)
+	}
+	if _, err := e.Import(ctx, bad, ed, "import", nil); wiki.KindOf(err) != wiki.KindInvalid {
+		t.Errorf("an import in model html: %v, want an invalid-request error", err)
+	}
+}
