@@ -16,7 +16,10 @@ import (
 type ref struct {
 	name, group string
 	text        string // its content after the inline passes, with markers
+	raw         string // its content as written, trimmed
 	defined     bool
+	follow      bool // text that follows another note, shown unnumbered
+	clash       bool // defined again with other content
 	num         int // its number in its group
 	id          int // its number in the page: the anchors' ids
 	uses        int // how many times it is cited
@@ -73,19 +76,61 @@ func (d *doc) lookupRef(g, name string) (r *ref, isNew bool) {
 
 // define sets the content of r.
 func (d *doc) define(r *ref, content string) {
-	if r.defined || strings.TrimSpace(content) == "" {
+	content = strings.TrimSpace(content)
+	if content == "" {
 		return
 	}
-	r.defined = true
-	r.text = d.inline(d.strip(strings.TrimSpace(content), false), false)
+	if r.defined {
+		r.clash = r.clash || content != r.raw
+		return
+	}
+	r.defined, r.raw = true, content
+	r.text = d.inline(d.strip(content, false), false)
 }
+
+// citeError is the mark of one of Cite's errors (its English message,
+// HTML).
+func (d *doc) citeError(msg string) string {
+	return d.addMark(mark{kind: kindInline, html: citeErrorHTML(msg)})
+}
+
+func citeErrorHTML(msg string) string {
+	return `<strong class="error">Cite error: ` + msg + `</strong>`
+}
+
+const invalidRef = "Invalid <code>&lt;ref&gt;</code> tag; "
+
+// refAttrs are the attributes a <ref> may have.
+var refAttrs = map[string]bool{"name": true, "group": true, "follow": true, "dir": true}
 
 // ref handles a <ref> tag: the note's mark in the text.
 func (d *doc) ref(attrs, content string, self bool) string {
 	name := attrValue(attrs, "name")
 	g := attrValue(attrs, "group")
-	if name == "" && (self || strings.TrimSpace(content) == "") {
-		return d.addMark(mark{kind: kindInline, html: `<strong class="error">Cite error: a reference without a name must have content</strong>`})
+	follow := attrValue(attrs, "follow")
+	for _, a := range parseAttrs(attrs) {
+		if !refAttrs[a.name] {
+			return d.citeError(invalidRef + "invalid names, e.g. too many")
+		}
+	}
+	switch {
+	case name != "" && follow != "":
+		return d.citeError(invalidRef + "invalid names, e.g. too many")
+	case isInteger(name):
+		return d.citeError(invalidRef + "name cannot be a simple integer. Use a descriptive title")
+	case name == "" && follow == "" && self:
+		return d.citeError("The opening <code>&lt;ref&gt;</code> tag is malformed or has a bad name")
+	case name == "" && strings.TrimSpace(content) == "":
+		return d.citeError(invalidRef + "refs with no name must have content")
+	case follow != "":
+		rg := d.cite.group(g)
+		if p, ok := rg.named[follow]; ok && p.defined {
+			p.text += " " + d.inline(d.strip(strings.TrimSpace(content), false), false)
+			return ""
+		}
+		r := &ref{group: g, follow: true, defined: true, text: d.inline(d.strip(strings.TrimSpace(content), false), false)}
+		rg.refs = append(rg.refs, r)
+		return ""
 	}
 	r, _ := d.lookupRef(g, name)
 	if !self {
@@ -163,11 +208,29 @@ func (d *doc) pendingRefs() string {
 	return b.String()
 }
 
+// isInteger reports whether s is a number, which Cite does not take for a
+// name.
+func isInteger(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // refsHTML is the HTML of a list of notes, with markers.
 func refsHTML(l *refList) string {
 	var b strings.Builder
 	b.WriteString(`<div class="footnotes" role="doc-endnotes"><ol>`)
 	for _, r := range l.refs {
+		if r.follow {
+			b.WriteString("<p>" + r.text + "</p>\n")
+			continue
+		}
 		id := strconv.Itoa(r.id)
 		b.WriteString(`<li id="_fn-` + id + `">`)
 		switch {
@@ -187,7 +250,10 @@ func refsHTML(l *refList) string {
 		if r.defined {
 			b.WriteString(r.text)
 		} else {
-			b.WriteString(`<strong class="error">Cite error: no text was given for the reference named ` + escapeText(r.name) + `</strong>`)
+			b.WriteString(citeErrorHTML(invalidRef + "no text was provided for refs named <code>" + escapeText(r.name) + "</code>"))
+		}
+		if r.clash {
+			b.WriteString(" " + citeErrorHTML(invalidRef+"name &#34;"+escapeText(r.name)+"&#34; defined multiple times with different content"))
 		}
 		b.WriteString("</li>\n")
 	}

@@ -183,14 +183,16 @@ func armor(v string) string {
 var attrArmor = strings.NewReplacer("[", "&#91;", "]", "&#93;", "{", "&#123;", "}", "&#125;", "|", "&#124;",
 	"://", "&#58;//", "__", "&#95;_", "~~~", "&#126;~~")
 
-// attrValue returns the value of attribute name in s, "" when none.
+// attrValue returns the value of attribute name in s, "" when none (the
+// last one when it is repeated).
 func attrValue(s, name string) string {
+	v := ""
 	for _, a := range parseAttrs(s) {
 		if a.name == name {
-			return strings.TrimSpace(a.value)
+			v = strings.TrimSpace(a.value)
 		}
 	}
-	return ""
+	return v
 }
 
 // hasAttr reports whether s has attribute name.

@@ -569,6 +569,9 @@ func normalizeNode(n *xhtml.Node) {
 				}
 			}
 			sort.Slice(keep, func(i, j int) bool { return keep[i].Key < keep[j].Key })
+			if c.Data == "strong" && hasClass(c, "error") {
+				c.Data, c.DataAtom = "span", atom.Span // error messages: ours are <strong>
+			}
 			c.Attr = keep
 			normalizeNode(c)
 		case xhtml.TextNode:
