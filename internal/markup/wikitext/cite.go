@@ -20,9 +20,9 @@ type ref struct {
 	defined     bool
 	follow      bool // text that follows another note, shown unnumbered
 	clash       bool // defined again with other content
-	num         int // its number in its group
-	id          int // its number in the page: the anchors' ids
-	uses        int // how many times it is cited
+	num         int  // its number in its group
+	id          int  // its number in the page: the anchors' ids
+	uses        int  // how many times it is cited
 }
 
 // refList is the notes a references list shows.

@@ -55,10 +55,21 @@ func entityLen(s string) int {
 			j++
 		}
 		start := j
+		cp := 0
 		for j < len(s) && j-start < 16 && (isDigit(s[j]) || hex && isHexLetter(s[j])) {
+			d := int(s[j] - '0')
+			if !isDigit(s[j]) {
+				d = int(s[j]|0x20-'a') + 10
+			}
+			if hex {
+				cp = cp*16 + d
+			} else {
+				cp = cp*10 + d
+			}
+			cp = min(cp, 0x110000)
 			j++
 		}
-		if j == start || j >= len(s) || s[j] != ';' {
+		if j == start || j >= len(s) || s[j] != ';' || !validCodepoint(cp) {
 			return 0
 		}
 		return j + 1
@@ -73,6 +84,14 @@ func entityLen(s string) int {
 		return 0
 	}
 	return j + 1
+}
+
+// validCodepoint reports whether a numeric character reference to cp is
+// kept (MediaWiki's Sanitizer::validateCodepoint, less the C1 controls
+// HTML maps to other characters).
+func validCodepoint(cp int) bool {
+	return cp == 0x09 || cp == 0x0a || (cp >= 0x20 && cp < 0x7f) || (cp > 0x9f && cp <= 0xd7ff) ||
+		(cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff)
 }
 
 func isDigit(c byte) bool     { return '0' <= c && c <= '9' }
@@ -247,7 +266,8 @@ var voidTags = map[string]bool{"br": true, "wbr": true, "hr": true}
 func (d *doc) tags(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/16)
-	gt := -1 // the next '>' at or after i, -1 before it is searched for
+	gt := -1     // the next '>' at or after i, -1 before it is searched for
+	lastLT := -1 // the last '<' before gt: the only one that may start a tag
 	noGT := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -259,18 +279,21 @@ func (d *doc) tags(s string) string {
 				continue
 			}
 			if gt < i {
-				k := strings.IndexByte(s[i:], '>')
-				if k < 0 {
+				k := strings.IndexByte(s[i+1:], '>') + 1
+				if k <= 0 {
 					noGT = true
 					b.WriteString("&lt;")
 					continue
 				}
 				gt = i + k
+				lastLT = i + strings.LastIndexByte(s[i:gt], '<')
 			}
-			if tag, ok := d.tag(s[i+1 : gt]); ok {
-				b.WriteString(tag)
-				i = gt
-				continue
+			if i == lastLT {
+				if tag, ok := d.tag(s[i+1 : gt]); ok {
+					b.WriteString(tag)
+					i = gt
+					continue
+				}
 			}
 			b.WriteString("&lt;")
 		case '>':

@@ -477,7 +477,7 @@ func protocolAt(s string) int {
 // urlChar reports whether c may be part of a URL (MediaWiki's
 // EXT_LINK_URL_CLASS, for ASCII).
 func urlChar(c byte) bool {
-	return c > 0x20 && c != 0x7f && c != '[' && c != ']' && c != '<' && c != '>' && c != '"'
+	return c > 0x20 && c != 0x7f && c != '[' && c != ']' && c != '<' && c != '>' && c != '"' && c != '\\'
 }
 
 // urlEnd returns the end of the URL starting at s[0] (protocol known),
@@ -545,8 +545,16 @@ func (d *doc) externalLinks(s string) string {
 			continue
 		}
 		j := ue
-		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
-			j++
+		for j < len(s) {
+			if s[j] == ' ' || s[j] == '\t' {
+				j++
+				continue
+			}
+			if r, n := utf8.DecodeRuneInString(s[j:]); r >= 0x80 && unicode.Is(unicode.Zs, r) {
+				j += n
+				continue
+			}
+			break
 		}
 		le := j
 		for le < len(s) && le-j < maxWikiLink && s[le] != ']' && s[le] != '\n' {

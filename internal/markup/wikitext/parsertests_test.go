@@ -199,7 +199,7 @@ var (
 		`-\{`,                 // language conversion
 		`\b(ISBN|RFC|PMID)\s`, // magic links
 		`\{\{\s*(CURRENT|LOCAL|REVISION|NUMBEROF|PAGESIZE|PROTECTION|DISPLAYTITLE|DEFAULTSORT|NAMESPACENUMBER|TALK|SUBJECT|ARTICLE|BASEPAGENAME|ROOTPAGENAME|SUBPAGENAME|FULLPAGENAMEE|PAGENAMEE|SERVER|SCRIPTPATH|STYLEPATH|CONTENTLANGUAGE|DIRECTIONMARK|DIRMARK|PAGEID|PAGELANGUAGE|CASCADINGSOURCES|NUMBERINGROUP|PAGESIN|LC|UC|LCFIRST|UCFIRST|FORMATNUM|PADLEFT|PADRIGHT|ANCHORENCODE|URLENCODE|LOCALURL|FULLURL|CANONICALURL|FILEPATH|NS|NSE|GENDER|PLURAL|GRAMMAR|BIDI|FORMATDATE|SPECIAL|SPECIALE|SPECIAL:)`,
-		`<(gallery|poem|indicator|tag|tagext|pwraptest|spantag|translate|section|templatestyles|hiero|inputbox|categorytree|timeline|chem|ce|score|imagemap|charinsert|dynamicpagelist|math|html|graph|mapframe|maplink|templatedata|languages|statictag|embedded|uc|uclink|lst|labeledsectiontransclusion|includeonly|noinclude|onlyinclude|img|input|setmessage|x|foo|myext|ext|big\.|nowiki\s+\w)\b`,
+		`<(gallery|poem|indicator|tag|tagext|pwraptest|spantag|translate|section|templatestyles|hiero|inputbox|categorytree|timeline|chem|ce|score|imagemap|charinsert|dynamicpagelist|math|html|graph|mapframe|maplink|templatedata|languages|langconvert|statictag|embedded|uc|uclink|lst|labeledsectiontransclusion|includeonly|noinclude|onlyinclude|img|input|setmessage|x|foo|myext|ext|big\.|nowiki\s+\w)\b`,
 		`__(?:NOINDEX|INDEX|NEWSECTIONLINK|NONEWSECTIONLINK|NOGALLERY|HIDDENCAT|STATICREDIRECT|NOTITLECONVERT|NOCONTENTCONVERT|NOTC|NOCC|DISAMBIG|EXPECTUNUSEDCATEGORY)__`,
 		`\{\{\s*Special:`,
 		`\[\[\s*Special:`,
@@ -474,6 +474,7 @@ func normalize(h string) string {
 		_ = xhtml.Render(&b, c)
 	}
 	s := b.String()
+	s = regexp.MustCompile(`\n+(</[a-z0-9]+>)`).ReplaceAllString(s, "$1") // MediaWiki's line ends before end tags
 	s = regexp.MustCompile(`\s+`).ReplaceAllString(s, " ")
 	s = regexp.MustCompile(`\s*(</?(?:p|div|ul|ol|li|dl|dt|dd|table|tbody|thead|tr|td|th|caption|h[1-6]|pre|blockquote|hr|br)\b[^>]*>)\s*`).ReplaceAllString(s, "$1")
 	s = strings.ReplaceAll(s, "<p></p>", "")

@@ -146,6 +146,9 @@ func (d *doc) tables(s string) string {
 		}
 		out.WriteString("</table>" + strings.Repeat("</dd></dl>", t.indent) + "\n")
 	}
+	if out.String() == "<table>\n<tr><td></td></tr>\n</table>\n" {
+		return "" // "{||}" alone makes no table
+	}
 	return out.String()
 }
 
