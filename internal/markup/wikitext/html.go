@@ -202,6 +202,35 @@ func armor(v string) string {
 var attrArmor = strings.NewReplacer("[", "&#91;", "]", "&#93;", "{", "&#123;", "}", "&#125;", "|", "&#124;",
 	"://", "&#58;//", "__", "&#95;_", "~~~", "&#126;~~")
 
+// openTag returns the start tag of element name with the attributes of
+// attrs that the sanitizer keeps: the only HTML of the page's that the
+// author writes, and so the only HTML that passes through the sanitizer
+// (one tag at a time, each distinct tag once per page).
+func (d *doc) openTag(name, attrs string) string {
+	a := attributes(attrs, name)
+	if a == "" {
+		return "<" + name + ">"
+	}
+	tag := "<" + name + a + ">"
+	if v, ok := d.sanitized[tag]; ok {
+		return v
+	}
+	v := render.Sanitize(tag)
+	if !strings.HasPrefix(v, "<"+name) {
+		v = "<" + name + ">" // not reached: the element is allowed
+	}
+	if d.sanitized == nil {
+		d.sanitized = map[string]string{}
+	}
+	if len(d.sanitized) < maxSanitized {
+		d.sanitized[tag] = v
+	}
+	return v
+}
+
+// maxSanitized bounds the tags a page's memo of sanitized tags holds.
+const maxSanitized = 4096
+
 // attrValue returns the value of attribute name in s, "" when none (the
 // last one when it is repeated).
 func attrValue(s, name string) string {
@@ -337,7 +366,7 @@ func (d *doc) tag(t string) (string, bool) {
 		}
 		return "</" + name + ">", true
 	}
-	open := "<" + name + attributes(strings.TrimSuffix(rest, "/"), name) + ">"
+	open := d.openTag(name, strings.TrimSuffix(rest, "/"))
 	if strings.HasSuffix(rest, "/") && !voidTags[name] {
 		return open + "</" + name + ">", true // <span/> is an empty element
 	}

@@ -199,8 +199,7 @@ func (d *doc) extension(name, attrs, content string, self bool) string {
 	case "pre":
 		// <nowiki> inside <pre> only keeps its content from being read.
 		content = removeNowikiTags(content)
-		a := attributes(attrs, "pre")
-		return d.addMark(mark{kind: kindBlock, html: "<pre" + a + ">" + escapeAllowEntities(strings.TrimPrefix(content, "\n")) + "</pre>", plain: content})
+		return d.addMark(mark{kind: kindBlock, html: d.openTag("pre", attrs) + escapeAllowEntities(strings.TrimPrefix(content, "\n")) + "</pre>", plain: content})
 	case "syntaxhighlight", "source":
 		lang := attrValue(attrs, "lang")
 		inline := hasAttr(attrs, "inline")
