@@ -113,6 +113,11 @@ func (d *doc) ref(attrs, content string, self bool) string {
 			return d.citeError(invalidRef + "invalid names, e.g. too many")
 		}
 	}
+	if hasAttr(attrs, "dir") {
+		if dir := strings.ToLower(attrValue(attrs, "dir")); dir != "ltr" && dir != "rtl" {
+			return d.citeError("Invalid <code>dir=&#34;" + escapeText(attrValue(attrs, "dir")) + "&#34;</code>, must be <code>ltr</code> or <code>rtl</code>")
+		}
+	}
 	switch {
 	case name != "" && follow != "":
 		return d.citeError(invalidRef + "invalid names, e.g. too many")

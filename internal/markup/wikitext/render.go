@@ -84,12 +84,20 @@ func (r *Renderer) RenderWith(ctx context.Context, src string, exists render.Exi
 	if d.noTOC {
 		toc = nil
 	}
-	if d.tocHere {
+	switch {
+	case d.tocHere:
 		t := ""
 		if toc != nil {
-			t = render.TOCHTML(toc)
+			t = tocHTML(toc, d.forceTOC)
 		}
 		html = strings.Replace(html, tocPlaceholder, t, 1)
+		toc = nil
+	case d.forceTOC && len(toc) > 0 && len(toc) < minTOC:
+		// The engine shows a TOC from three headings on; a forced one
+		// for fewer stands before the first heading, as in MediaWiki.
+		if i := strings.Index(html, "<h"); i >= 0 {
+			html = html[:i] + tocHTML(toc, true) + html[i:]
+		}
 		toc = nil
 	}
 	return render.Result{
@@ -98,6 +106,18 @@ func (r *Renderer) RenderWith(ctx context.Context, src string, exists render.Exi
 		Links:   d.linkSet(),
 		Partial: w.hl.Cut(),
 	}, nil
+}
+
+// minTOC is the number of headings from which render.TOCHTML writes a
+// table of contents.
+const minTOC = 3
+
+// tocHTML is render.TOCHTML, for fewer headings too when forced.
+func tocHTML(toc []render.Heading, force bool) string {
+	if force {
+		return render.TOCList(toc)
+	}
+	return render.TOCHTML(toc)
 }
 
 // tocPlaceholder marks where __TOC__ puts the table of contents.

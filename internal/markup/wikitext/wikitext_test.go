@@ -421,3 +421,15 @@ func FuzzRender(f *testing.F) {
 		}
 	})
 }
+
+func TestForceTOC(t *testing.T) {
+	r := New()
+	res := mustRender(t, r, "__FORCETOC__\nx\n== A ==\ny", render.Options{})
+	if res.TOC != nil || !strings.Contains(res.HTML, `<nav class="toc" aria-label="Contents"><ol><li><a href="#A">A</a></li></ol></nav><h2`) {
+		t.Errorf("forced TOC: %+v\n%s", res.TOC, res.HTML)
+	}
+	res = mustRender(t, r, "== A ==\n== B ==\n== C ==", render.Options{})
+	if len(res.TOC) != 3 || strings.Contains(res.HTML, "<nav") {
+		t.Errorf("TOC: %+v\n%s", res.TOC, res.HTML)
+	}
+}
