@@ -154,7 +154,7 @@ func (d *doc) strip(s string, refs bool) string {
 			for e < len(s) && (s[e] == ' ' || s[e] == '\t') {
 				e++
 			}
-			if (ls == 0 || out[ls-1] == '\n') && e < len(s) && s[e] == '\n' && ls < len(out)+1 {
+			if (ls == 0 || out[ls-1] == '\n') && e < len(s) && s[e] == '\n' {
 				out = out[:ls]
 				end = e + 1
 			}
