@@ -31,6 +31,9 @@ func escapeAllowEntities(s string) string {
 			if n := entityLen(s[i:]); n > 0 {
 				b.WriteString(s[i : i+n])
 				i += n - 1
+			} else if n := rlmLen(s[i:]); n > 0 {
+				b.WriteString("&#x200F;")
+				i += n - 1
 			} else {
 				b.WriteString("&amp;")
 			}
@@ -39,6 +42,17 @@ func escapeAllowEntities(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// rlmLen returns the length of MediaWiki's own names of the right-to-left
+// mark at the start of s (Hebrew and Arabic), or 0.
+func rlmLen(s string) int {
+	for _, e := range []string{"&\u05e8\u05dc\u05de;", "&\u0631\u0644\u0645;"} {
+		if strings.HasPrefix(s, e) {
+			return len(e)
+		}
+	}
+	return 0
 }
 
 // entityLen returns the length of the valid character reference at the
@@ -330,6 +344,9 @@ func (d *doc) tags(s string) string {
 		case '&':
 			if n := entityLen(s[i:]); n > 0 {
 				b.WriteString(s[i : i+n])
+				i += n - 1
+			} else if n := rlmLen(s[i:]); n > 0 {
+				b.WriteString("&#x200F;")
 				i += n - 1
 			} else {
 				b.WriteString("&amp;")

@@ -194,8 +194,9 @@ func (d *doc) link(inner, after string) (out string, consumed int, handled bool)
 	case piped && label == "":
 		return "", 0, false // the pipe trick is a save's, not the parser's
 	case !piped:
-		// The target as written is no markup: its apostrophes stay.
-		label = strings.ReplaceAll(strings.TrimPrefix(strings.TrimSpace(inner), ":"), "'", "&#39;")
+		// The target (its references and % escapes resolved) is the
+		// label, and no markup: its apostrophes stay.
+		label = escapeText(strings.TrimPrefix(target, ":"))
 	case strings.IndexByte(label, '[') >= 0 && strings.HasPrefix(after, "]"):
 		// [[A|[b]]]: the label's bracket closes inside it.
 		label += "]"

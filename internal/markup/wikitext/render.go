@@ -180,16 +180,13 @@ func inlineNode(n *xhtml.Node) bool {
 }
 
 // pWrap wraps the runs of inline content among the children of n (the
-// body, and block quotes within it) in paragraphs; white space alone
-// starts none.
+// body, or a block quote) in paragraphs; white space alone starts none.
+// Block quotes further down are wrapped the same way.
 func pWrap(n *xhtml.Node) {
 	var p *xhtml.Node
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
 		switch {
-		case c.Type == xhtml.ElementNode && c.DataAtom == atom.Blockquote:
-			pWrap(c)
-			p = nil
 		case c.Type == xhtml.TextNode && p == nil && strings.TrimSpace(c.Data) == "":
 		case inlineNode(c):
 			if p == nil {
@@ -200,8 +197,23 @@ func pWrap(n *xhtml.Node) {
 			p.AppendChild(c)
 		default:
 			p = nil
+			quotes(c)
 		}
 		c = next
+	}
+}
+
+// quotes p-wraps the block quotes in n's tree.
+func quotes(n *xhtml.Node) {
+	if n.Type != xhtml.ElementNode {
+		return
+	}
+	if n.DataAtom == atom.Blockquote {
+		pWrap(n)
+		return
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		quotes(c)
 	}
 }
 

@@ -149,7 +149,7 @@ func (d *doc) tables(s string) string {
 		}
 		out.WriteString("</table>" + strings.Repeat("</dd></dl>", t.indent) + "\n")
 	}
-	if out.String() == "<table>\n<tr><td></td></tr>\n</table>\n" {
+	if strings.ReplaceAll(strings.TrimSpace(out.String()), "\n", "") == "<table><tr><td></td></tr></table>" {
 		return "" // "{||}" alone makes no table
 	}
 	return out.String()
