@@ -148,12 +148,14 @@ func (d *doc) link(inner, after string) (out string, consumed int, handled bool)
 	if strings.ContainsAny(target, "\n<>{}") || strings.IndexByte(target, markerChar) >= 0 {
 		return "", 0, false
 	}
-	target = strings.TrimSpace(xhtml.UnescapeString(target))
-	if strings.IndexByte(target, '%') >= 0 {
-		if u, err := url.PathUnescape(target); err == nil && utf8.ValidString(u) {
-			target = u
+	written := xhtml.UnescapeString(target)
+	if strings.IndexByte(written, '%') >= 0 {
+		if u, err := url.PathUnescape(written); err == nil && utf8.ValidString(u) {
+			written = u
 		}
 	}
+	written = strings.Trim(written, " \t")
+	target = strings.TrimSpace(written)
 	colon := strings.HasPrefix(target, ":")
 	name := target
 	if colon {
@@ -196,7 +198,7 @@ func (d *doc) link(inner, after string) (out string, consumed int, handled bool)
 	case !piped:
 		// The target (its references and % escapes resolved) is the
 		// label, and no markup: its apostrophes stay.
-		label = escapeText(strings.TrimPrefix(target, ":"))
+		label = escapeText(strings.TrimPrefix(written, ":"))
 	case strings.IndexByte(label, '[') >= 0 && strings.HasPrefix(after, "]"):
 		// [[A|[b]]]: the label's bracket closes inside it.
 		label += "]"

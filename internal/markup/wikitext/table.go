@@ -135,6 +135,9 @@ func (d *doc) tables(s string) string {
 			out.WriteByte('\n')
 		}
 	}
+	if len(stack) == 1 && !stack[0].hasRow && strings.TrimSuffix(out.String(), "\n") == "<table>" {
+		return "" // "{||}" alone, no table after it: nothing, as MediaWiki
+	}
 	for len(stack) > 0 {
 		t := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -148,9 +151,6 @@ func (d *doc) tables(s string) string {
 			out.WriteString("<tr><td></td></tr>\n")
 		}
 		out.WriteString("</table>" + strings.Repeat("</dd></dl>", t.indent) + "\n")
-	}
-	if strings.ReplaceAll(strings.TrimSpace(out.String()), "\n", "") == "<table><tr><td></td></tr></table>" {
-		return "" // "{||}" alone makes no table
 	}
 	return out.String()
 }
