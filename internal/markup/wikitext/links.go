@@ -488,8 +488,20 @@ func urlChar(c byte) bool {
 func urlEnd(s string, from int) int {
 	i := from
 	for i < len(s) && urlChar(s[i]) {
-		if s[i] == '&' && (strings.HasPrefix(s[i:], "&lt;") || strings.HasPrefix(s[i:], "&gt;") || strings.HasPrefix(s[i:], "&quot;")) {
-			break
+		if s[i] == '&' {
+			// A reference is read as its character: one that ends a URL
+			// ends it before the reference.
+			n := entityLen(s[i:])
+			if n == 0 {
+				i++
+				continue
+			}
+			r, _ := utf8.DecodeRuneInString(xhtml.UnescapeString(s[i : i+n]))
+			if r < 0x80 && !urlChar(byte(r)) || r >= 0x80 && unicode.Is(unicode.Zs, r) {
+				break
+			}
+			i += n
+			continue
 		}
 		if s[i] >= 0x80 {
 			r, n := utf8.DecodeRuneInString(s[i:])
@@ -502,6 +514,30 @@ func urlEnd(s string, from int) int {
 		i++
 	}
 	return i
+}
+
+// trimURL returns the length of url once the punctuation that ends a
+// sentence is taken off its end ("," ";" "." ":" "!" "?", and ")" when
+// the URL has no "("), but not the ';' that ends a reference.
+func trimURL(url string) int {
+	punct := ",;.:!?"
+	if !strings.Contains(url, "(") {
+		punct += ")"
+	}
+	end := len(url)
+	amp := strings.LastIndexByte(url, '&') // the last '&' before end, moved left with it
+	for end > 0 && strings.IndexByte(punct, url[end-1]) >= 0 {
+		if url[end-1] == ';' {
+			for amp >= end {
+				amp = strings.LastIndexByte(url[:amp], '&')
+			}
+			if amp >= 0 && entityLen(url[amp:end]) == end-amp {
+				break
+			}
+		}
+		end--
+	}
+	return end
 }
 
 // externalLinks turns [url label] and [url] into links.
@@ -639,10 +675,7 @@ func (d *doc) bareURLs(s string) string {
 			d.b.check()
 			ue := urlEnd(s, i+p)
 			url := s[i:ue]
-			url = strings.TrimRight(url, ",;.:!?")
-			if !strings.Contains(url, "(") {
-				url = strings.TrimRight(url, ",;.:!?)")
-			}
+			url = url[:trimURL(url)]
 			if len(url) <= p {
 				continue
 			}

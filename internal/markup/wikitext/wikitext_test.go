@@ -272,6 +272,7 @@ func TestPathological(t *testing.T) {
 		"unclosed comments":    strings.Repeat("<!-- ", 50000),
 		"less-than signs":      strings.Repeat("<a ", 100000),
 		"bare urls":            strings.Repeat("http://a.example/(", 20000),
+		"url punctuation":      "http://a.example/" + strings.Repeat("&amp;;", 50000) + strings.Repeat(";", 100000),
 		"definition colons":    strings.Repeat(";a:b:c", 30000),
 		"nested blockquotes":   strings.Repeat("<blockquote>", 10000) + "x",
 		"headings everywhere":  strings.Repeat("=", 100000),
