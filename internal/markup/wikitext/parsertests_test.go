@@ -57,7 +57,7 @@ func parserTestsDir() string {
 }
 
 // readParserTests parses the file format: "!! name" lines start the
-// parts of a test or article, "### title" comment lines name sections.
+// parts of a test or article, "###" comment blocks name sections.
 func readParserTests(t *testing.T, path string, articles map[string]string) []parserTest {
 	t.Helper()
 	f, err := os.Open(path)
@@ -67,13 +67,18 @@ func readParserTests(t *testing.T, path string, articles map[string]string) []pa
 	defer f.Close()
 	var tests []parserTest
 	section := "(start)"
+	if strings.HasPrefix(filepath.Base(path), "cite") {
+		section = "Cite"
+	}
+	prev := ""
 	var cur map[string]*strings.Builder
 	var part string
 	var kind string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
-		line := sc.Text()
+		line, before := sc.Text(), prev
+		prev = line
 		if strings.HasPrefix(line, "!!") {
 			tag := strings.ToLower(strings.TrimSpace(line[2:]))
 			switch {
@@ -122,10 +127,9 @@ func readParserTests(t *testing.T, path string, articles map[string]string) []pa
 			continue
 		}
 		if cur == nil {
-			if strings.HasPrefix(line, "###") {
-				if s := strings.TrimSpace(strings.Trim(line, "#")); s != "" {
-					section = s
-				}
+			// A section's title is a "### title" line under a "###" line.
+			if before == "###" && strings.HasPrefix(line, "### ") {
+				section = strings.TrimSpace(line[4:])
 			}
 			continue
 		}
