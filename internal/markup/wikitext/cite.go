@@ -157,7 +157,13 @@ func (d *doc) ref(attrs, content string, self bool) string {
 // cited so far. Notes defined inside it (<ref name=x>text</ref>) give
 // their text to the notes cited by name.
 func (d *doc) references(attrs, content string, self bool) string {
+	for _, a := range parseAttrs(attrs) {
+		if a.name != "group" && a.name != "responsive" {
+			return d.citeError("Invalid parameter in <code>&lt;references&gt;</code> tag")
+		}
+	}
 	g := attrValue(attrs, "group")
+	var errs []string
 	if !self {
 		for i := 0; i < len(content); {
 			k := strings.IndexByte(content[i:], '<')
@@ -180,14 +186,23 @@ func (d *doc) references(attrs, content string, self bool) string {
 			}
 			if name := attrValue(a, "name"); name != "" {
 				rg := d.cite.group(g)
-				if r, ok := rg.named[name]; ok {
+				switch r, ok := rg.named[name]; {
+				case ok:
 					d.define(r, content[end:cs])
+				case len(rg.refs) == 0:
+					errs = append(errs, "<code>&lt;ref&gt;</code> tag with name &#34;"+escapeText(name)+"&#34; defined in <code>&lt;references&gt;</code> has group attribute &#34;"+escapeText(g)+"&#34; which does not appear in prior text.")
+				default:
+					errs = append(errs, "<code>&lt;ref&gt;</code> tag with name &#34;"+escapeText(name)+"&#34; defined in <code>&lt;references&gt;</code> is not used in prior text.")
 				}
 			}
 			i = ce
 		}
 	}
-	return d.listRefs(g)
+	list := d.listRefs(g)
+	for _, e := range errs {
+		list += "\n" + d.citeError(e)
+	}
+	return list
 }
 
 // listRefs returns the mark of the list of group g's notes cited since
@@ -202,13 +217,26 @@ func (d *doc) listRefs(g string) string {
 	return d.addMark(mark{kind: kindBlock, refs: l})
 }
 
-// pendingRefs returns the lists of the notes no <references> listed.
+// pendingRefs returns the list of the notes no <references> listed, as
+// Cite adds it at the end of the page; notes of other groups than the
+// default one are an error there.
 func (d *doc) pendingRefs() string {
-	var b strings.Builder
+	var b, errs strings.Builder
 	for _, g := range d.cite.groups {
+		if g != "" {
+			if rg := d.cite.group(g); len(rg.refs) > 0 {
+				rg.refs = nil
+				errs.WriteString("<br>" + citeErrorHTML("<code>&lt;ref&gt;</code> tags exist for a group named &#34;"+escapeText(g)+
+					"&#34;, but no corresponding <code>&lt;references group=&#34;"+escapeText(g)+"&#34;/&gt;</code> tag was found"))
+			}
+			continue
+		}
 		if m := d.listRefs(g); m != "" {
 			b.WriteString("\n" + m)
 		}
+	}
+	if errs.Len() > 0 {
+		b.WriteString("\n" + d.addMark(mark{kind: kindInline, html: errs.String()}))
 	}
 	return b.String()
 }

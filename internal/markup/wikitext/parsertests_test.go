@@ -265,16 +265,26 @@ func applicable(pt parserTest, articles map[string]string) (bool, string) {
 	return true, ""
 }
 
-// articleFor finds the article a template call names.
+// articleFor finds the article a template call names: its title as the
+// default title rules read it (first letter in any case, spaces and
+// underscores alike).
 func articleFor(name string, articles map[string]string) (string, bool) {
-	name = strings.TrimSpace(strings.ReplaceAll(name, "_", " "))
-	cands := []string{"Template:" + name, name}
+	name = strings.TrimSpace(name)
+	var cands []wiki.Title
 	if strings.HasPrefix(name, ":") {
-		cands = []string{name[1:]}
+		if t, err := wiki.ParseTitle(name[1:]); err == nil {
+			cands = append(cands, t)
+		}
+	} else {
+		for _, c := range []string{"Template:" + name, name} {
+			if t, err := wiki.ParseTitle(c); err == nil {
+				cands = append(cands, t)
+			}
+		}
 	}
 	for _, c := range cands {
 		for k, v := range articles {
-			if strings.EqualFold(strings.ReplaceAll(k, "_", " "), c) {
+			if t, err := wiki.ParseTitle(strings.TrimSpace(k)); err == nil && t == c {
 				return v, true
 			}
 		}
@@ -322,20 +332,15 @@ func TestParserTests(t *testing.T) {
 			t.Skipf("parser tests not in %s: run internal/markup/wikitext/testdata/fetch-parsertests.sh", dir)
 		}
 	}
-	articles := map[string]string{}
+	// The articles of a file are the pages of the wiki its tests run in,
+	// as MediaWiki's test runner sets up one wiki per file.
+	articlesOf := map[string]map[string]string{}
 	var all []parserTest
 	for _, f := range files {
-		all = append(all, readParserTests(t, filepath.Join(dir, f), articles)...)
+		articlesOf[f] = map[string]string{}
+		all = append(all, readParserTests(t, filepath.Join(dir, f), articlesOf[f])...)
 	}
 	r := New()
-	rules := r.TitleRules()
-	load := func(_ context.Context, title wiki.Title) (string, bool, error) {
-		if s, ok := articleFor(":"+string(title), articles); ok {
-			return s, true, nil
-		}
-		return "", false, nil
-	}
-	_ = rules
 
 	type row struct{ total, applicable, passed int }
 	rows := map[string]*row{}
@@ -353,6 +358,13 @@ func TestParserTests(t *testing.T) {
 		}
 		rw.total++
 		total++
+		articles := articlesOf[pt.file]
+		load := func(_ context.Context, title wiki.Title) (string, bool, error) {
+			if s, ok := articleFor(":"+string(title), articles); ok {
+				return s, true, nil
+			}
+			return "", false, nil
+		}
 		ok, why := applicable(pt, articles)
 		if !ok {
 			reason := why
