@@ -56,22 +56,22 @@ func (c *cite) group(g string) *refGroup {
 	return rg
 }
 
-// lookup returns the note name of group g, making it when new.
-func (d *doc) lookupRef(g, name string) (r *ref, isNew bool) {
+// lookupRef returns the note name of group g, making it when new.
+func (d *doc) lookupRef(g, name string) *ref {
 	rg := d.cite.group(g)
 	if name != "" {
 		if r, ok := rg.named[name]; ok {
-			return r, false
+			return r
 		}
 	}
 	d.cite.nextID++
 	rg.count++
-	r = &ref{name: name, group: g, num: rg.count, id: d.cite.nextID}
+	r := &ref{name: name, group: g, num: rg.count, id: d.cite.nextID}
 	rg.refs = append(rg.refs, r)
 	if name != "" {
 		rg.named[name] = r
 	}
-	return r, true
+	return r
 }
 
 // define sets the content of r.
@@ -137,7 +137,7 @@ func (d *doc) ref(attrs, content string, self bool) string {
 		rg.refs = append(rg.refs, r)
 		return ""
 	}
-	r, _ := d.lookupRef(g, name)
+	r := d.lookupRef(g, name)
 	if !self {
 		d.define(r, content)
 	}

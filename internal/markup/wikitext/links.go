@@ -9,6 +9,7 @@ import (
 
 	xhtml "golang.org/x/net/html"
 
+	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -692,3 +693,7 @@ func (d *doc) bareURLs(s string) string {
 	b.WriteString(s[last:])
 	return b.String()
 }
+
+// externalOpen is the <a> start tag of a link out to url, "" when the
+// sanitizer would drop it.
+func externalOpen(url string) string { return render.ExternalLinkOpen(url) }

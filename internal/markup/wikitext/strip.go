@@ -29,7 +29,6 @@ type mark struct {
 	plain string // its text for the search index
 	// code blocks are highlighted when rendered, not when parsed
 	code, lang string
-	inline     bool
 	toc        bool // the __TOC__ place
 	refs       *refList
 	file       *fileEmbed
