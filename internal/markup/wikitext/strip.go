@@ -144,7 +144,8 @@ func (d *doc) strip(s string, refs bool) string {
 			if e := strings.Index(s[i+4:], "-->"); e >= 0 {
 				end = i + 4 + e + 3
 			}
-			// A comment alone on its line takes the line with it.
+			// A comment alone on its line (not the first) takes the line with
+			// it, as in MediaWiki.
 			ls := len(out)
 			for ls > 0 && (out[ls-1] == ' ' || out[ls-1] == '\t') {
 				ls--
@@ -153,7 +154,7 @@ func (d *doc) strip(s string, refs bool) string {
 			for e < len(s) && (s[e] == ' ' || s[e] == '\t') {
 				e++
 			}
-			if (ls == 0 || out[ls-1] == '\n') && e < len(s) && s[e] == '\n' {
+			if ls > 0 && out[ls-1] == '\n' && e < len(s) && s[e] == '\n' {
 				out = out[:ls]
 				end = e + 1
 			}
