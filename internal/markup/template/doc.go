@@ -40,7 +40,10 @@
 // transcluded page <noinclude> content is dropped, <includeonly> tags
 // are removed and, when the page has <onlyinclude> sections, only their
 // content is used; on the page itself, <includeonly> content is dropped
-// and the other tags are removed. Calls the keep function claims (the
+// and the other tags are removed. With Page.Wikitext the source is
+// MediaWiki markup: backticks and fences are text, and <nowiki>, <pre>,
+// <syntaxhighlight>, <source> and <math> elements (and <nowiki/>) are
+// copied as written, for the wikitext renderer. Calls the keep function claims (the
 // renderer's dynamic macros) stay exactly as written.
 //
 // # Limits

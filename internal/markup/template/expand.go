@@ -161,7 +161,7 @@ func (e *expander) run(src string) (string, error) {
 // (whose trees are kept until it ends). A page cannot use up the budget
 // of its templates.
 func (e *expander) parse(src string, include bool) tree {
-	tree, used := parse(src, include, min(e.lim.Nodes, e.lim.Nodes+e.lim.Nodes/2-e.generated))
+	tree, used := parse(src, include, e.page.Wikitext, min(e.lim.Nodes, e.lim.Nodes+e.lim.Nodes/2-e.generated))
 	e.generated += used
 	return tree
 }
@@ -583,7 +583,9 @@ func (e *expander) transclude(t wiki.Title, a *args, f *frame, o *out) {
 		if !e.spend(len(m.out)) {
 			return
 		}
+		start := len(o.b)
 		e.put(o, m.out, true)
+		e.lineStart(o, start)
 		e.errors += m.errors
 		e.setDefaultSort(m.sorts)
 		f.height = max(f.height, m.height)
@@ -630,6 +632,7 @@ func (e *expander) transclude(t wiki.Title, a *args, f *frame, o *out) {
 			o.b = append(o.b[:start], o.b[k:]...)
 		}
 	}
+	e.lineStart(o, start)
 }
 
 // key writes to e.keyBuf what identifies a call for memoization: the page

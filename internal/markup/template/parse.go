@@ -178,7 +178,9 @@ type bound struct {
 type parser struct {
 	src     string
 	include bool // the text is transcluded, not viewed as a page itself
-	tree    tree
+	// wikitext: the text is MediaWiki markup, not Markdown (wikitext.go)
+	wikitext bool
+	tree     tree
 	// nodes holds the nodes of the open brace pieces that are not plain,
 	// in stack order: each piece is opened in the last part of the one
 	// below it, so the innermost one's current part is always the tail.
@@ -206,10 +208,11 @@ var special = func() (t [256]bool) {
 
 // parse builds the tree of src. include selects the transcluded view:
 // <noinclude> content is dropped and only <onlyinclude> content kept;
-// otherwise <includeonly> content is dropped. budget is how many pieces
+// otherwise <includeonly> content is dropped. wikitext selects MediaWiki's
+// literal text (wikitext.go) instead of Markdown's code. budget is how many pieces
 // (brace runs, and links while they are open) and parts the parse may
 // create; parse returns the tree and how many it used.
-func parse(src string, include bool, budget int) (tree, int) {
+func parse(src string, include, wikitext bool, budget int) (tree, int) {
 	if include {
 		src = onlyInclude(src)
 	}
@@ -217,10 +220,10 @@ func parse(src string, include bool, budget int) (tree, int) {
 		// Offsets are 32 bits; pages are far smaller than this.
 		return tree{root: [][]node{{{kind: textNode, text: src}}}}, 0
 	}
-	p := &parser{src: src, include: include, brace: -1, left: budget, cut: -1}
+	p := &parser{src: src, include: include, wikitext: wikitext, brace: -1, left: budget, cut: -1}
 	s := src
 	for i := 0; i < len(s) && p.cut < 0; {
-		if i == 0 || s[i-1] == '\n' {
+		if (i == 0 || s[i-1] == '\n') && !wikitext {
 			if end := fence(s, i); end >= 0 {
 				i = end // code is literal text: it stays in the pending run
 				continue
@@ -257,6 +260,10 @@ func parse(src string, include bool, budget int) (tree, int) {
 		case '<':
 			i = p.tag(i)
 		case '`':
+			if wikitext {
+				i++
+				break
+			}
 			i = p.codeSpan(i)
 		default:
 			i++
@@ -667,6 +674,9 @@ func findClose(s string, i int, name string) (start, end int, ok bool) {
 func (p *parser) tag(i int) int {
 	s := p.src
 	if strings.HasPrefix(s[i:], "<!--") {
+		if p.wikitext {
+			return p.comment(i)
+		}
 		if !p.noClose["-->"] {
 			if k := strings.Index(s[i+4:], "-->"); k >= 0 {
 				return i + 4 + k + 3
@@ -674,6 +684,11 @@ func (p *parser) tag(i int) int {
 			p.markNoClose("-->")
 		}
 		return i + 1
+	}
+	if p.wikitext {
+		if end, ok := p.verbatim(i); ok {
+			return end // it stays in the pending literal run
+		}
 	}
 	name, closing, self, end, ok := readTag(s, i)
 	if !ok {

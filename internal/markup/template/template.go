@@ -19,6 +19,11 @@ type Page struct {
 	// Rules make template names and redirect targets titles: with
 	// capital_links false, {{foo}} is Template:foo.
 	Rules wiki.TitleRules
+	// Wikitext selects the preprocessor of MediaWiki's markup (see
+	// wikitext.go): backticks and fences are text, and <nowiki>, <pre>,
+	// <syntaxhighlight>, <source> and <math> elements are copied as
+	// written. False is the Markdown preprocessor.
+	Wikitext bool
 }
 
 // Limits bound one expansion; a zero field takes its default.

@@ -1,0 +1,508 @@
+package wikitext
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ToMarkdown converts wikitext to the Markdown the Markdown renderer
+// reads, as well as it can: headings, bold and italic, lists, definition
+// lists, rules, external links, <pre>, <syntaxhighlight> and indented
+// lines (as fences), references (as footnotes) and simple tables (as GFM
+// tables; others as HTML). What both markups read alike stays as written:
+// wiki links, categories, files, redirects, templates, <nowiki>, comments
+// and the HTML tags. It is for a reader to check before saving, not a
+// lossless conversion.
+func (r *Renderer) ToMarkdown(src string) (string, error) {
+	c := &mdConv{r: r}
+	src = clean(src)
+	src = c.protect(src)
+	src = magicWordsMD(src)
+	src = c.refs(src)
+	out := c.blocks(src)
+	if len(c.notes) > 0 && !c.listed {
+		out = strings.TrimRight(out, "\n") + "\n\n" + c.noteDefs()
+	}
+	out = c.restore(out)
+	for strings.Contains(out, "\n\n\n") {
+		out = strings.ReplaceAll(out, "\n\n\n", "\n\n")
+	}
+	return strings.Trim(out, "\n") + "\n", nil
+}
+
+type mdConv struct {
+	r       *Renderer
+	saved   []string // protected text, restored at the end
+	notes   []mdNote
+	named   map[string]string
+	listed  bool
+	counter int
+}
+
+type mdNote struct{ label, text string }
+
+// placeholder stands for saved text: markerChar cannot come from the source.
+func (c *mdConv) save(s string) string {
+	c.saved = append(c.saved, s)
+	return marker('m', len(c.saved)-1)
+}
+
+func (c *mdConv) restore(s string) string {
+	for k := 0; k < 3 && strings.IndexByte(s, markerChar) >= 0; k++ {
+		var b strings.Builder
+		last := 0
+		for i := 0; i < len(s); i++ {
+			if s[i] != markerChar {
+				continue
+			}
+			if kind, n, end, ok := readMarker(s, i); ok && kind == 'm' && n < len(c.saved) {
+				b.WriteString(s[last:i])
+				b.WriteString(c.saved[n])
+				last, i = end, end-1
+			}
+		}
+		b.WriteString(s[last:])
+		s = b.String()
+	}
+	return s
+}
+
+// protect saves what must not be converted: comments and <nowiki> as
+// they are, <pre> and <syntaxhighlight> as fences on lines of their own.
+func (c *mdConv) protect(s string) string {
+	var b strings.Builder
+	noClose := map[string]bool{}
+	last := 0
+	for i := 0; i < len(s); {
+		k := strings.IndexByte(s[i:], '<')
+		if k < 0 {
+			break
+		}
+		i += k
+		if strings.HasPrefix(s[i:], "<!--") {
+			end := len(s)
+			if e := strings.Index(s[i+4:], "-->"); e >= 0 {
+				end = i + 4 + e + 3
+			}
+			b.WriteString(s[last:i])
+			b.WriteString(c.save(s[i:end]))
+			i, last = end, end
+			continue
+		}
+		name, attrs, self, end, ok := startTag(s, i, []string{"nowiki", "pre", "syntaxhighlight", "source"})
+		if !ok || noClose[name] {
+			i++
+			continue
+		}
+		content, after := "", end
+		if !self {
+			cs, ce, ok := closeTag(s, end, name)
+			if !ok {
+				noClose[name] = true
+				i++
+				continue
+			}
+			content, after = s[end:cs], ce
+		}
+		b.WriteString(s[last:i])
+		switch name {
+		case "nowiki":
+			b.WriteString(c.save(s[i:after]))
+		default:
+			lang := ""
+			if name != "pre" {
+				lang = attrValue(attrs, "lang")
+			}
+			if name == "pre" {
+				content = removeNowikiTags(content)
+			}
+			b.WriteString("\n" + c.save(fence(lang, strings.Trim(content, "\n"))) + "\n")
+		}
+		i, last = after, after
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// fence is code in a fenced block, the fence longer than any backtick run
+// inside.
+func fence(lang, code string) string {
+	n := 3
+	for run, i := 0, 0; i < len(code); i++ {
+		if code[i] == '`' {
+			run++
+			n = max(n, run+1)
+		} else {
+			run = 0
+		}
+	}
+	f := strings.Repeat("`", n)
+	return f + lang + "\n" + code + "\n" + f
+}
+
+// refs turns references into footnotes: [^n] in the text, the notes
+// where <references/> stands or at the end.
+func (c *mdConv) refs(s string) string {
+	if !strings.Contains(asciiLower(s), "<ref") {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	noClose := false
+	for i := 0; i < len(s); {
+		k := strings.IndexByte(s[i:], '<')
+		if k < 0 {
+			break
+		}
+		i += k
+		name, attrs, self, end, ok := startTag(s, i, []string{"references", "ref"})
+		if !ok {
+			i++
+			continue
+		}
+		content, after := "", end
+		if !self {
+			if noClose {
+				i++
+				continue
+			}
+			cs, ce, ok := closeTag(s, end, name)
+			if !ok {
+				noClose = true
+				i++
+				continue
+			}
+			content, after = s[end:cs], ce
+		}
+		b.WriteString(s[last:i])
+		if name == "references" {
+			c.listed = true
+			b.WriteString("\n" + c.save(c.noteDefs()) + "\n")
+		} else {
+			b.WriteString(c.save(c.note(attrValue(attrs, "name"), content)))
+		}
+		i, last = after, after
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func (c *mdConv) note(name, content string) string {
+	if name != "" {
+		if c.named == nil {
+			c.named = map[string]string{}
+		}
+		if label, ok := c.named[name]; ok {
+			if strings.TrimSpace(content) != "" {
+				for i := range c.notes {
+					if c.notes[i].label == label && c.notes[i].text == "" {
+						c.notes[i].text = c.inline(strings.TrimSpace(content))
+					}
+				}
+			}
+			return "[^" + label + "]"
+		}
+	}
+	c.counter++
+	label := strconv.Itoa(c.counter)
+	if name != "" {
+		c.named[name] = label
+	}
+	c.notes = append(c.notes, mdNote{label: label, text: c.inline(strings.Join(strings.Fields(content), " "))})
+	return "[^" + label + "]"
+}
+
+func (c *mdConv) noteDefs() string {
+	var b strings.Builder
+	for _, n := range c.notes {
+		fmt.Fprintf(&b, "[^%s]: %s\n", n.label, n.text)
+	}
+	c.notes = nil
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// blocks converts line by line: headings, lists, rules, indented code and
+// tables.
+func (c *mdConv) blocks(s string) string {
+	var b strings.Builder
+	ls := strings.Split(s, "\n")
+	for i := 0; i < len(ls); i++ {
+		line := ls[i]
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(strings.TrimLeft(trimmed, ":"), "{|"):
+			j := i
+			depth := 0
+			for ; j < len(ls); j++ {
+				t := strings.TrimSpace(ls[j])
+				if strings.HasPrefix(strings.TrimLeft(t, ":"), "{|") {
+					depth++
+				} else if strings.HasPrefix(t, "|}") {
+					depth--
+					if depth == 0 {
+						break
+					}
+				}
+			}
+			end := min(j, len(ls)-1)
+			b.WriteString(c.table(ls[i : end+1]))
+			b.WriteString("\n")
+			i = end
+		case strings.HasPrefix(line, "="):
+			if level, text, _, ok := headingLine(line); ok {
+				b.WriteString(strings.Repeat("#", level) + " " + c.inline(strings.TrimSpace(text)) + "\n")
+			} else {
+				b.WriteString(c.inline(line) + "\n")
+			}
+		case strings.HasPrefix(line, "----"):
+			b.WriteString("\n---\n")
+			if rest := strings.TrimLeft(line, "-"); strings.TrimSpace(rest) != "" {
+				b.WriteString(c.inline(rest) + "\n")
+			}
+		case line != "" && strings.IndexByte("*#:;", line[0]) >= 0:
+			b.WriteString(c.listLine(line))
+		case strings.HasPrefix(line, " ") && trimmed != "":
+			var code []string
+			for ; i < len(ls) && strings.HasPrefix(ls[i], " "); i++ {
+				code = append(code, ls[i][1:])
+			}
+			i--
+			b.WriteString(fence("", strings.Join(code, "\n")) + "\n")
+		default:
+			b.WriteString(c.inline(line) + "\n")
+		}
+	}
+	return b.String()
+}
+
+// magicWordsMD removes the behaviour switches, which Markdown pages do
+// without (their table of contents is automatic).
+func magicWordsMD(s string) string {
+	d := &doc{b: &budget{}, tocHere: true} // tocHere: __TOC__ leaves no mark
+	return d.magicWords(s)
+}
+
+// listLine converts a list line: "*" and "#" items, ":" indents (as
+// quotes at the top level, continuations inside lists), ";" terms.
+func (c *mdConv) listLine(line string) string {
+	n := 0
+	for n < len(line) && n < maxListDepth && strings.IndexByte("*#:;", line[n]) >= 0 {
+		n++
+	}
+	prefix, text := line[:n], strings.TrimSpace(line[n:])
+	indent := ""
+	for _, ch := range prefix[:n-1] {
+		switch ch {
+		case '#':
+			indent += "   "
+		case ':', ';':
+			if indent == "" {
+				indent = "> "
+			} else {
+				indent += "  "
+			}
+		default:
+			indent += "  "
+		}
+	}
+	switch prefix[n-1] {
+	case '*':
+		return indent + "- " + c.inline(text) + "\n"
+	case '#':
+		return indent + "1. " + c.inline(text) + "\n"
+	case ';':
+		term, def, ok := findColon(text)
+		if !ok {
+			return indent + c.inline(text) + "\n"
+		}
+		return indent + c.inline(strings.TrimSpace(term)) + "\n" + indent + ": " + c.inline(strings.TrimSpace(def)) + "\n"
+	}
+	if strings.HasPrefix(indent, ">") || indent == "" {
+		return strings.Repeat("> ", strings.Count(prefix, ":")) + c.inline(text) + "\n"
+	}
+	return indent + c.inline(text) + "\n"
+}
+
+// table converts a table: a GFM table when it is simple (one header row
+// first, one line per cell or row, no attributes on cells, nothing
+// nested), HTML otherwise.
+func (c *mdConv) table(lines []string) string {
+	var rows [][]string
+	header := false
+	simple := true
+	var row []string
+	flush := func() {
+		if row != nil {
+			rows = append(rows, row)
+			row = nil
+		}
+	}
+	for k, l := range lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case k == 0:
+			continue
+		case strings.HasPrefix(t, "|}"):
+			flush()
+		case strings.HasPrefix(t, "|-"):
+			flush()
+		case strings.HasPrefix(t, "|+"):
+			simple = false
+		case strings.HasPrefix(t, "!"):
+			if len(rows) > 0 {
+				simple = false
+			}
+			header = true
+			for _, cell := range strings.Split(strings.ReplaceAll(t[1:], "!!", "||"), "||") {
+				if _, _, piped := cutCellAttrs(cell); piped {
+					simple = false
+				}
+				row = append(row, strings.TrimSpace(cell))
+			}
+		case strings.HasPrefix(t, "|"):
+			for _, cell := range strings.Split(t[1:], "||") {
+				if _, _, piped := cutCellAttrs(cell); piped {
+					simple = false
+				}
+				row = append(row, strings.TrimSpace(cell))
+			}
+		case t == "":
+		default:
+			simple = false // a cell on several lines
+		}
+	}
+	flush()
+	if simple && header && len(rows) > 0 {
+		width := 0
+		for _, r := range rows {
+			width = max(width, len(r))
+		}
+		var b strings.Builder
+		for i, r := range rows {
+			b.WriteString("|")
+			for j := 0; j < width; j++ {
+				cell := ""
+				if j < len(r) {
+					cell = strings.ReplaceAll(c.restore(c.inline(r[j])), "|", `\|`)
+				}
+				b.WriteString(" " + cell + " |")
+			}
+			b.WriteString("\n")
+			if i == 0 {
+				b.WriteString(strings.Repeat("| --- ", width) + "|\n")
+			}
+		}
+		return b.String()
+	}
+	// Not simple: the table as HTML, its cells' text converted.
+	res, err := c.r.Render(context.Background(), c.restore(strings.Join(lines, "\n")), nil)
+	if err != nil || res.TimedOut {
+		return c.save(strings.Join(lines, "\n"))
+	}
+	return "\n" + c.save(render2MD(res.HTML)) + "\n"
+}
+
+// render2MD keeps rendered HTML as a Markdown HTML block: without blank
+// lines inside, which would end it.
+func render2MD(h string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(h, "\n") {
+		if strings.TrimSpace(l) != "" {
+			b.WriteString(l + "\n")
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// inline converts the text of a line: external links, bold and italic;
+// wiki links, templates and URLs stay as written, Markdown's own
+// characters in the text are escaped.
+func (c *mdConv) inline(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], "[["):
+			if inner, ok := enclosedNested(s[i+2:], maxFileEmbed); ok {
+				b.WriteString(c.save(s[i : i+4+len(inner)]))
+				i += 4 + len(inner)
+				continue
+			}
+			b.WriteString(`\[`)
+			i++
+		case strings.HasPrefix(s[i:], "{{"):
+			depth, j := 0, i
+			for j+1 < len(s) {
+				if s[j] == '{' && s[j+1] == '{' {
+					depth++
+					j += 2
+					continue
+				}
+				if s[j] == '}' && s[j+1] == '}' {
+					depth--
+					j += 2
+					if depth == 0 {
+						break
+					}
+					continue
+				}
+				j++
+			}
+			if depth != 0 {
+				b.WriteString(`\{`)
+				i++
+				continue
+			}
+			b.WriteString(c.save(s[i:j]))
+			i = j
+		case s[i] == '[' && protocolAt(s[i+1:]) > 0:
+			p := protocolAt(s[i+1:])
+			ue := urlEnd(s, i+1+p)
+			le := strings.IndexByte(s[ue:], ']')
+			if le < 0 {
+				b.WriteString(`\[`)
+				i++
+				continue
+			}
+			url := s[i+1 : ue]
+			label := strings.TrimSpace(s[ue : ue+le])
+			if label == "" {
+				b.WriteString(c.save("<" + url + ">"))
+			} else {
+				b.WriteString(c.save("[" + c.inline(label) + "](" + strings.ReplaceAll(url, ")", "%29") + ")"))
+			}
+			i = ue + le + 1
+		case protocolAt(s[i:]) > 2 && strings.Contains(s[i:i+protocolAt(s[i:])], "://"):
+			ue := urlEnd(s, i+protocolAt(s[i:]))
+			b.WriteString(c.save(s[i:ue]))
+			i = ue
+		case s[i] == markerChar:
+			if _, _, end, ok := readMarker(s, i); ok {
+				b.WriteString(s[i:end])
+				i = end
+				continue
+			}
+			i++
+		case strings.IndexByte("*`_\\", s[i]) >= 0:
+			b.WriteByte('\\')
+			b.WriteByte(s[i])
+			i++
+		case s[i] == '[' || s[i] == ']':
+			b.WriteByte('\\')
+			b.WriteByte(s[i])
+			i++
+		default:
+			b.WriteByte(s[i])
+			i++
+		}
+	}
+	out := b.String()
+	if strings.Contains(out, "''") {
+		out = strings.NewReplacer("<b>", "**", "</b>", "**", "<i>", "*", "</i>", "*").Replace(doQuotes(out))
+	}
+	if len(out) > 0 && strings.IndexByte("#>+-=|", out[0]) >= 0 {
+		out = `\` + out
+	}
+	return out
+}
