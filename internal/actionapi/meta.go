@@ -40,8 +40,9 @@ func (c *call) siteinfo(q map[string]any) error {
 				"articlepath": "/wiki/$1", "scriptpath": "/w", "script": "/w/index.php", "variantarticlepath": false,
 				"server": "", "servername": c.r.Host, "wikiid": "wikid", "time": mwTime(c.a.now()),
 				"misermode": true, "uploadsenabled": true, "maxuploadsize": s.MaxUploadBytes, "minuploadchunksize": 1024,
-				"thumblimits": []int{120, 150, 180, 200, 220, 250, 300, 400}, "imagelimits": []any{},
-				"favicon": "/favicon.ico", "centralidlookupprovider": "local", "allcentralidlookupproviders": []string{"local"},
+				"thumblimits": map[string]int{"0": 120, "1": 150, "2": 180, "3": 200, "4": 220, "5": 250, "6": 300, "7": 400},
+				"imagelimits": map[string]any{"0": map[string]int{"width": 320, "height": 240}, "1": map[string]int{"width": 640, "height": 480}, "2": map[string]int{"width": 800, "height": 600}},
+				"favicon":     "/favicon.ico", "centralidlookupprovider": "local", "allcentralidlookupproviders": []string{"local"},
 				"interwikimagic": false, "magiclinks": map[string]any{}, "categorycollation": "uppercase",
 				"nofollowlinks": true, "externallinktarget": false, "readonly": false, "rtl": false,
 				"galleryoptions": map[string]any{}, "citeresponsivereferences": false,
@@ -392,6 +393,22 @@ func (c *call) moduleInfo(path string) (map[string]any, bool) {
 		p := map[string]any{"index": len(params), "name": n, "type": "string"}
 		c.setFlag(p, "multi", false)
 		switch {
+		case path == "query+tokens" && n == "type":
+			p["type"], p["default"] = tokenTypes, "csrf"
+			c.setFlag(p, "multi", true)
+			if c.v2 {
+				p["multi"] = true
+			}
+		case enumTypes[path+":"+n] != nil:
+			p["type"] = enumTypes[path+":"+n]
+			if multiParams[path+":"+n] || strings.HasSuffix(n, "prop") || n == "show" || n == "type" || n == "prop" {
+				if c.v2 {
+					p["multi"] = true
+				} else {
+					p["multi"] = ""
+				}
+				p["limit"], p["lowlimit"], p["highlimit"] = 50, 50, 500
+			}
 		case n == "limit":
 			p["type"], p["min"], p["max"], p["highmax"], p["default"] = "limit", 1, maxLimit, maxLimit, 10
 			if name == "search" {
@@ -453,3 +470,36 @@ func (c *call) moduleInfo(path string) (map[string]any, bool) {
 	c.setFlag(m, "readrights", path != "login" && path != "clientlogin")
 	return m, true
 }
+
+// enumTypes are the values of the enumerated parameters, by
+// "module path:parameter" (clients check the values they send).
+var enumTypes = map[string][]string{
+	"query+recentchanges:show":   {"!anon", "!autopatrolled", "!bot", "!minor", "!patrolled", "!redirect", "anon", "autopatrolled", "bot", "minor", "patrolled", "redirect", "unpatrolled"},
+	"query+recentchanges:type":   {"categorize", "edit", "external", "log", "new"},
+	"query+recentchanges:prop":   {"comment", "flags", "ids", "loginfo", "parsedcomment", "patrolled", "redirect", "sha1", "sizes", "tags", "timestamp", "title", "user", "userid"},
+	"query+recentchanges:dir":    {"newer", "older"},
+	"query+usercontribs:show":    {"!autopatrolled", "!minor", "!new", "!patrolled", "!top", "autopatrolled", "minor", "new", "patrolled", "top"},
+	"query+usercontribs:prop":    {"comment", "flags", "ids", "parsedcomment", "patrolled", "size", "sizediff", "tags", "timestamp", "title"},
+	"query+usercontribs:dir":     {"newer", "older"},
+	"query+revisions:prop":       rvprops,
+	"query+revisions:dir":        {"newer", "older"},
+	"query+info:prop":            {"associatedpage", "displaytitle", "linkclasses", "notificationtimestamp", "preload", "protection", "readable", "subjectid", "talkid", "url", "varianttitles", "watched", "watchers"},
+	"query+allpages:filterredir": {"all", "nonredirects", "redirects"},
+	"query+allpages:dir":         {"ascending", "descending"},
+	"query+categorymembers:type": {"file", "page", "subcat"},
+	"query+categorymembers:prop": {"ids", "sortkey", "sortkeyprefix", "timestamp", "title", "type"},
+	"query+categorymembers:sort": {"sortkey", "timestamp"},
+	"query+categorymembers:dir":  {"asc", "ascending", "desc", "descending", "newer", "older"},
+	"query+search:what":          {"nearmatch", "text", "title"},
+	"query+search:prop":          {"categorysnippet", "extensiondata", "isfilematch", "redirectsnippet", "redirecttitle", "sectionsnippet", "sectiontitle", "size", "snippet", "timestamp", "titlesnippet", "wordcount"},
+	"query+search:info":          {"rewrittenquery", "suggestion", "totalhits"},
+	"query+siteinfo:prop":        siprops,
+	"query+userinfo:prop":        uiprops,
+	"query+logevents:type":       {"block", "delete", "move", "newusers", "protect", "rights", "upload"},
+	"query+logevents:prop":       {"comment", "details", "ids", "parsedcomment", "tags", "timestamp", "title", "type", "user", "userid"},
+	"query+logevents:dir":        {"newer", "older"},
+	"parse:prop":                 parseProps,
+	"edit:watchlist":             {"nochange", "preferences", "unwatch", "watch"},
+}
+
+var multiParams = map[string]bool{}

@@ -51,6 +51,7 @@ var (
 
 func (c *call) query() error {
 	c.p.used["continue"], c.p.used["rawcontinue"], c.p.used["indexpageids"], c.p.used["export"] = true, true, true, true
+	c.p.used["inprop"], c.p.used["converttitles"] = true, true
 	props := c.enum("prop", propModules...)
 	lists := c.enum("list", listModules...)
 	metas := c.enum("meta", metaModules...)
@@ -151,6 +152,9 @@ func (c *call) flagValue() any {
 // the request names no pages.
 func (c *call) pageSet(gen string, cont map[string]string, q map[string]any) ([]*entry, error) {
 	titles, ids, revids := c.p.list("titles"), c.p.list("pageids"), c.p.list("revids")
+	if gen == "links" || gen == "categories" || gen == "templates" {
+		titles = nil // the generator's source pages
+	}
 	n := 0
 	for _, x := range [][]string{titles, ids, revids} {
 		if len(x) > 0 {
