@@ -110,11 +110,15 @@ func New(host Host, eng *engine.Engine, site Site, now func() time.Time) *API {
 
 // Limits of what one request may cost.
 const (
-	maxLimit      = 500     // list limits: "max" and anything larger become this
-	maxTitles     = 50      // titles=, pageids=, revids= values per request
-	contentBudget = 8 << 20 // bytes of page text one response carries (MediaWiki's $wgAPIMaxResultSize)
+	maxLimit  = 500 // list limits: "max" and anything larger become this
+	maxTitles = 50  // titles=, pageids=, revids= values per request
+
 	maxParamBytes = 4 << 20 // a parameter's value (edit text is bounded again by the engine)
 )
+
+// contentBudget is how many bytes of page text one response may carry
+// (MediaWiki's $wgAPIMaxResultSize): past it, prop=revisions continues.
+var contentBudget = 8 << 20
 
 // apiError is an error in MediaWiki's terms: a code and a message.
 type apiError struct {
