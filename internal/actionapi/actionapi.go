@@ -140,6 +140,7 @@ type params struct {
 	order []string
 	used  map[string]bool
 	files map[string]*multipart.FileHeader
+	form  *multipart.Form
 }
 
 func (p *params) has(name string) bool { _, ok := p.vals[name]; p.used[name] = true; return ok }
@@ -192,22 +193,28 @@ func (c *call) one(name string, allowed ...string) (string, error) {
 // maxLimit (a larger one is lowered with a warning, as MediaWiki does).
 func (c *call) limit(name string, def int) (int, error) {
 	v := c.p.get(name)
-	switch v {
-	case "":
+	if v == "" {
 		return def, nil
-	case "max":
-		return maxLimit, nil
+	}
+	top := maxLimit
+	if c.generator {
+		// A generator's pages are each read again (info, protection,
+		// categories): fewer of them per batch.
+		top = maxTitles
+	}
+	if v == "max" {
+		return top, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return 0, errf("badinteger", "Invalid value \"%s\" for integer parameter \"%s\": give a number from 1 to %d, or max.", trunc(v, 40), name, maxLimit)
+		return 0, errf("badinteger", "Invalid value \"%s\" for integer parameter \"%s\": give a number from 1 to %d, or max.", trunc(v, 40), name, top)
 	}
 	if n < 1 {
 		return 0, errf("badvalue", "The value of \"%s\" must be at least 1.", name)
 	}
-	if n > maxLimit {
-		c.warn(c.module, fmt.Sprintf("\"%s\" may not be over %d (set to %d) for users.", name, maxLimit, maxLimit))
-		n = maxLimit
+	if n > top {
+		c.warn(c.module, fmt.Sprintf("\"%s\" may not be over %d (set to %d) for users.", name, top, top))
+		n = top
 	}
 	return n, nil
 }
@@ -247,6 +254,8 @@ type call struct {
 	out    map[string]any
 	warns  map[string][]string
 	budget int // bytes of page text still allowed in this response
+	// generator: the list module being run is the query's generator.
+	generator bool
 }
 
 // ServeHTTP answers one api.php request. The web server has resolved the
@@ -254,6 +263,9 @@ type call struct {
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := &call{a: a, w: w, r: r, ctx: r.Context(), out: map[string]any{}, warns: map[string][]string{}, budget: contentBudget, module: "main"}
 	p, err := parseParams(r)
+	if p != nil && p.form != nil {
+		defer p.form.RemoveAll()
+	}
 	if err != nil {
 		c.p = &params{vals: map[string]string{}, used: map[string]bool{}}
 		c.fail(err)
@@ -542,10 +554,13 @@ func parseParams(r *http.Request) (*params, error) {
 		if mp["boundary"] == "" {
 			return nil, errf("badvalue", "The multipart body has no boundary; send it as multipart/form-data with a boundary.")
 		}
-		form, err := multipart.NewReader(r.Body, mp["boundary"]).ReadForm(32 << 20)
+		// The body is bounded (the server's body limit), so the form
+		// stays in memory.
+		form, err := multipart.NewReader(r.Body, mp["boundary"]).ReadForm(64 << 20)
 		if err != nil {
 			return nil, bodyError(err)
 		}
+		p.form = form
 		var fq httpx.Query
 		for name, vs := range form.Value {
 			for _, v := range vs {

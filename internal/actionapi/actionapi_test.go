@@ -188,6 +188,16 @@ func TestErrors(t *testing.T) {
 			t.Errorf("warnings %v", out["warnings"])
 		}
 	})
+	t.Run("a generator's limit is lowered to 50", func(t *testing.T) {
+		out, _ := api(t, anon, "GET", url.Values{"action": {"query"}, "generator": {"allpages"}, "gaplimit": {"max"}, "prop": {"info"}, "inprop": {"protection"}})
+		if out["error"] != nil {
+			t.Errorf("%v", out)
+		}
+		out, _ = api(t, anon, "GET", url.Values{"action": {"query"}, "generator": {"allpages"}, "gaplimit": {"400"}})
+		if w, _ := dig(out, "warnings", "allpages", "*").(string); !strings.Contains(w, "50") {
+			t.Errorf("warnings %v", out["warnings"])
+		}
+	})
 	t.Run("a huge limit is lowered to 500 with a warning", func(t *testing.T) {
 		out, _ := api(t, anon, "GET", url.Values{"action": {"query"}, "list": {"allpages"}, "aplimit": {"100000"}})
 		if w, _ := dig(out, "warnings", "allpages", "*").(string); !strings.Contains(w, "500") {
@@ -502,6 +512,17 @@ func TestLogin(t *testing.T) {
 		out, _ = api(t, c, "GET", url.Values{"action": {"query"}, "meta": {"userinfo"}})
 		if dig(out, "query", "userinfo", "anon") != "" {
 			t.Errorf("after logout: %v", out)
+		}
+	})
+	t.Run("a login posted by another site is refused", func(t *testing.T) {
+		c := wd.w.Client(t)
+		form := url.Values{"action": {"login"}, "lgname": {"Alice@bot"}, "lgpassword": {wd.userToken}, "lgtoken": {loginToken(c)}, "format": {"json"}}
+		r := c.NewRequest("POST", "/w/api.php", strings.NewReader(form.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.Header.Set("Origin", "https://evil.example")
+		res := c.Do(r)
+		if !strings.Contains(res.Body, "WrongToken") || len(res.Header.Values("Set-Cookie")) != 0 {
+			t.Errorf("%s", res.Body)
 		}
 	})
 	t.Run("failed logins are throttled", func(t *testing.T) {

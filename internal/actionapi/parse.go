@@ -106,6 +106,14 @@ func (c *call) parse() error {
 			source = rv.Text
 		}
 	}
+	if contains(props, "links") || contains(props, "sections") {
+		// Both parse the source again: in a render slot, as every parse.
+		release, err := c.a.eng.AcquireRenderSlot(c.ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	res := map[string]any{"title": string(title), "pageid": pageID}
 	if !c.v2 {
 		res["title"] = string(title)

@@ -25,6 +25,10 @@ type entry struct {
 	out     map[string]any
 }
 
+// linksBudget bounds the text prop=links and generator=links parse in one
+// request.
+const linksBudget = 2 << 20
+
 func nsOf(t wiki.Title) int {
 	if t.IsSpecial() {
 		return -1
@@ -179,7 +183,9 @@ func (c *call) pageSet(gen string, cont map[string]string, q map[string]any) ([]
 	switch {
 	case gen != "":
 		c.module = gen
+		c.generator = true
 		pages, next, err := c.generate(gen, cont)
+		c.generator = false
 		if err != nil {
 			return nil, err
 		}
@@ -799,6 +805,11 @@ func (c *call) pageLinks(name string, set []*entry, cont map[string]string) erro
 		}
 	}
 	slices.SortFunc(live, func(a, b *entry) int { return int(a.page.ID - b.page.ID) })
+	if len(live) > maxTitles {
+		// One read per page: at most maxTitles pages per batch.
+		cont[pre+"continue"] = strconv.FormatInt(live[maxTitles].page.ID, 10) + "|"
+		live = live[:maxTitles]
+	}
 	targets, err := c.linkTargets(name, live)
 	if err != nil {
 		return err
@@ -820,7 +831,7 @@ func (c *call) pageLinks(name string, set []*entry, cont map[string]string) erro
 		if len(rows) > 0 {
 			e.out[name] = rows
 		}
-		if cont[pre+"continue"] != "" {
+		if count == limit && cont[pre+"continue"] != "" {
 			break
 		}
 	}
@@ -854,7 +865,7 @@ func (c *call) linkTargets(name string, pages []*entry) (map[int64][]wiki.Title,
 	case "links":
 		var ids []int64
 		byRev := map[int64]int64{}
-		budget := contentBudget
+		budget := linksBudget
 		for _, e := range pages {
 			if budget < e.page.Size {
 				break
@@ -867,6 +878,13 @@ func (c *call) linkTargets(name string, pages []*entry) (map[int64][]wiki.Title,
 		if err != nil {
 			return nil, err
 		}
+		// Reading the links parses the texts: in a render slot, as every
+		// parse (engine.AcquireRenderSlot).
+		release, err := c.a.eng.AcquireRenderSlot(c.ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		for _, rv := range revs {
 			ls := c.a.eng.Renderer().Links(rv.Text)
 			out[byRev[rv.ID]] = ls.Links

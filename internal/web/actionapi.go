@@ -78,8 +78,13 @@ func (h apiHost) RequireUpload(r *http.Request) error {
 func (h apiHost) Block(r *http.Request) (*wiki.Block, error) { return h.s.blockedOrNil(r) }
 func (h apiHost) Editor(r *http.Request) engine.Editor       { return h.s.editorOf(r) }
 func (h apiHost) CSRFToken(r *http.Request) string           { return h.s.csrfToken(r) }
+
+// ValidToken checks tok as the forms' CSRF check does, Origin and
+// Sec-Fetch-Site included: an anonymous token is not bound to a browser,
+// so a login or anonymous edit posted by another site's page is refused
+// by what the browser says of its origin.
 func (h apiHost) ValidToken(r *http.Request, tok string) bool {
-	return h.s.validCSRF(r, tok)
+	return checkOrigin(r) == nil && h.s.validCSRF(r, tok)
 }
 
 func (h apiHost) Allow(r *http.Request, kind string) (time.Duration, bool) {
