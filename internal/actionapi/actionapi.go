@@ -415,10 +415,8 @@ func (c *call) fail(err error) {
 		if id := c.p.vals["requestid"]; id != "" {
 			c.out["requestid"] = id
 		}
-		if _, ok := c.p.vals["servedby"]; ok {
-			c.out["servedby"] = c.a.host0
-		}
 	}
+	c.out["servedby"] = c.a.host0 // as MediaWiki, on every error
 	c.w.Header().Set("MediaWiki-API-Error", ae.code)
 	if ae.retry > 0 {
 		c.w.Header().Set("Retry-After", strconv.Itoa(int((ae.retry+time.Second-1)/time.Second)))

@@ -25,6 +25,9 @@ type entry struct {
 	out     map[string]any
 }
 
+// revidBatch is how many revisions revids= reads at once.
+const revidBatch = 10
+
 // linksBudget bounds the text prop=links and generator=links parse in one
 // request.
 const linksBudget = 2 << 20
@@ -249,10 +252,33 @@ func (c *call) pageSet(gen string, cont map[string]string, q map[string]any) ([]
 			}
 			want = append(want, id)
 		}
-		revs, err := c.a.store.FindRevisions(c.ctx, want)
-		if err != nil {
-			return nil, err
+		// Read in small batches, within the response's content budget:
+		// each revision comes with its text (up to the page size limit),
+		// whether or not it is asked for. The rest continues at the next
+		// revision ID.
+		slices.Sort(want)
+		want = slices.Compact(want)
+		if from, _ := strconv.ParseInt(c.p.get("rvcontinue"), 10, 64); from > 0 {
+			want = slices.DeleteFunc(want, func(id int64) bool { return id < from })
 		}
+		var revs []wiki.Revision
+		loaded := 0
+		for i := 0; i < len(want); i += revidBatch {
+			if loaded >= contentBudget {
+				cont["rvcontinue"] = strconv.FormatInt(want[i], 10)
+				want = want[:i]
+				break
+			}
+			batch, err := c.a.store.FindRevisions(c.ctx, want[i:min(i+revidBatch, len(want))])
+			if err != nil {
+				return nil, err
+			}
+			for _, rv := range batch {
+				loaded += len(rv.Text)
+			}
+			revs = append(revs, batch...)
+		}
+		slices.SortFunc(revs, func(a, b wiki.Revision) int { return int(a.ID - b.ID) })
 		found := map[int64]bool{}
 		byPage := map[int64]*entry{}
 		for _, rv := range revs {

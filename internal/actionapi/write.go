@@ -238,7 +238,8 @@ func (c *call) edit() error {
 			return err
 		}
 		for _, rv := range revs {
-			if !rv.Time.After(when) {
+			// The API's timestamps are whole seconds.
+			if !rv.Time.Truncate(time.Second).After(when) {
 				base = rv.ID
 				break
 			}
