@@ -447,6 +447,14 @@ func TestReads(t *testing.T) {
 		if dig(out, "continue", "rvcontinue") == nil {
 			t.Errorf("no rvcontinue: %v", out)
 		}
+		var ids []string
+		for i := int64(1); i <= 12; i++ {
+			ids = append(ids, fmt.Sprint(i))
+		}
+		out = get(url.Values{"action": {"query"}, "prop": {"revisions"}, "revids": {strings.Join(ids, "|")}, "rvprop": {"ids"}})
+		if dig(out, "continue", "rvcontinue") != "11" {
+			t.Errorf("revids: no rvcontinue at the second batch: %v", out["continue"])
+		}
 	})
 }
 
