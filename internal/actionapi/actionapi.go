@@ -70,6 +70,11 @@ type Host interface {
 	Login(w http.ResponseWriter, r *http.Request, name, secret string, apiToken bool) (wiki.User, error)
 	// Logout ends the request's session and clears its cookie.
 	Logout(w http.ResponseWriter, r *http.Request) error
+	// Watch adds t (and its talk page) to the logged-in viewer's
+	// watchlist, or removes it; AutoWatch does what the edit form does
+	// after a save (the user's preference).
+	Watch(r *http.Request, t wiki.Title, on bool) error
+	AutoWatch(r *http.Request, t wiki.Title)
 	// Allow counts one event of kind ("write", "upload", "parse") for the
 	// viewer, or says how long to wait.
 	Allow(r *http.Request, kind string) (time.Duration, bool)
@@ -631,6 +636,7 @@ func init() {
 		"protect":     {run: (*call).protect, post: true, token: "csrf", read: true},
 		"upload":      {run: (*call).upload, post: true, token: "csrf", read: true},
 		"paraminfo":   {run: (*call).paraminfo},
+		"watch":       {run: (*call).watch, post: true, token: "watch", read: true},
 	}
 }
 

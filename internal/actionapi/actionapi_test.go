@@ -10,6 +10,7 @@ import (
 	"image/png"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -564,6 +565,41 @@ func TestWrites(t *testing.T) {
 	var up map[string]any
 	if err := json.Unmarshal([]byte(res.Body), &up); err != nil || dig(up, "upload", "result") != "Success" {
 		t.Errorf("upload: %d %s", res.StatusCode, res.Body)
+	}
+}
+
+func TestWatch(t *testing.T) {
+	wd := newWorld(t)
+	ctx := context.Background()
+	anon := wd.w.Client(t)
+	out, _ := api(t, anon, "POST", url.Values{"action": {"watch"}, "titles": {"Alpha"}, "token": {csrf(t, anon)}})
+	if errCode(out) != "notloggedin" {
+		t.Errorf("anonymous: %v", out)
+	}
+	alice := wd.w.Client(t)
+	apiLogin(t, wd, alice)
+	watched := func() []string {
+		ws, err := wd.w.App.Store.Watchlist(ctx, wd.user.ID, "", 10, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, w := range ws {
+			out = append(out, string(w.Title))
+		}
+		return out
+	}
+	out, _ = api(t, alice, "POST", url.Values{"action": {"watch"}, "titles": {"Alpha|Beta"}, "token": {csrf(t, alice)}})
+	if dig(out, "watch", 0, "watched") != "" || !slices.Contains(watched(), "Beta") {
+		t.Errorf("watch: %v; watchlist %v", out, watched())
+	}
+	out, _ = api(t, alice, "POST", url.Values{"action": {"watch"}, "titles": {"Beta"}, "unwatch": {"1"}, "token": {csrf(t, alice)}})
+	if dig(out, "watch", 0, "unwatched") != "" || slices.Contains(watched(), "Beta") {
+		t.Errorf("unwatch: %v; watchlist %v", out, watched())
+	}
+	out, _ = api(t, alice, "POST", url.Values{"action": {"edit"}, "title": {"Gamma"}, "text": {"Gamma."}, "watchlist": {"watch"}, "token": {csrf(t, alice)}})
+	if dig(out, "edit", "result") != "Success" || !slices.Contains(watched(), "Gamma") {
+		t.Errorf("edit with watchlist=watch: %v; watchlist %v", out, watched())
 	}
 }
 

@@ -356,12 +356,13 @@ var moduleParams = map[string][]string{
 	"delete":                {"title", "pageid", "reason", "tags", "watchlist", "oldimage", "token"},
 	"protect":               {"title", "pageid", "protections", "expiry", "reason", "tags", "cascade", "watchlist", "token"},
 	"upload":                {"filename", "comment", "tags", "text", "watchlist", "ignorewarnings", "file", "url", "filekey", "stash", "filesize", "offset", "chunk", "async", "checkstatus", "token"},
+	"watch":                 {"title", "titles", "expiry", "unwatch", "token"},
 	"paraminfo":             {"modules", "helpformat", "querymodules", "mainmodule", "pagesetmodule", "formatmodules"},
 	"opensearch":            {"search", "namespace", "limit", "profile", "suggest", "redirects", "format", "warningsaserror"},
 	"json":                  {"callback", "utf8", "ascii", "formatversion"},
 }
 
-var postModules = map[string]bool{"login": true, "clientlogin": true, "logout": true, "edit": true, "move": true, "delete": true, "protect": true, "upload": true}
+var postModules = map[string]bool{"watch": true, "login": true, "clientlogin": true, "logout": true, "edit": true, "move": true, "delete": true, "protect": true, "upload": true}
 
 func (c *call) moduleInfo(path string) (map[string]any, bool) {
 	names, ok := moduleParams[path]

@@ -270,6 +270,9 @@ func (c *call) edit() error {
 	if err != nil {
 		return err
 	}
+	if err := c.watchAfter(out.Page.Title); err != nil {
+		return err
+	}
 	res := map[string]any{"result": "Success", "pageid": out.Page.ID, "title": string(out.Page.Title), "contentmodel": contentModelOf(out.Page.Title)}
 	if out.NoChange {
 		c.setFlag(res, "nochange", true)
@@ -474,5 +477,64 @@ func (c *call) upload() error {
 	c.out["upload"] = map[string]any{"result": "Success", "filename": t.Name(), "imageinfo": map[string]any{
 		"timestamp": mwTime(v.Time), "user": v.UserName, "size": v.Size, "width": v.Width, "height": v.Height,
 		"descriptionurl": t.URL(), "mime": v.MIME, "comment": v.Comment}}
+	return nil
+}
+
+// watchAfter applies the watchlist parameter of a change to t: watch,
+// unwatch, nochange, or preferences (the default: as the edit form does).
+func (c *call) watchAfter(t wiki.Title) error {
+	mode, err := c.one("watchlist", "watch", "unwatch", "preferences", "nochange")
+	if err != nil || !c.v.LoggedIn {
+		return err
+	}
+	switch mode {
+	case "watch", "unwatch":
+		return c.a.host.Watch(c.r, t, mode == "watch")
+	case "", "preferences":
+		c.a.host.AutoWatch(c.r, t)
+	}
+	return nil
+}
+
+// watch is action=watch: titles (at most maxTitles) onto the viewer's
+// watchlist, or off it with unwatch.
+func (c *call) watch() error {
+	if !c.v.LoggedIn {
+		return errf("notloggedin", "Please log in to edit your watchlist.")
+	}
+	titles := c.p.list("titles")
+	if raw := c.p.get("title"); raw != "" {
+		titles = append(titles, raw)
+	}
+	if len(titles) == 0 {
+		return errf("missingparam", "The \"titles\" parameter must be set: the pages to watch.")
+	}
+	if len(titles) > maxTitles {
+		return errf("toomanyvalues", "Too many values supplied for parameter \"titles\". The limit is %d.", maxTitles)
+	}
+	c.p.used["expiry"] = true
+	on := !c.p.flag("unwatch")
+	out := []any{}
+	for _, raw := range titles {
+		t, err := c.a.site.Rules.Parse(raw)
+		if err != nil || t.IsSpecial() {
+			m := map[string]any{"title": raw}
+			c.setFlag(m, "invalid", true)
+			out = append(out, m)
+			continue
+		}
+		if err := c.a.host.Watch(c.r, t, on); err != nil {
+			return err
+		}
+		m := map[string]any{"ns": nsOf(t), "title": string(t)}
+		if on {
+			c.setFlag(m, "watched", true)
+		} else {
+			c.setFlag(m, "unwatched", true)
+		}
+		out = append(out, m)
+	}
+	c.out["watch"] = out
+	c.out["batchcomplete"] = c.flagValue()
 	return nil
 }

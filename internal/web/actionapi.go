@@ -87,6 +87,12 @@ func (h apiHost) ValidToken(r *http.Request, tok string) bool {
 	return checkOrigin(r) == nil && h.s.validCSRF(r, tok)
 }
 
+func (h apiHost) Watch(r *http.Request, t wiki.Title, on bool) error {
+	return h.s.setWatch(r, viewerOf(r), t, on, time.Time{})
+}
+
+func (h apiHost) AutoWatch(r *http.Request, t wiki.Title) { h.s.autoWatch(r, t) }
+
 func (h apiHost) Allow(r *http.Request, kind string) (time.Duration, bool) {
 	uid, name := h.s.editor(r)
 	key := "u" + strconv.FormatInt(uid, 10)
