@@ -691,9 +691,7 @@ func (c *call) revisions(set []*entry, cont map[string]string) error {
 
 // history lists one page's revisions, newest first, rvlimit at a time.
 func (c *call) history(e *entry, rvprop []string, slots bool, cont map[string]string) error {
-	if c.p.get("rvdir") == "newer" {
-		return errf("badvalue", "rvdir=newer is not supported by Wikid: list the revisions newest first (rvdir=older) and reverse them.")
-	}
+	newer := c.p.get("rvdir") == "newer"
 	withContent := slices.Contains(rvprop, "content")
 	def := 10
 	if withContent {
@@ -707,26 +705,24 @@ func (c *call) history(e *entry, rvprop []string, slots bool, cont map[string]st
 		c.warn("revisions", "rvlimit may not be over 50 (set to 50) for users when content is requested.")
 		limit = 50
 	}
-	before := int64(0)
+	// from is the first revision to list: rvcontinue, else rvstartid.
+	var from int64
 	if v := c.p.get("rvcontinue"); v != "" {
 		_, id, _ := strings.Cut(v, "|")
 		n, err := strconv.ParseInt(id, 10, 64)
-		if err != nil {
+		if err != nil || n <= 0 {
 			return errf("badcontinue", "Invalid continue param. You should pass the original value returned by the previous query.")
 		}
-		before = n + 1
-	}
-	if id, err := c.int64("rvstartid"); err != nil {
+		from = n
+	} else if from, err = c.int64("rvstartid"); err != nil {
 		return err
-	} else if id > 0 && (before == 0 || id+1 < before) {
-		before = id + 1
 	}
 	endID, err := c.int64("rvendid")
 	if err != nil {
 		return err
 	}
-	user := c.p.get("rvuser")
-	exclude := c.p.get("rvexcludeuser")
+	user := strings.ReplaceAll(c.p.get("rvuser"), "_", " ")
+	exclude := strings.ReplaceAll(c.p.get("rvexcludeuser"), "_", " ")
 	var start, end time.Time
 	if v := c.p.get("rvstart"); v != "" {
 		if start, err = parseTime(v); err != nil {
@@ -738,46 +734,98 @@ func (c *call) history(e *entry, rvprop []string, slots bool, cont map[string]st
 			return err
 		}
 	}
-	revs, err := c.a.store.History(c.ctx, wiki.HistoryQuery{PageID: e.page.ID, Before: before, Limit: limit + 1})
-	if err != nil {
-		return err
-	}
-	var out []any
-	var ids []int64
-	var keep []wiki.Revision
-	for i, rv := range revs {
-		if i == limit {
-			cont["rvcontinue"] = mwTimeID(rv.Time, rv.ID)
-			break
-		}
-		if endID > 0 && rv.ID < endID || !end.IsZero() && rv.Time.Before(end) {
-			break
-		}
-		if !start.IsZero() && rv.Time.After(start) || user != "" && rv.UserName != user || exclude != "" && rv.UserName == exclude {
-			continue
-		}
-		keep = append(keep, rv)
-		ids = append(ids, rv.ID)
-	}
-	if withContent && len(ids) > 0 {
-		full, err := c.a.store.FindRevisions(c.ctx, ids)
+	var revs []wiki.Revision
+	if newer {
+		// The store lists history newest first: oldest first reads the
+		// whole history, in one query, up to maxNewerScan revisions.
+		all, err := c.a.store.History(c.ctx, wiki.HistoryQuery{PageID: e.page.ID, Limit: maxNewerScan + 1})
 		if err != nil {
 			return err
 		}
-		texts := map[int64]string{}
-		for _, rv := range full {
-			texts[rv.ID] = rv.Text
+		if len(all) > maxNewerScan {
+			return errf("badvalue", "rvdir=newer reads at most %d revisions and this page has more; list its revisions newest first (rvdir=older).", maxNewerScan)
 		}
-		for i := range keep {
-			if c.budget < keep[i].Size && i > 0 {
+		slices.Reverse(all)
+		for _, rv := range all {
+			if from > 0 && rv.ID < from {
+				continue
+			}
+			revs = append(revs, rv)
+		}
+	} else {
+		before := int64(0)
+		if from > 0 {
+			before = from + 1
+		}
+		// Filters by user skip rows: read a few more, still one query.
+		n := limit + 1
+		if user != "" || exclude != "" {
+			n = min(limit*4+1, maxLimit+1)
+		}
+		if revs, err = c.a.store.History(c.ctx, wiki.HistoryQuery{PageID: e.page.ID, Before: before, Limit: n}); err != nil {
+			return err
+		}
+	}
+	var keep []wiki.Revision
+	for _, rv := range revs {
+		// rvstart is where the listing starts, rvend where it ends, in
+		// the listing's direction.
+		if newer {
+			if endID > 0 && rv.ID > endID || !end.IsZero() && rv.Time.After(end) {
+				break
+			}
+			if !start.IsZero() && rv.Time.Before(start) {
+				continue
+			}
+		} else {
+			if endID > 0 && rv.ID < endID || !end.IsZero() && rv.Time.Before(end) {
+				break
+			}
+			if !start.IsZero() && rv.Time.After(start) {
+				continue
+			}
+		}
+		if user != "" && rv.UserName != user || exclude != "" && rv.UserName == exclude {
+			continue
+		}
+		if len(keep) == limit {
+			cont["rvcontinue"] = mwTimeID(rv.Time, rv.ID)
+			break
+		}
+		keep = append(keep, rv)
+	}
+	if withContent {
+		// The texts, a few at a time, within the response's budget.
+		for i := 0; i < len(keep); i += revidBatch {
+			batch := keep[i:min(i+revidBatch, len(keep))]
+			size := 0
+			for _, rv := range batch {
+				size += rv.Size
+			}
+			if c.budget < size && i > 0 {
 				cont["rvcontinue"] = mwTimeID(keep[i].Time, keep[i].ID)
 				keep = keep[:i]
 				break
 			}
-			c.budget -= keep[i].Size
-			keep[i].Text = texts[keep[i].ID]
+			c.budget -= size
+			var ids []int64
+			for _, rv := range batch {
+				ids = append(ids, rv.ID)
+			}
+			full, err := c.a.store.FindRevisions(c.ctx, ids)
+			if err != nil {
+				return err
+			}
+			texts := map[int64]string{}
+			for _, rv := range full {
+				texts[rv.ID] = rv.Text
+			}
+			for k := range batch {
+				batch[k].Text = texts[batch[k].ID]
+			}
 		}
 	}
+	var out []any
 	for _, rv := range keep {
 		out = append(out, c.revisionOut(rv, rvprop, slots))
 	}
@@ -786,6 +834,9 @@ func (c *call) history(e *entry, rvprop []string, slots bool, cont map[string]st
 	}
 	return nil
 }
+
+// maxNewerScan bounds the history rvdir=newer reads.
+const maxNewerScan = 5000
 
 func mwTimeID(t time.Time, id int64) string {
 	return t.UTC().Format("20060102150405") + "|" + strconv.FormatInt(id, 10)
