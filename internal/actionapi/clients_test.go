@@ -91,6 +91,9 @@ func TestRealClients(t *testing.T) {
 			t.Errorf("%s: recent changes %v", name, r["recentchanges"])
 		}
 	}
+	if h, _ := res["pywikibot"]["history"].([]any); len(h) < 3 || h[0] != "pywikibot summary" || res["pywikibot"]["oldest"] != h[len(h)-1] {
+		t.Errorf("pywikibot's history %v, oldest %v", h, res["pywikibot"]["oldest"])
+	}
 	if res["mwclient"]["clientlogin_user"] != u.Name {
 		t.Errorf("mwclient clientlogin: %v", res["mwclient"]["clientlogin_user"])
 	}

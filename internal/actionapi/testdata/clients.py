@@ -95,6 +95,8 @@ def with_pywikibot():
     res['search'] = [p.title() for p in site.search('Client', total=10)]
     res['allpages'] = [p.title() for p in site.allpages(total=5)]
     res['history'] = [r.comment for r in page.revisions(total=5)]
+    # A fresh Page: its revisions are read oldest first (rvdir=newer).
+    res['oldest'] = pywikibot.Page(site, 'Client page').oldest_revision.comment
     return res
 
 
