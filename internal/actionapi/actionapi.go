@@ -1,13 +1,3 @@
-// Package actionapi serves MediaWiki's Action API (/w/api.php): the
-// modules, parameter names and JSON shapes that MediaWiki clients such as
-// mwclient and pywikibot use, over Wikid's engine and store. Sessions,
-// CSRF tokens, login throttling, rights and rate limits belong to the web
-// server, which passes them in through Host.
-//
-// Every answer is "no-store" and never enters the edge cache: an answer may
-// depend on the session (userinfo, tokens, what the viewer may read), on
-// the time (curtimestamp) or on the client's address, none of which is in
-// a cache key.
 package actionapi
 
 import (
