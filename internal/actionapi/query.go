@@ -208,6 +208,9 @@ func (c *call) pageSet(gen string, cont map[string]string, q map[string]any) ([]
 			if string(t) != raw {
 				normalized = append(normalized, map[string]any{"from": raw, "to": string(t)})
 			}
+			if slices.ContainsFunc(set, func(e *entry) bool { return e.title == t }) {
+				continue // once per title, as MediaWiki
+			}
 			set = append(set, &entry{title: t})
 		}
 		// One lookup per title, at most maxTitles of them: the store has
@@ -397,9 +400,12 @@ func (c *call) pagesOut(set []*entry) any {
 	neg := -1
 	for _, e := range set {
 		key := ""
-		if e.page.ID != 0 && !e.missing {
+		switch {
+		case e.page.ID != 0 && !e.missing:
 			key = strconv.FormatInt(e.page.ID, 10)
-		} else {
+		case e.idOnly != 0:
+			key = strconv.FormatInt(e.idOnly, 10)
+		default:
 			key = strconv.Itoa(neg)
 			neg--
 		}
