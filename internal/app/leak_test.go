@@ -160,7 +160,7 @@ func newLeakWorld(t *testing.T, opts ...func(*config.Config)) *leakWorld {
 	}
 	w.file = uploadLeakFile(t, a, uploader, "Leak image.png")
 	w.paths = [numTargets]string{"/wiki/Main_Page", "/wiki/Special:RecentChanges", "/wiki/Main_Page?action=edit", "/wiki/Main_Page?action=submit",
-		w.file.original, w.file.thumbURL}
+		leakAPIPath, w.file.original, w.file.thumbURL}
 	return w
 }
 
@@ -354,12 +354,17 @@ const (
 	tgSpecial
 	tgEdit
 	tgPreview
+	tgAPI      // an Action API read of the viewer's name and tokens
 	tgOriginal // an uploaded image's bytes
 	tgThumb    // its thumbnail
 	numTargets
 )
 
-var targetNames = [...]string{"article", "special", "edit form", "preview", "original file", "thumbnail"}
+var targetNames = [...]string{"article", "special", "edit form", "preview", "api.php", "original file", "thumbnail"}
+
+// leakAPIPath reads who the viewer is and their CSRF token through the
+// Action API: a per-session answer at a URL anyone may request.
+const leakAPIPath = "/w/api.php?action=query&meta=userinfo%7Ctokens&uiprop=groups%7Crights&type=csrf%7Clogin&format=json"
 
 func isMedia(target int) bool { return target == tgOriginal || target == tgThumb }
 
@@ -400,7 +405,7 @@ func (w *leakWorld) check(cell string, method string, kind reqKind, who *princip
 		if q == who {
 			continue
 		}
-		for _, s := range []string{`class="me"><bdi>` + q.user + `<`, "Contributions/" + q.user, q.csrf, q.token} {
+		for _, s := range []string{`class="me"><bdi>` + q.user + `<`, "Contributions/" + q.user, q.csrf, q.token, `"name":"` + q.user + `"`} {
 			if strings.Contains(body, s) {
 				fail("carries %s's private data %q", q.label, s)
 			}
@@ -571,8 +576,8 @@ func (w *leakWorld) request(cell string, p *principal, cv, target, method int, s
 	}
 	path := w.paths[target]
 	kind := kindRead
-	if target == tgEdit {
-		kind = kindForm
+	if target == tgEdit || target == tgAPI {
+		kind = kindForm // never stored: no-store
 	}
 	if target == tgPreview {
 		// The preview POST, with the token the principal's browser would hold.
@@ -596,7 +601,18 @@ func (w *leakWorld) request(cell string, p *principal, cv, target, method int, s
 	}
 	switch method {
 	case mGET:
-		w.check(cell, "GET", kind, who, w.raw("GET", path, "", nil, hdr...))
+		res := w.raw("GET", path, "", nil, hdr...)
+		w.check(cell, "GET", kind, who, res)
+		if target == tgAPI && res.status == http.StatusOK {
+			// The answer is the requester's own: their name and token.
+			own := `"anon":""`
+			if who.loggedIn() {
+				own = `"name":"` + who.user + `"`
+			}
+			if !strings.Contains(res.body, own) || who.loggedIn() && !strings.Contains(res.body, who.csrf) {
+				w.t.Errorf("%s: api.php did not answer as %s: %s", cell, who.label, res.body)
+			}
+		}
 	case mHEAD:
 		res := w.raw("HEAD", path, "", nil, hdr...)
 		if res.body != "" {
@@ -766,7 +782,7 @@ func (w *leakWorld) sweep(when string) {
 			if !ok {
 				continue
 			}
-			if i == tgEdit || i == tgPreview {
+			if i == tgEdit || i == tgPreview || i == tgAPI {
 				w.t.Errorf("%s: %s is stored in the edge (status %d)", when, path, v.Status)
 				continue
 			}
