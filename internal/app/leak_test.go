@@ -6,7 +6,7 @@ package app_test
 //	{anonymous, user A, user B, admin}
 //	× {cookies: none, junk, forged session, expired session, two session cookies}
 //	× {GET, HEAD, conditional GET, and a Range GET for files}
-//	× {article, special page, edit form, preview, content model form, an uploaded image, its thumbnail}
+//	× {article, special page, edit form, preview, api.php, content model form, an uploaded image, its thumbnail}
 //
 // with the principals interleaved in every order (the files in four orders
 // that cover every pair), each request on a new connection (the front hands
@@ -160,7 +160,7 @@ func newLeakWorld(t *testing.T, opts ...func(*config.Config)) *leakWorld {
 	}
 	w.file = uploadLeakFile(t, a, uploader, "Leak image.png")
 	w.paths = [numTargets]string{"/wiki/Main_Page", "/wiki/Special:RecentChanges", "/wiki/Main_Page?action=edit", "/wiki/Main_Page?action=submit",
-		"/wiki/Main_Page?action=editmodel", w.file.original, w.file.thumbURL}
+		leakAPIPath, "/wiki/Main_Page?action=editmodel", w.file.original, w.file.thumbURL}
 	return w
 }
 
@@ -354,13 +354,18 @@ const (
 	tgSpecial
 	tgEdit
 	tgPreview
+	tgAPI       // an Action API read of the viewer's name and tokens
 	tgEditModel // the content model form (?action=editmodel)
 	tgOriginal  // an uploaded image's bytes
 	tgThumb     // its thumbnail
 	numTargets
 )
 
-var targetNames = [...]string{"article", "special", "edit form", "preview", "content model form", "original file", "thumbnail"}
+var targetNames = [...]string{"article", "special", "edit form", "preview", "api.php", "content model form", "original file", "thumbnail"}
+
+// leakAPIPath reads who the viewer is and their CSRF token through the
+// Action API: a per-session answer at a URL anyone may request.
+const leakAPIPath = "/w/api.php?action=query&meta=userinfo%7Ctokens&uiprop=groups%7Crights&type=csrf%7Clogin&format=json"
 
 func isMedia(target int) bool { return target == tgOriginal || target == tgThumb }
 
@@ -401,7 +406,7 @@ func (w *leakWorld) check(cell string, method string, kind reqKind, who *princip
 		if q == who {
 			continue
 		}
-		for _, s := range []string{`class="me"><bdi>` + q.user + `<`, "Contributions/" + q.user, q.csrf, q.token} {
+		for _, s := range []string{`class="me"><bdi>` + q.user + `<`, "Contributions/" + q.user, q.csrf, q.token, `"name":"` + q.user + `"`} {
 			if strings.Contains(body, s) {
 				fail("carries %s's private data %q", q.label, s)
 			}
@@ -572,8 +577,8 @@ func (w *leakWorld) request(cell string, p *principal, cv, target, method int, s
 	}
 	path := w.paths[target]
 	kind := kindRead
-	if target == tgEdit || target == tgEditModel {
-		kind = kindForm
+	if target == tgEdit || target == tgAPI || target == tgEditModel {
+		kind = kindForm // never stored: no-store
 	}
 	if target == tgPreview {
 		// The preview POST, with the token the principal's browser would hold.
@@ -597,7 +602,18 @@ func (w *leakWorld) request(cell string, p *principal, cv, target, method int, s
 	}
 	switch method {
 	case mGET:
-		w.check(cell, "GET", kind, who, w.raw("GET", path, "", nil, hdr...))
+		res := w.raw("GET", path, "", nil, hdr...)
+		w.check(cell, "GET", kind, who, res)
+		if target == tgAPI && res.status == http.StatusOK {
+			// The answer is the requester's own: their name and token.
+			own := `"anon":""`
+			if who.loggedIn() {
+				own = `"name":"` + who.user + `"`
+			}
+			if !strings.Contains(res.body, own) || who.loggedIn() && !strings.Contains(res.body, who.csrf) {
+				w.t.Errorf("%s: api.php did not answer as %s: %s", cell, who.label, res.body)
+			}
+		}
 	case mHEAD:
 		res := w.raw("HEAD", path, "", nil, hdr...)
 		if res.body != "" {
@@ -767,7 +783,7 @@ func (w *leakWorld) sweep(when string) {
 			if !ok {
 				continue
 			}
-			if i == tgEdit || i == tgPreview || i == tgEditModel {
+			if i == tgEdit || i == tgPreview || i == tgAPI || i == tgEditModel {
 				w.t.Errorf("%s: %s is stored in the edge (status %d)", when, path, v.Status)
 				continue
 			}

@@ -45,6 +45,11 @@ func (e *Engine) markupOf(m wiki.ContentModel) Markup {
 	return plainMarkup{md: e.markups[wiki.ModelMarkdown]}
 }
 
+// Markup is the renderer of model m, for a reader of a revision's links
+// or sections outside the engine (the Action API); a model without one
+// reads as plain text.
+func (e *Engine) Markup(m wiki.ContentModel) Markup { return e.markupOf(m) }
+
 // HasMarkup reports whether the engine renders model m, rather than
 // showing its pages as plain text.
 func (e *Engine) HasMarkup(m wiki.ContentModel) bool {

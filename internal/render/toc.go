@@ -15,6 +15,15 @@ func TOCHTML(toc []Heading) string {
 	if len(toc) < minTOC {
 		return ""
 	}
+	return TOCList(toc)
+}
+
+// TOCList is TOCHTML for any number of headings (a page that asks for its
+// table of contents); "" for none.
+func TOCList(toc []Heading) string {
+	if len(toc) == 0 {
+		return ""
+	}
 	var b strings.Builder
 	b.WriteString(`<nav class="toc" aria-label="Contents">`)
 	var open []int // level of each open <ol>

@@ -27,9 +27,13 @@ var (
 	specOpenSearchDesc = &httpx.Spec{Name: "opensearch-desc"}
 )
 
-// actionAPI serves /w/api.php. Only the opensearch module exists so far;
-// any other action is an error in the Action API's shape.
+// actionAPI serves /w/api.php: opensearch here (its answers are shared by
+// anonymous readers through the edge), every other module in actionapi.
 func (s *Server) actionAPI(w http.ResponseWriter, r *http.Request) {
+	if raw, err := httpx.ParseQuery(r.URL.RawQuery); err == nil && raw.First("action") != "opensearch" {
+		s.actionModules(w, r)
+		return
+	}
 	q, err := httpx.Parse(r, specActionAPI, "/w/api.php", s.titles)
 	if err != nil {
 		httpx.SetRoute(r, specActionAPI.Name)

@@ -57,6 +57,9 @@ type Server struct {
 	uploadSlots chan struct{}
 	uploading   sync.Map
 	thumbs      *rateLimit    // thumbnails of non-standard widths made per client (media.go)
+	apiWrites   *rateLimit    // Action API changes per user or address (actionapi.go)
+	apiParses   *rateLimit    // Action API parses of a text per user or address (actionapi.go)
+	action      http.Handler  // the Action API's modules but opensearch (internal/actionapi)
 	proxies     httpx.Proxies // who may name the client (session.go)
 	// proxyWarned is set once the warning about forwarding headers from an
 	// unconfigured proxy on this host was logged (session.go).
@@ -117,7 +120,9 @@ func New(o Options) (*Server, error) {
 		devices: session.NewDevices(o.Secret), hashing: session.DefaultGate(), proxies: httpx.NewProxies(trusted, o.Config.ClientIPHeader),
 		purges: newRateLimit(30, time.Minute, o.Now), rollbacks: newRateLimit(rollbacksPerMinute, time.Minute, o.Now),
 		thanks: newRateLimit(thanksPerMinute, time.Minute, o.Now), uploads: newRateLimit(uploadsPerMinute, time.Minute, o.Now), uploadSlots: make(chan struct{}, uploadSlots),
-		thumbs: newRateLimit(thumbsPerMinute, time.Minute, o.Now), others: o.Others}
+		thumbs: newRateLimit(thumbsPerMinute, time.Minute, o.Now), others: o.Others,
+		apiWrites: newRateLimit(apiWritesPerMinute, time.Minute, o.Now), apiParses: newRateLimit(apiParsesPerMinute, time.Minute, o.Now)}
+	s.action = newActionAPI(s)
 	s.handler = s.routes()
 	return s, nil
 }

@@ -274,6 +274,21 @@ func (s *Server) checkCSRF(r *http.Request) error {
 	if v.Token {
 		return nil
 	}
+	if err := checkOrigin(r); err != nil {
+		return err
+	}
+	tok := r.Header.Get("X-CSRF-Token")
+	if tok == "" {
+		tok = r.PostFormValue("csrf")
+	}
+	if !s.validCSRF(r, tok) {
+		return wiki.Errorf(wiki.KindForbidden, "the form's security token is missing or wrong (it may have expired, or you logged in or out in another tab); reload the page and submit again")
+	}
+	return nil
+}
+
+// checkOrigin refuses a request a browser says another site started.
+func checkOrigin(r *http.Request) error {
 	if o := r.Header.Get("Origin"); o != "" && o != "null" {
 		u, err := url.Parse(o)
 		if err != nil || u.Host != r.Host {
@@ -283,29 +298,26 @@ func (s *Server) checkCSRF(r *http.Request) error {
 	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 		return wiki.Errorf(wiki.KindForbidden, "the request came from another site; submit the form from this wiki")
 	}
-	tok := r.Header.Get("X-CSRF-Token")
+	return nil
+}
+
+// validCSRF reports whether tok is the token csrfToken gives r's viewer:
+// the session's secret when logged in by session, else a signed anonymous
+// token less than anonCSRFMaxAge old.
+func (s *Server) validCSRF(r *http.Request, tok string) bool {
 	if tok == "" {
-		tok = r.PostFormValue("csrf")
+		return false
 	}
-	bad := wiki.Errorf(wiki.KindForbidden, "the form's security token is missing or wrong (it may have expired, or you logged in or out in another tab); reload the page and submit again")
-	if tok == "" {
-		return bad
-	}
+	v := viewerOf(r)
 	if v.LoggedIn && v.Session.ID != "" {
-		if !auth.Equal(tok, v.Session.CSRF) {
-			return bad
-		}
-		return nil
+		return auth.Equal(tok, v.Session.CSRF)
 	}
 	ts, sig, ok := strings.Cut(tok, ".")
 	if !ok || !auth.Equal(sig, s.sign("anon|"+ts)) {
-		return bad
+		return false
 	}
 	sec, err := strconv.ParseInt(ts, 36, 64)
-	if err != nil || s.now().Sub(time.Unix(sec, 0)) > anonCSRFMaxAge {
-		return bad
-	}
-	return nil
+	return err == nil && s.now().Sub(time.Unix(sec, 0)) <= anonCSRFMaxAge
 }
 
 // canRead and canEdit apply the configured groups.

@@ -674,6 +674,9 @@ func findClose(s string, i int, name string) (start, end int, ok bool) {
 func (p *parser) tag(i int) int {
 	s := p.src
 	if strings.HasPrefix(s[i:], "<!--") {
+		if p.wikitext {
+			return p.comment(i)
+		}
 		if !p.noClose["-->"] {
 			if k := strings.Index(s[i+4:], "-->"); k >= 0 {
 				return i + 4 + k + 3

@@ -6,8 +6,8 @@ import "strings"
 // markup: backticks and fences are ordinary text, and the elements whose
 // content MediaWiki's preprocessor leaves alone are copied as written,
 // tags included, for the wikitext renderer to show: <nowiki>, <pre>,
-// <syntaxhighlight>, <source> and <math> (HTML comments are copied in
-// both modes). <nowiki/> is copied too, since it separates markup (a link
+// <syntaxhighlight>, <source> and <math>. HTML comments are removed, as
+// MediaWiki's preprocessor removes them (see comment). <nowiki/> is copied too, since it separates markup (a link
 // from its trail). An element that is never closed is no element: its
 // start tag is text and what follows is expanded.
 
@@ -93,4 +93,35 @@ func (e *expander) lineStart(o *out, start int) {
 		copy(o.b[start+1:], o.b[start:])
 		o.b[start] = '\n'
 	}
+}
+
+// comment removes the HTML comment at s[i] ("<!--") in wikitext mode and
+// returns where the text goes on: an unclosed comment runs to the end of
+// the text, and one that stands alone on its line (white space around it,
+// not on the first line) takes the line with it, as in MediaWiki. A line
+// that holds a template call besides the comment stays, empty once the
+// call expands to nothing.
+func (p *parser) comment(i int) int {
+	s := p.src
+	end := len(s)
+	if !p.noClose["-->"] {
+		if k := strings.Index(s[i+4:], "-->"); k >= 0 {
+			end = i + 4 + k + 3
+		} else {
+			p.markNoClose("-->")
+		}
+	}
+	start, ws := i, i
+	for ws > p.lit && (s[ws-1] == ' ' || s[ws-1] == '\t') {
+		ws--
+	}
+	e := end
+	for e < len(s) && (s[e] == ' ' || s[e] == '\t') {
+		e++
+	}
+	if ws > 0 && ws >= p.lit && s[ws-1] == '\n' && e < len(s) && s[e] == '\n' {
+		start, end = ws, e+1
+	}
+	p.drop(start, end)
+	return end
 }

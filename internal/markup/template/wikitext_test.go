@@ -8,7 +8,7 @@ import (
 )
 
 func TestWikitextMode(t *testing.T) {
-	pages := map[wiki.Title]string{"Template:X": "x", "Template:L": "* item", "Template:T": "{|\n| a\n|}"}
+	pages := map[wiki.Title]string{"Template:X": "x", "Template:L": "* item", "Template:T": "{|\n| a\n|}", "Template:E": "", "Template:P": "{{{1}}}"}
 	load := func(_ context.Context, t wiki.Title) (string, bool, error) {
 		s, ok := pages[t]
 		return s, ok, nil
@@ -25,7 +25,11 @@ func TestWikitextMode(t *testing.T) {
 		{"source and math are copied", "<source>{{X}}</source><math>{{X}}</math>", "<source>{{X}}</source><math>{{X}}</math>"},
 		{"an unclosed pre is text", "<pre>{{X}}", "<pre>x"},
 		{"a longer tag name is another tag", "<prefix>{{X}}</prefix>", "<prefix>x</prefix>"},
-		{"comments are copied", "<!--{{X}}-->{{X}}", "<!--{{X}}-->x"},
+		{"comments are removed", "<!--{{X}}-->{{X}}", "x"},
+		{"a comment alone on its line takes the line", "a\n <!-- c --> \nb", "a\nb"},
+		{"a comment beside a call leaves the line", "a\n{{E}}<!-- c -->\nb", "a\n\nb"},
+		{"a comment in a parameter name", "{{P|1<!-- c -->=y}}", "y"},
+		{"an unclosed comment runs to the end", "a<!-- {{X}}", "a"},
 		{"noinclude goes", "<noinclude>{{X}}</noinclude>", "x"},
 	}
 	for _, tt := range tests {

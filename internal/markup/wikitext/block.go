@@ -236,11 +236,20 @@ func (p *blockPass) blockquotes(t string) {
 }
 
 // blockOpeners and blockClosers are the tags whose presence on a line
-// makes it no paragraph (MediaWiki's openMatch and closeMatch).
+// makes it no paragraph (MediaWiki's openMatch and closeMatch), by name
+// ("/x" for an end tag).
 var (
-	blockOpeners = []string{"table", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "tr", "p", "ul", "ol", "dl", "li", "/tr", "/td", "/th"}
-	blockClosers = []string{"/table", "/h1", "/h2", "/h3", "/h4", "/h5", "/h6", "td", "th", "blockquote", "/blockquote", "div", "/div", "hr", "/pre", "/p", "/li", "/ul", "/ol", "/dl", "center", "/center", "caption", "/caption"}
+	blockOpeners = setOf("table", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "tr", "p", "ul", "ol", "dl", "li", "/tr", "/td", "/th")
+	blockClosers = setOf("/table", "/h1", "/h2", "/h3", "/h4", "/h5", "/h6", "td", "th", "blockquote", "/blockquote", "div", "/div", "hr", "/pre", "/p", "/li", "/ul", "/ol", "/dl", "center", "/center", "caption", "/caption")
 )
+
+func setOf(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
 
 // blockTags reports whether line t holds a tag or marker that opens or
 // closes a block.
@@ -248,16 +257,19 @@ func blockTags(t string) (open, closing bool) {
 	for i := 0; i < len(t); i++ {
 		switch t[i] {
 		case '<':
-			rest := t[i+1:]
-			for _, o := range blockOpeners {
-				if tagNameAt(rest, o) {
-					open = true
-				}
+			// The tag pass wrote every tag in lower case: "<name" then a
+			// space or '>'.
+			j := i + 1
+			if j < len(t) && t[j] == '/' {
+				j++
 			}
-			for _, c := range blockClosers {
-				if tagNameAt(rest, c) {
-					closing = true
-				}
+			for j < len(t) && (isAlnum(t[j])) {
+				j++
+			}
+			if j < len(t) && (t[j] == '>' || t[j] == ' ') {
+				name := t[i+1 : j]
+				open = open || blockOpeners[name]
+				closing = closing || blockClosers[name]
 			}
 		case markerChar:
 			if kind, _, end, ok := readMarker(t, i); ok {
@@ -274,9 +286,8 @@ func blockTags(t string) (open, closing bool) {
 	return open, closing
 }
 
-// tagNameAt reports whether s starts with name (MediaWiki's test is a
-// prefix: "<pre" matches "<prefix" too, but the tag pass has written
-// only known tags).
+// tagNameAt reports whether s starts with the tag name name (any case),
+// followed by '>', a space or the end of s.
 func tagNameAt(s, name string) bool {
 	if len(s) < len(name) || !strings.EqualFold(s[:len(name)], name) {
 		return false

@@ -31,6 +31,9 @@ func escapeAllowEntities(s string) string {
 			if n := entityLen(s[i:]); n > 0 {
 				b.WriteString(s[i : i+n])
 				i += n - 1
+			} else if n := rlmLen(s[i:]); n > 0 {
+				b.WriteString("&#x200F;")
+				i += n - 1
 			} else {
 				b.WriteString("&amp;")
 			}
@@ -39,6 +42,17 @@ func escapeAllowEntities(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// rlmLen returns the length of MediaWiki's own names of the right-to-left
+// mark at the start of s (Hebrew and Arabic), or 0.
+func rlmLen(s string) int {
+	for _, e := range []string{"&\u05e8\u05dc\u05de;", "&\u0631\u0644\u0645;"} {
+		if strings.HasPrefix(s, e) {
+			return len(e)
+		}
+	}
+	return 0
 }
 
 // entityLen returns the length of the valid character reference at the
@@ -55,10 +69,21 @@ func entityLen(s string) int {
 			j++
 		}
 		start := j
+		cp := 0
 		for j < len(s) && j-start < 16 && (isDigit(s[j]) || hex && isHexLetter(s[j])) {
+			d := int(s[j] - '0')
+			if !isDigit(s[j]) {
+				d = int(s[j]|0x20-'a') + 10
+			}
+			if hex {
+				cp = cp*16 + d
+			} else {
+				cp = cp*10 + d
+			}
+			cp = min(cp, 0x110000)
 			j++
 		}
-		if j == start || j >= len(s) || s[j] != ';' {
+		if j == start || j >= len(s) || s[j] != ';' || !validCodepoint(cp) {
 			return 0
 		}
 		return j + 1
@@ -73,6 +98,14 @@ func entityLen(s string) int {
 		return 0
 	}
 	return j + 1
+}
+
+// validCodepoint reports whether a numeric character reference to cp is
+// kept (MediaWiki's Sanitizer::validateCodepoint, less the C1 controls
+// HTML maps to other characters).
+func validCodepoint(cp int) bool {
+	return cp == 0x09 || cp == 0x0a || (cp >= 0x20 && cp < 0x7f) || (cp > 0x9f && cp <= 0xd7ff) ||
+		(cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff)
 }
 
 func isDigit(c byte) bool     { return '0' <= c && c <= '9' }
@@ -183,14 +216,45 @@ func armor(v string) string {
 var attrArmor = strings.NewReplacer("[", "&#91;", "]", "&#93;", "{", "&#123;", "}", "&#125;", "|", "&#124;",
 	"://", "&#58;//", "__", "&#95;_", "~~~", "&#126;~~")
 
-// attrValue returns the value of attribute name in s, "" when none.
+// openTag returns the start tag of element name with the attributes of
+// attrs that the sanitizer keeps: the only HTML of the page's that the
+// author writes, and so the only HTML that passes through the sanitizer
+// (one tag at a time, each distinct tag once per page).
+func (d *doc) openTag(name, attrs string) string {
+	a := attributes(attrs, name)
+	if a == "" {
+		return "<" + name + ">"
+	}
+	tag := "<" + name + a + ">"
+	if v, ok := d.sanitized[tag]; ok {
+		return v
+	}
+	v := render.Sanitize(tag)
+	if !strings.HasPrefix(v, "<"+name) {
+		v = "<" + name + ">" // not reached: the element is allowed
+	}
+	if d.sanitized == nil {
+		d.sanitized = map[string]string{}
+	}
+	if len(d.sanitized) < maxSanitized {
+		d.sanitized[tag] = v
+	}
+	return v
+}
+
+// maxSanitized bounds the tags a page's memo of sanitized tags holds.
+const maxSanitized = 4096
+
+// attrValue returns the value of attribute name in s, "" when none (the
+// last one when it is repeated).
 func attrValue(s, name string) string {
+	v := ""
 	for _, a := range parseAttrs(s) {
 		if a.name == name {
-			return strings.TrimSpace(a.value)
+			v = strings.TrimSpace(a.value)
 		}
 	}
-	return ""
+	return v
 }
 
 // hasAttr reports whether s has attribute name.
@@ -245,7 +309,8 @@ var voidTags = map[string]bool{"br": true, "wbr": true, "hr": true}
 func (d *doc) tags(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/16)
-	gt := -1 // the next '>' at or after i, -1 before it is searched for
+	gt := -1     // the next '>' at or after i, -1 before it is searched for
+	lastLT := -1 // the last '<' before gt: the only one that may start a tag
 	noGT := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -257,18 +322,21 @@ func (d *doc) tags(s string) string {
 				continue
 			}
 			if gt < i {
-				k := strings.IndexByte(s[i:], '>')
-				if k < 0 {
+				k := strings.IndexByte(s[i+1:], '>') + 1
+				if k <= 0 {
 					noGT = true
 					b.WriteString("&lt;")
 					continue
 				}
 				gt = i + k
+				lastLT = i + strings.LastIndexByte(s[i:gt], '<')
 			}
-			if tag, ok := d.tag(s[i+1 : gt]); ok {
-				b.WriteString(tag)
-				i = gt
-				continue
+			if i == lastLT {
+				if tag, ok := d.tag(s[i+1 : gt]); ok {
+					b.WriteString(tag)
+					i = gt
+					continue
+				}
 			}
 			b.WriteString("&lt;")
 		case '>':
@@ -276,6 +344,9 @@ func (d *doc) tags(s string) string {
 		case '&':
 			if n := entityLen(s[i:]); n > 0 {
 				b.WriteString(s[i : i+n])
+				i += n - 1
+			} else if n := rlmLen(s[i:]); n > 0 {
+				b.WriteString("&#x200F;")
 				i += n - 1
 			} else {
 				b.WriteString("&amp;")
@@ -312,7 +383,7 @@ func (d *doc) tag(t string) (string, bool) {
 		}
 		return "</" + name + ">", true
 	}
-	open := "<" + name + attributes(strings.TrimSuffix(rest, "/"), name) + ">"
+	open := d.openTag(name, strings.TrimSuffix(rest, "/"))
 	if strings.HasSuffix(rest, "/") && !voidTags[name] {
 		return open + "</" + name + ">", true // <span/> is an empty element
 	}

@@ -9,6 +9,7 @@ import (
 
 	xhtml "golang.org/x/net/html"
 
+	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -148,12 +149,14 @@ func (d *doc) link(inner, after string) (out string, consumed int, handled bool)
 	if strings.ContainsAny(target, "\n<>{}") || strings.IndexByte(target, markerChar) >= 0 {
 		return "", 0, false
 	}
-	target = strings.TrimSpace(xhtml.UnescapeString(target))
-	if strings.IndexByte(target, '%') >= 0 {
-		if u, err := url.PathUnescape(target); err == nil && utf8.ValidString(u) {
-			target = u
+	written := xhtml.UnescapeString(target)
+	if strings.IndexByte(written, '%') >= 0 {
+		if u, err := url.PathUnescape(written); err == nil && utf8.ValidString(u) {
+			written = u
 		}
 	}
+	written = strings.Trim(written, " \t")
+	target = strings.TrimSpace(written)
 	colon := strings.HasPrefix(target, ":")
 	name := target
 	if colon {
@@ -194,8 +197,9 @@ func (d *doc) link(inner, after string) (out string, consumed int, handled bool)
 	case piped && label == "":
 		return "", 0, false // the pipe trick is a save's, not the parser's
 	case !piped:
-		// The target as written is no markup: its apostrophes stay.
-		label = strings.ReplaceAll(strings.TrimPrefix(strings.TrimSpace(inner), ":"), "'", "&#39;")
+		// The target (its references and % escapes resolved) is the
+		// label, and no markup: its apostrophes stay.
+		label = escapeText(strings.TrimPrefix(written, ":"))
 	case strings.IndexByte(label, '[') >= 0 && strings.HasPrefix(after, "]"):
 		// [[A|[b]]]: the label's bracket closes inside it.
 		label += "]"
@@ -477,7 +481,7 @@ func protocolAt(s string) int {
 // urlChar reports whether c may be part of a URL (MediaWiki's
 // EXT_LINK_URL_CLASS, for ASCII).
 func urlChar(c byte) bool {
-	return c > 0x20 && c != 0x7f && c != '[' && c != ']' && c != '<' && c != '>' && c != '"'
+	return c > 0x20 && c != 0x7f && c != '[' && c != ']' && c != '<' && c != '>' && c != '"' && c != '\\'
 }
 
 // urlEnd returns the end of the URL starting at s[0] (protocol known),
@@ -485,8 +489,20 @@ func urlChar(c byte) bool {
 func urlEnd(s string, from int) int {
 	i := from
 	for i < len(s) && urlChar(s[i]) {
-		if s[i] == '&' && (strings.HasPrefix(s[i:], "&lt;") || strings.HasPrefix(s[i:], "&gt;") || strings.HasPrefix(s[i:], "&quot;")) {
-			break
+		if s[i] == '&' {
+			// A reference is read as its character: one that ends a URL
+			// ends it before the reference.
+			n := entityLen(s[i:])
+			if n == 0 {
+				i++
+				continue
+			}
+			r, _ := utf8.DecodeRuneInString(xhtml.UnescapeString(s[i : i+n]))
+			if r < 0x80 && !urlChar(byte(r)) || r >= 0x80 && unicode.Is(unicode.Zs, r) {
+				break
+			}
+			i += n
+			continue
 		}
 		if s[i] >= 0x80 {
 			r, n := utf8.DecodeRuneInString(s[i:])
@@ -499,6 +515,30 @@ func urlEnd(s string, from int) int {
 		i++
 	}
 	return i
+}
+
+// trimURL returns the length of url once the punctuation that ends a
+// sentence is taken off its end ("," ";" "." ":" "!" "?", and ")" when
+// the URL has no "("), but not the ';' that ends a reference.
+func trimURL(url string) int {
+	punct := ",;.:!?"
+	if !strings.Contains(url, "(") {
+		punct += ")"
+	}
+	end := len(url)
+	amp := strings.LastIndexByte(url, '&') // the last '&' before end, moved left with it
+	for end > 0 && strings.IndexByte(punct, url[end-1]) >= 0 {
+		if url[end-1] == ';' {
+			for amp >= end {
+				amp = strings.LastIndexByte(url[:amp], '&')
+			}
+			if amp >= 0 && entityLen(url[amp:end]) == end-amp {
+				break
+			}
+		}
+		end--
+	}
+	return end
 }
 
 // externalLinks turns [url label] and [url] into links.
@@ -545,8 +585,16 @@ func (d *doc) externalLinks(s string) string {
 			continue
 		}
 		j := ue
-		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
-			j++
+		for j < len(s) {
+			if s[j] == ' ' || s[j] == '\t' {
+				j++
+				continue
+			}
+			if r, n := utf8.DecodeRuneInString(s[j:]); r >= 0x80 && unicode.Is(unicode.Zs, r) {
+				j += n
+				continue
+			}
+			break
 		}
 		le := j
 		for le < len(s) && le-j < maxWikiLink && s[le] != ']' && s[le] != '\n' {
@@ -628,10 +676,7 @@ func (d *doc) bareURLs(s string) string {
 			d.b.check()
 			ue := urlEnd(s, i+p)
 			url := s[i:ue]
-			url = strings.TrimRight(url, ",;.:!?")
-			if !strings.Contains(url, "(") {
-				url = strings.TrimRight(url, ",;.:!?)")
-			}
+			url = url[:trimURL(url)]
 			if len(url) <= p {
 				continue
 			}
@@ -648,3 +693,7 @@ func (d *doc) bareURLs(s string) string {
 	b.WriteString(s[last:])
 	return b.String()
 }
+
+// externalOpen is the <a> start tag of a link out to url, "" when the
+// sanitizer would drop it.
+func externalOpen(url string) string { return render.ExternalLinkOpen(url) }

@@ -23,8 +23,9 @@ type doc struct {
 	categories []wiki.Title
 	sortKeys   map[wiki.Title]string
 
-	cite    cite
-	autoNum int // numbered external links: [http://x]
+	cite      cite
+	autoNum   int               // numbered external links: [http://x]
+	sanitized map[string]string // the author's start tags as the sanitizer leaves them
 
 	noTOC, forceTOC, tocHere, noEditSection bool
 }

@@ -84,12 +84,20 @@ func (r *Renderer) RenderWith(ctx context.Context, src string, exists render.Exi
 	if d.noTOC {
 		toc = nil
 	}
-	if d.tocHere {
+	switch {
+	case d.tocHere:
 		t := ""
 		if toc != nil {
-			t = render.TOCHTML(toc)
+			t = tocHTML(toc, d.forceTOC)
 		}
 		html = strings.Replace(html, tocPlaceholder, t, 1)
+		toc = nil
+	case d.forceTOC && len(toc) > 0 && len(toc) < minTOC:
+		// The engine shows a TOC from three headings on; a forced one
+		// for fewer stands before the first heading, as in MediaWiki.
+		if i := strings.Index(html, "<h"); i >= 0 {
+			html = html[:i] + tocHTML(toc, true) + html[i:]
+		}
 		toc = nil
 	}
 	return render.Result{
@@ -100,17 +108,33 @@ func (r *Renderer) RenderWith(ctx context.Context, src string, exists render.Exi
 	}, nil
 }
 
+// minTOC is the number of headings from which render.TOCHTML writes a
+// table of contents.
+const minTOC = 3
+
+// tocHTML is render.TOCHTML, for fewer headings too when forced.
+func tocHTML(toc []render.Heading, force bool) string {
+	if force {
+		return render.TOCList(toc)
+	}
+	return render.TOCHTML(toc)
+}
+
 // tocPlaceholder marks where __TOC__ puts the table of contents.
 const tocPlaceholder = "\x7fTOC\x7f"
 
-// finish balances the page's tags as a browser would (an HTML parse),
+// finish balances the page's tags as a browser would (an HTML parse) and
 // wraps the text standing outside any block in paragraphs as MediaWiki's
-// HTML tidying does, and passes the page through the sanitizer.
+// HTML tidying does. Everything the page holds is in the sanitizer's
+// canonical form already (the author's tags passed through it one by one,
+// openTag; the rest is written by this package and package render), and
+// the parse writes it out again in that form: the page is a fixpoint of
+// render.Sanitize (the tests and FuzzRender check it).
 func finish(h string) string {
 	body := &xhtml.Node{Type: xhtml.ElementNode, Data: "body", DataAtom: atom.Body}
 	nodes, err := xhtml.ParseFragment(strings.NewReader(h), body)
 	if err != nil {
-		return render.Sanitize(h)
+		return render.Sanitize(h) // not reached: the parse reads any text
 	}
 	for _, n := range nodes {
 		body.AppendChild(n)
@@ -121,7 +145,7 @@ func finish(h string) string {
 	for n := body.FirstChild; n != nil; n = n.NextSibling {
 		_ = xhtml.Render(&buf, n)
 	}
-	return render.Sanitize(buf.String())
+	return buf.String()
 }
 
 // phrasing are the elements that are text to paragraphs.
@@ -156,16 +180,13 @@ func inlineNode(n *xhtml.Node) bool {
 }
 
 // pWrap wraps the runs of inline content among the children of n (the
-// body, and block quotes within it) in paragraphs; white space alone
-// starts none.
+// body, or a block quote) in paragraphs; white space alone starts none.
+// Block quotes further down are wrapped the same way.
 func pWrap(n *xhtml.Node) {
 	var p *xhtml.Node
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
 		switch {
-		case c.Type == xhtml.ElementNode && c.DataAtom == atom.Blockquote:
-			pWrap(c)
-			p = nil
 		case c.Type == xhtml.TextNode && p == nil && strings.TrimSpace(c.Data) == "":
 		case inlineNode(c):
 			if p == nil {
@@ -176,8 +197,23 @@ func pWrap(n *xhtml.Node) {
 			p.AppendChild(c)
 		default:
 			p = nil
+			quotes(c)
 		}
 		c = next
+	}
+}
+
+// quotes p-wraps the block quotes in n's tree.
+func quotes(n *xhtml.Node) {
+	if n.Type != xhtml.ElementNode {
+		return
+	}
+	if n.DataAtom == atom.Blockquote {
+		pWrap(n)
+		return
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		quotes(c)
 	}
 }
 

@@ -29,7 +29,6 @@ type mark struct {
 	plain string // its text for the search index
 	// code blocks are highlighted when rendered, not when parsed
 	code, lang string
-	inline     bool
 	toc        bool // the __TOC__ place
 	refs       *refList
 	file       *fileEmbed
@@ -145,7 +144,8 @@ func (d *doc) strip(s string, refs bool) string {
 			if e := strings.Index(s[i+4:], "-->"); e >= 0 {
 				end = i + 4 + e + 3
 			}
-			// A comment alone on its line takes the line with it.
+			// A comment alone on its line (not the first) takes the line with
+			// it, as in MediaWiki.
 			ls := len(out)
 			for ls > 0 && (out[ls-1] == ' ' || out[ls-1] == '\t') {
 				ls--
@@ -154,7 +154,7 @@ func (d *doc) strip(s string, refs bool) string {
 			for e < len(s) && (s[e] == ' ' || s[e] == '\t') {
 				e++
 			}
-			if (ls == 0 || out[ls-1] == '\n') && e < len(s) && s[e] == '\n' && ls < len(out)+1 {
+			if ls > 0 && out[ls-1] == '\n' && e < len(s) && s[e] == '\n' {
 				out = out[:ls]
 				end = e + 1
 			}
@@ -199,8 +199,7 @@ func (d *doc) extension(name, attrs, content string, self bool) string {
 	case "pre":
 		// <nowiki> inside <pre> only keeps its content from being read.
 		content = removeNowikiTags(content)
-		a := attributes(attrs, "pre")
-		return d.addMark(mark{kind: kindBlock, html: "<pre" + a + ">" + escapeAllowEntities(strings.TrimPrefix(content, "\n")) + "</pre>", plain: content})
+		return d.addMark(mark{kind: kindBlock, html: d.openTag("pre", attrs) + escapeAllowEntities(strings.TrimPrefix(content, "\n")) + "</pre>", plain: content})
 	case "syntaxhighlight", "source":
 		lang := attrValue(attrs, "lang")
 		inline := hasAttr(attrs, "inline")

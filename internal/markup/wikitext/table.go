@@ -13,7 +13,7 @@ type tableState struct {
 	inCell    bool   // a cell (or caption) is open
 	cellTag   string // its element
 	inRow     bool   // a row is open
-	rowAttrs  string // attributes for the next row started implicitly
+	rowTag    string // the start tag of the next row started implicitly
 	hasRow    bool   // the table has had a row
 	indent    int    // ":" before "{|": the table is in that many <dl><dd>
 	captioned bool
@@ -50,7 +50,7 @@ func (d *doc) tables(s string) string {
 		case strings.HasPrefix(rest, "{|") && len(stack) < maxTableDepth:
 			t := &tableState{indent: colons}
 			stack = append(stack, t)
-			outLine = strings.Repeat("<dl><dd>", colons) + "<table" + attributes(stripMarkers(rest[2:]), "table") + ">"
+			outLine = strings.Repeat("<dl><dd>", colons) + d.openTag("table", stripMarkers(rest[2:]))
 		case len(stack) == 0:
 			// not in a table
 		case strings.HasPrefix(line, "|}"):
@@ -73,7 +73,7 @@ func (d *doc) tables(s string) string {
 		case strings.HasPrefix(line, "|-"):
 			t := stack[len(stack)-1]
 			a := strings.TrimLeft(line, "|-")
-			t.rowAttrs = attributes(stripMarkers(a), "tr")
+			t.rowTag = d.openTag("tr", stripMarkers(a))
 			l := ""
 			if t.inRow {
 				l = "</tr>"
@@ -99,8 +99,11 @@ func (d *doc) tables(s string) string {
 				previous := ""
 				if first != '+' {
 					if !t.inRow {
-						previous = "<tr" + t.rowAttrs + ">\n"
-						t.rowAttrs = ""
+						previous = "<tr>\n"
+						if t.rowTag != "" {
+							previous = t.rowTag + "\n"
+						}
+						t.rowTag = ""
 					}
 					t.inRow, t.hasRow = true, true
 				}
@@ -117,11 +120,11 @@ func (d *doc) tables(s string) string {
 				}
 				attrs, data, piped := cutCellAttrs(cell)
 				l.WriteString(previous)
-				l.WriteString("<" + t.cellTag)
 				if piped {
-					l.WriteString(attributes(stripMarkers(attrs), t.cellTag))
+					l.WriteString(d.openTag(t.cellTag, stripMarkers(attrs)))
+				} else {
+					l.WriteString("<" + t.cellTag + ">")
 				}
-				l.WriteString(">")
 				l.WriteString(strings.TrimSpace(data))
 				t.inCell = true
 			}
@@ -131,6 +134,9 @@ func (d *doc) tables(s string) string {
 		if nl {
 			out.WriteByte('\n')
 		}
+	}
+	if len(stack) == 1 && !stack[0].hasRow && strings.TrimSuffix(out.String(), "\n") == "<table>" {
+		return "" // "{||}" alone, no table after it: nothing, as MediaWiki
 	}
 	for len(stack) > 0 {
 		t := stack[len(stack)-1]

@@ -272,6 +272,7 @@ func TestPathological(t *testing.T) {
 		"unclosed comments":    strings.Repeat("<!-- ", 50000),
 		"less-than signs":      strings.Repeat("<a ", 100000),
 		"bare urls":            strings.Repeat("http://a.example/(", 20000),
+		"url punctuation":      "http://a.example/" + strings.Repeat("&amp;;", 50000) + strings.Repeat(";", 100000),
 		"definition colons":    strings.Repeat(";a:b:c", 30000),
 		"nested blockquotes":   strings.Repeat("<blockquote>", 10000) + "x",
 		"headings everywhere":  strings.Repeat("=", 100000),
@@ -420,4 +421,16 @@ func FuzzRender(f *testing.F) {
 			t.Error(err)
 		}
 	})
+}
+
+func TestForceTOC(t *testing.T) {
+	r := New()
+	res := mustRender(t, r, "__FORCETOC__\nx\n== A ==\ny", render.Options{})
+	if res.TOC != nil || !strings.Contains(res.HTML, `<nav class="toc" aria-label="Contents"><ol><li><a href="#A">A</a></li></ol></nav><h2`) {
+		t.Errorf("forced TOC: %+v\n%s", res.TOC, res.HTML)
+	}
+	res = mustRender(t, r, "== A ==\n== B ==\n== C ==", render.Options{})
+	if len(res.TOC) != 3 || strings.Contains(res.HTML, "<nav") {
+		t.Errorf("TOC: %+v\n%s", res.TOC, res.HTML)
+	}
 }

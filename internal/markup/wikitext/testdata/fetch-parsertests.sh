@@ -39,6 +39,8 @@ Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
 
+# Lists and downloads go to the temporary directory; as root, apt would
+# download as its _apt user, who cannot write there (APT::Sandbox::User).
 apt_opts="-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=$tmp/sources.list.d -o Dir::State::Lists=$tmp/lists -o Dir::Cache=$tmp/cache -o APT::Sandbox::User=root"
 # shellcheck disable=SC2086
 apt-get $apt_opts -qq update
