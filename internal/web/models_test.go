@@ -176,7 +176,11 @@ func TestAWikitextPageIsRenderedAsWikitext(t *testing.T) {
 		res = bot.PostForm("/wiki/Wiki?action=submit&section=2", url.Values{"csrf": {csrf}, "baserev": {base}, "text": {"== Second ==\nChanged '''here'''.\n"}, "model": {"wikitext"}})
 		mustStatus(t, res, http.StatusSeeOther)
 		view := c.Get("/wiki/Wiki")
-		mustContain(t, view, "Changed <b>here</b>.", "One.")
+		mustContain(t, view, "Changed <b>here</b>.", "One.", "action=edit&amp;section=2")
+		// An old revision's view drops the section edit links.
+		old := c.Get("/wiki/Wiki?oldid=" + base)
+		mustContain(t, old, "Two.")
+		mustNotContain(t, old, "action=edit&amp;section=2")
 		if got := modelOf(t, w, "Wiki"); got != wiki.ModelWikitext {
 			t.Errorf("after the section edit: %q", got)
 		}
