@@ -1,0 +1,207 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wikid/wikid/internal/store"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// ImportHistory stores page histories in one transaction (see
+// wiki.HistoryRequest). Texts are compressed and hashed, and the latest
+// revisions' search terms made, on every core before the transaction.
+// History revisions write their row only: no recent change, link or
+// search row.
+func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]wiki.HistoryResult, error) {
+	texts := make([][]storedText, len(reqs))
+	terms := make([]string, len(reqs))
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), len(reqs))
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(reqs); i += workers {
+				texts[i] = make([]storedText, len(reqs[i].Revisions))
+				for j, v := range reqs[i].Revisions {
+					texts[i][j] = encodeText(v.Text)
+				}
+				terms[i] = reqs[i].SearchTerms
+				if terms[i] == "" {
+					terms[i] = store.IndexText(reqs[i].SearchText)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	res := make([]wiki.HistoryResult, len(reqs))
+	err := db.write(ctx, func(tx *wtx) error {
+		var entries []searchEntry
+		var links store.LinkRows
+		linked := map[string]bool{}
+		type pending struct {
+			jobs []wiki.JobSpec
+			at   time.Time
+		}
+		var deferred []pending
+		for i, req := range reqs {
+			r, entry, err := importHistoryTx(ctx, tx, req, texts[i], terms[i], &links)
+			if err != nil {
+				return fmt.Errorf("%q: %w", req.Title, err)
+			}
+			res[i] = r
+			if !r.Latest {
+				continue
+			}
+			entries = append(entries, entry)
+			// A job about the title's dependents is needless when nothing
+			// links to it, as in ImportPages.
+			jobs := req.Jobs[:0:0]
+			for _, j := range req.Jobs {
+				if wiki.DependentsJob(j.Kind) {
+					is, ok := linked[string(req.Title)]
+					if !ok {
+						if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM links WHERE target_title = ?)`, string(req.Title)).Scan(&is); err != nil {
+							return err
+						}
+						linked[string(req.Title)] = is
+					}
+					if !is {
+						continue
+					}
+				}
+				jobs = append(jobs, j)
+			}
+			deferred = append(deferred, pending{jobs, r.Page.Touched})
+			for _, ts := range [][]wiki.Title{req.Links.Links, req.Links.Categories, req.Links.Templates, req.Links.Files, {req.Links.Redirect}} {
+				for _, t := range ts {
+					linked[string(t)] = true
+				}
+			}
+		}
+		if err := insertLinkRows(ctx, tx, &links); err != nil {
+			return err
+		}
+		for _, d := range deferred {
+			if err := insertJobs(ctx, tx, d.jobs, d.at); err != nil {
+				return err
+			}
+		}
+		return writeSearch(ctx, tx, entries)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: import history: %w", err)
+	}
+	db.restartWAL(ctx)
+	return res, nil
+}
+
+// revKey is what makes an imported revision the same as a stored one:
+// its time (milliseconds) and its text's SHA-1.
+type revKey struct {
+	ts   int64
+	sha1 string
+}
+
+// importHistoryTx is ImportHistory's work for one page: its revisions and,
+// when the newest becomes the latest, the page row, its link rows (added
+// to links) and its search entry (returned).
+func importHistoryTx(ctx context.Context, tx *wtx, req wiki.HistoryRequest, texts []storedText, terms string, links *store.LinkRows) (wiki.HistoryResult, searchEntry, error) {
+	var res wiki.HistoryResult
+	cur, err := findPageTx(ctx, tx, req.Title)
+	if err != nil {
+		return res, searchEntry{}, err
+	}
+	live := cur.exists && !cur.Deleted
+	have := map[revKey]bool{}
+	var latestTS int64
+	if cur.exists {
+		rows, err := tx.QueryContext(ctx, `SELECT id, ts, sha1 FROM revisions WHERE page_id = ? AND deleted = 0`, cur.ID)
+		if err != nil {
+			return res, searchEntry{}, err
+		}
+		for rows.Next() {
+			var id, ts int64
+			var sha string
+			if err := rows.Scan(&id, &ts, &sha); err != nil {
+				rows.Close()
+				return res, searchEntry{}, err
+			}
+			have[revKey{ts, sha}] = true
+			if id == cur.LatestID {
+				latestTS = ts
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return res, searchEntry{}, err
+		}
+	}
+	pageID := cur.ID
+	parentID, parentSize := int64(0), 0
+	if live {
+		parentID, parentSize = cur.LatestID, cur.Size
+	}
+	var newest wiki.Revision
+	for j, v := range req.Revisions {
+		k := revKey{ms(v.Time), texts[j].sha1}
+		if have[k] {
+			res.Skipped++
+			continue
+		}
+		have[k] = true
+		if pageID == 0 {
+			err := tx.QueryRowContext(ctx, `INSERT INTO pages (title, ns, touched, deleted) VALUES (?, ?, ?, 1) RETURNING id`,
+				string(req.Title), req.Title.Namespace(), ms(v.Time)).Scan(&pageID)
+			if err != nil {
+				return res, searchEntry{}, err
+			}
+		}
+		rev, err := insertRevision(ctx, tx, newRevision{
+			pageID: pageID, parentID: parentID, userID: v.UserID, userName: v.UserName,
+			summary: v.Summary, text: texts[j], minor: v.Minor, at: v.Time, model: v.Model.Or(wiki.ModelWikitext),
+		})
+		if err != nil {
+			return res, searchEntry{}, err
+		}
+		rev.ParentSize, parentID, parentSize = parentSize, rev.ID, rev.Size
+		res.Added++
+		if newest.ID == 0 || !rev.Time.Before(newest.Time) {
+			newest = rev
+		}
+	}
+	res.Page = cur.Page
+	if res.Added == 0 {
+		return res, searchEntry{}, nil
+	}
+	if req.Log.Type != "" {
+		e := req.Log
+		e.Target, e.PageID, e.Time = req.Title, pageID, now(e.Time)
+		if e.Params == nil {
+			e.Params = map[string]string{"count": strconv.Itoa(res.Added)}
+		}
+		if err := insertLog(ctx, tx, e); err != nil {
+			return res, searchEntry{}, err
+		}
+	}
+	if live && ms(newest.Time) < latestTS {
+		// Older than what the page shows: history only.
+		return res, searchEntry{}, nil
+	}
+	page := wiki.Page{ID: pageID, Title: req.Title, LatestID: newest.ID, Redirect: req.Links.Redirect,
+		Touched: newest.Time, Size: newest.Size, Model: newest.Model}
+	if _, err := tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ?, redirect = ?, deleted = 0, touched = ?, size = ?, model = ? WHERE id = ?`,
+		page.LatestID, string(page.Redirect), ms(page.Touched), page.Size, string(page.Model), pageID); err != nil {
+		return res, searchEntry{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
+		return res, searchEntry{}, err
+	}
+	links.Add(pageID, req.Title, req.Links)
+	links.At = newest.Time
+	res.Page, res.Created, res.Latest = page, !live, true
+	return res, searchEntry{pageID: pageID, revID: newest.ID, title: req.Title, terms: terms, replace: cur.exists}, nil
+}
