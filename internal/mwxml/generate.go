@@ -70,7 +70,7 @@ func Generate(w io.Writer, pages, revs int, seed uint64) error {
 					if i > 0 {
 						text.WriteByte(' ')
 					}
-					if rnd.IntN(12) == 0 {
+					if rnd.IntN(25) == 0 { // about a link every 25 words, as in an encyclopedia article
 						fmt.Fprintf(&text, "[[Page %d|%s]]", rnd.IntN(pages), words[rnd.IntN(len(words))])
 						continue
 					}
