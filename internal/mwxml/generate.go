@@ -31,8 +31,10 @@ func DefaultSiteInfo(sitename string) SiteInfo {
 
 // Generate writes a dump of pages pages with revs revisions each of
 // realistic wikitext (a few KB: headings, links between the pages,
-// templates, categories, lists, tables), the same for the same seed: the
-// corpus of the import benchmark.
+// templates, categories, lists, tables), then one page of each kind an
+// importer treats apart (a redirect, talk, user, category and file pages,
+// unicode), the same for the same seed: the corpus of the import
+// benchmark.
 func Generate(w io.Writer, pages, revs int, seed uint64) error {
 	rnd := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	wr := NewWriter(w, DefaultSiteInfo("Benchwiki"), "en")
@@ -95,6 +97,30 @@ func Generate(w io.Writer, pages, revs int, seed uint64) error {
 			parent = revID
 		}
 		if err := wr.EndPage(); err != nil {
+			return err
+		}
+	}
+	// A page of each kind the importer treats apart.
+	at := start.Add(time.Duration(pages) * time.Hour)
+	for i, x := range []struct {
+		title, redirect, text, comment string
+		ns                             int
+		c                              Contributor
+	}{
+		{"Page 0 (alias)", "Page 0", "#REDIRECT [[Page 0]]\n", "a redirect", 0, Contributor{Username: "Editor 1", ID: 2}},
+		{"Talk:Page 0", "", "Why? --[[User:Editor 1]]\n", "a question", 1, Contributor{IP: "2001:db8::7"}},
+		{"User:Editor 1", "", "I edit.\n", "about me", 2, Contributor{Username: "Editor 1", ID: 2}},
+		{"Category:Group 1", "", "Pages of group 1.\n", "a category", 14, Contributor{Username: "Editor 1", ID: 2}},
+		{"File:Map.png", "", "A map.\n", "a file page", 6, Contributor{Username: "Editor 1", ID: 2}},
+		{"Zürich – 日本語", "", "Unicode: Zürich, 日本語, ελληνικά.\n", `specials: <b> & "q" 'a' ]]>`, 0, Contributor{Username: "Ünïcödé", ID: 3}},
+	} {
+		if err := wr.Page(Page{Title: x.title, NS: x.ns, ID: int64(pages + i + 1), Redirect: x.redirect}); err != nil {
+			return err
+		}
+		revID++
+		err := wr.Revision(Revision{ID: revID, Timestamp: at.Add(time.Duration(i) * time.Minute), Contributor: x.c,
+			Minor: i%2 == 1, Comment: x.comment, Model: "wikitext", Text: x.text})
+		if err != nil {
 			return err
 		}
 	}

@@ -146,7 +146,7 @@ func TestWriterRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(items) != 30*4 {
+	if len(items) != 30*4+6*2 {
 		t.Fatalf("%d items", len(items))
 	}
 	var b bytes.Buffer
