@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/wikid/wikid/internal/mwxml"
@@ -32,7 +33,8 @@ type DumpOptions struct {
 	// name in the dump (its title without the namespace): a missing one
 	// is ErrNotFound, and counted, not an error.
 	File func(name string) ([]byte, error)
-	// Progress, if not nil, is called after each batch.
+	// Progress, if not nil, is called after each batch with the counts
+	// so far (those of pages and revisions, and Offset).
 	Progress func(DumpStats)
 }
 
@@ -101,6 +103,7 @@ func (e *Engine) ImportDump(ctx context.Context, r io.Reader, opts DumpOptions) 
 	}
 	rules := e.TitleRules()
 	var uploads []pendingUpload
+	var offset atomic.Int64 // written by the reading stage, read by Progress
 	pages := func(yield func(HistoryPage, error) bool) {
 		var cur HistoryPage
 		var title wiki.Title
@@ -116,7 +119,7 @@ func (e *Engine) ImportDump(ctx context.Context, r io.Reader, opts DumpOptions) 
 		}
 		for {
 			it, err := rd.Next()
-			st.Offset = rd.Offset()
+			offset.Store(rd.Offset())
 			if err == io.EOF {
 				emit()
 				return
@@ -182,12 +185,11 @@ func (e *Engine) ImportDump(ctx context.Context, r io.Reader, opts DumpOptions) 
 	hopts := HistoryOptions{Editor: opts.Editor, Log: opts.Log}
 	if opts.Progress != nil {
 		hopts.Progress = func(h HistoryStats) {
-			st.HistoryStats = h
-			opts.Progress(st)
+			opts.Progress(DumpStats{HistoryStats: h, Offset: offset.Load()})
 		}
 	}
 	h, err := e.ImportHistory(ctx, iter.Seq2[HistoryPage, error](pages), hopts)
-	st.HistoryStats = h
+	st.HistoryStats, st.Offset = h, offset.Load()
 	if err != nil {
 		return st, err
 	}

@@ -68,35 +68,42 @@ type HistoryOptions struct {
 func (e *Engine) ImportHistory(ctx context.Context, pages iter.Seq2[HistoryPage, error], opts HistoryOptions) (HistoryStats, error) {
 	var st HistoryStats
 	type batch struct {
-		reqs []wiki.HistoryRequest
-		err  error // after reqs: the pages before the error are written
+		pages []HistoryPage
+		reqs  []wiki.HistoryRequest
+		err   error // after the pages: those before the error are written
 	}
+	// Three stages, each a goroutine or the caller: the dump is read
+	// while the previous batch is parsed and the one before it written.
+	read := make(chan batch, 1)
 	parsed := make(chan batch, 1)
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		defer close(parsed)
+	// The stages end before the import returns: the caller may read what
+	// its pages iterator wrote.
+	var stages sync.WaitGroup
+	defer func() { cancel(); stages.Wait() }()
+	send := func(ch chan<- batch, b batch) bool {
+		select {
+		case ch <- b:
+			return b.err == nil
+		case <-ctx.Done():
+			return false
+		}
+	}
+	stages.Go(func() {
+		defer close(read)
 		var pending []HistoryPage
 		revs, size := 0, 0
-		send := func(b batch) bool {
-			select {
-			case parsed <- b:
-				return b.err == nil
-			case <-ctx.Done():
-				return false
-			}
-		}
 		flush := func() bool {
-			reqs, err := e.historyRequests(ctx, pending, opts)
+			b := batch{pages: pending}
 			pending, revs, size = nil, 0, 0
-			return send(batch{reqs, err})
+			return send(read, b)
 		}
 		for p, err := range pages {
 			if err != nil {
 				if len(pending) > 0 && !flush() {
 					return
 				}
-				send(batch{err: err})
+				send(read, batch{err: err})
 				return
 			}
 			// Two parts of one page go in two transactions: the store
@@ -116,7 +123,22 @@ func (e *Engine) ImportHistory(ctx context.Context, pages iter.Seq2[HistoryPage,
 		if len(pending) > 0 {
 			flush()
 		}
-	}()
+	})
+	stages.Go(func() {
+		defer close(parsed)
+		for b := range read {
+			if len(b.pages) > 0 {
+				reqs, err := e.historyRequests(ctx, b.pages, opts)
+				if !send(parsed, batch{reqs: reqs, err: err}) {
+					return
+				}
+			}
+			if b.err != nil {
+				send(parsed, b)
+				return
+			}
+		}
+	})
 	// As in Import: a page parsed before a template it uses from this
 	// import was written gets a links job.
 	imported := map[wiki.Title]bool{}

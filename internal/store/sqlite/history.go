@@ -38,6 +38,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 	}
 	wg.Wait()
 	res := make([]wiki.HistoryResult, len(reqs))
+	db.growCache(ctx)
 	err := db.write(ctx, func(tx *wtx) error {
 		var entries []searchEntry
 		var links store.LinkRows
