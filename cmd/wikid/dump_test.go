@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -284,7 +288,25 @@ func TestImportDump(t *testing.T) {
 
 func TestImportDumpErrors(t *testing.T) {
 	t.Parallel()
-	good, _ := fieldDump(t)
+	good, want := fieldDump(t)
+	t.Run("an import stopped half-way completes when run again", func(t *testing.T) {
+		dir := t.TempDir()
+		data := filepath.Join(dir, "data")
+		half := filepath.Join(dir, "half.xml")
+		os.WriteFile(half, good[:len(good)/2], 0o600)
+		out, _, err := wikid(t, "", nil, "import", half, "--data", data)
+		if err == nil || !strings.Contains(err.Error(), "ends in the middle") {
+			t.Fatalf("half a dump: %v", err)
+		}
+		added := regexp.MustCompile(`(\d+) added`).FindStringSubmatch(out)
+		full := filepath.Join(dir, "full.xml")
+		os.WriteFile(full, good, 0o600)
+		out, _, err = wikid(t, "", nil, "import", full, "--data", data)
+		if err != nil || added == nil || atoi(added[1]) == 0 || !strings.Contains(out, fmt.Sprintf("%d skipped", atoi(added[1]))) {
+			t.Fatalf("the whole dump after half of it: %v, %q (first run added %v)", err, out, added)
+		}
+		checkHistory(t, data, want)
+	})
 	rev := func(title, body string) string {
 		return `  <page>
     <title>` + title + `</title>
@@ -338,3 +360,54 @@ func TestImportDumpErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestImportDumpFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	img := image.NewRGBA(image.Rect(0, 0, 4, 3))
+	var png1 bytes.Buffer
+	if err := png.Encode(&png1, img); err != nil {
+		t.Fatal(err)
+	}
+	files := filepath.Join(dir, "files")
+	os.MkdirAll(files, 0o750)
+	os.WriteFile(filepath.Join(files, "Red_dot.png"), png1.Bytes(), 0o600)
+	up := time.Date(2016, 5, 4, 3, 2, 1, 0, time.UTC)
+	var b bytes.Buffer
+	w := mwxml.NewWriter(&b, mwxml.DefaultSiteInfo("Old"), "en")
+	w.Page(mwxml.Page{Title: "File:Red dot.png", NS: 6, ID: 1})
+	w.Revision(mwxml.Revision{ID: 1, Timestamp: up, Contributor: mwxml.Contributor{Username: "Anna", ID: 3}, Comment: "a dot", Text: "A red dot.\n"})
+	w.Upload(mwxml.Upload{Timestamp: up, Contributor: mwxml.Contributor{Username: "Anna", ID: 3}, Comment: "a dot", Filename: "Red dot.png", Size: int64(png1.Len())})
+	w.Page(mwxml.Page{Title: "File:Missing.png", NS: 6, ID: 2})
+	w.Revision(mwxml.Revision{ID: 2, Timestamp: up, Contributor: mwxml.Contributor{Username: "Anna", ID: 3}, Text: "Gone.\n"})
+	w.Upload(mwxml.Upload{Timestamp: up, Contributor: mwxml.Contributor{Username: "Anna", ID: 3}, Filename: "Missing.png", Size: 10})
+	w.Close()
+	name := filepath.Join(dir, "dump.xml")
+	os.WriteFile(name, b.Bytes(), 0o600)
+	data := filepath.Join(dir, "data")
+	out, _, err := wikid(t, "", nil, "import", name, "--files", files, "--data", data)
+	if err != nil || !strings.Contains(out, "files: 1 uploaded, 0 present already, 1 not found") {
+		t.Fatalf("import with files: %v, %q", err, out)
+	}
+	out, _, err = wikid(t, "", nil, "import", name, "--files", files, "--data", data)
+	if err != nil || !strings.Contains(out, "files: 0 uploaded, 1 present already, 1 not found") || !strings.Contains(out, "0 added") {
+		t.Fatalf("import with files again: %v, %q", err, out)
+	}
+	db, err := sqlite.Open(context.Background(), filepath.Join(data, "wikid.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	vs, err := db.FileVersions(context.Background(), "File:Red dot.png")
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("versions: %+v, %v", vs, err)
+	}
+	if v := vs[0]; !v.Time.Equal(up) || v.UserName != "imported>Anna" || v.Size != int64(png1.Len()) || v.Width != 4 {
+		t.Errorf("the version: %+v", v)
+	}
+	if _, _, err := wikid(t, "", nil, "import", name, "--files", filepath.Join(dir, "nowhere"), "--data", data); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("--files of a missing directory: %v", err)
+	}
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
