@@ -56,7 +56,7 @@ func TestSpecialExportImport(t *testing.T) {
 	if h := anon.Get("/wiki/Page_1?action=history").Body; !strings.Contains(h, "imported&gt;Editor") || strings.Count(h, "edit 2 of Page 1") != 1 {
 		t.Errorf("the history of an imported page lacks its authors or revisions")
 	}
-	if log := anon.Get("/wiki/Special:Log/import").Body; !strings.Contains(log, "Page 1") {
+	if log := anon.Get("/wiki/Special:Log/import").Body; !strings.Contains(log, "imported <a href=\"/wiki/Page_1\"><bdi>Page 1</bdi></a> by file upload (3 revisions)") {
 		t.Errorf("the import log does not show the import")
 	}
 	csrf = admin.CSRF("/wiki/Special:Import")

@@ -777,7 +777,7 @@ func (s *Server) whatLinksHere(w http.ResponseWriter, r *http.Request, arg strin
 }
 
 func (s *Server) specialPages(w http.ResponseWriter, r *http.Request, _ string) error {
-	names := []string{"AllPages", "Categories", "CreateAccount", "Log", "RecentChanges", "Random", "Search", "Upload", "UserLogin", "WhatLinksHere"}
+	names := []string{"AllPages", "Categories", "CreateAccount", "Export", "Log", "RecentChanges", "Random", "Search", "Upload", "UserLogin", "WhatLinksHere"}
 	if viewerOf(r).LoggedIn {
 		names = append(names, "Preferences")
 	}
@@ -785,7 +785,7 @@ func (s *Server) specialPages(w http.ResponseWriter, r *http.Request, _ string) 
 		names = append(names, "Upload")
 	}
 	if viewerOf(r).IsAdmin() {
-		names = append(names, "Block", "BlockList", "Unblock", "UserRights")
+		names = append(names, "Block", "BlockList", "Import", "Unblock", "UserRights")
 	}
 	sort.Strings(names)
 	pages := make([]wiki.Page, len(names))
