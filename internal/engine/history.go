@@ -223,7 +223,7 @@ func (e *Engine) historyRequests(ctx context.Context, pages []HistoryPage, opts 
 					continue
 				}
 				latest := revs[len(revs)-1]
-				links, plain, err := e.analyzeNow(ctx, p.Title, latest.Text)
+				links, plain, err := e.analyzeHistory(ctx, p.Title, latest)
 				if err != nil {
 					errs[i] = fmt.Errorf("page %q: %w", p.Title, err)
 					continue
@@ -256,4 +256,11 @@ func (e *Engine) historyRequests(ctx context.Context, pages []HistoryPage, opts 
 		}
 	}
 	return reqs, nil
+}
+
+// analyzeHistory parses the newest revision of an imported page for its
+// link set and search text: the one place a history import parses, to
+// follow the revision's model when the engine renders each model its way.
+func (e *Engine) analyzeHistory(ctx context.Context, t wiki.Title, rev wiki.HistoryRevision) (wiki.LinkSet, string, error) {
+	return e.analyzeNow(ctx, t, rev.Text)
 }
