@@ -326,6 +326,7 @@ func TestImportDumpErrors(t *testing.T) {
 	}{
 		{"a truncated dump", string(good[:len(good)*2/3]), "ends in the middle"},
 		{"bad XML", head + rev("Before", okRev) + rev("Bad", okRev+"<x></y>") + tail, `page "Bad": bad XML`},
+		{"bad XML after a good revision", head + rev("Before", okRev) + strings.Replace(rev("Bad", okRev), "</revision>", "</revision><revision><id>2</id><timestamp>2020-01-02T00:00:00Z</timestamp><text>x</txt>", 1) + tail, `page "Bad": bad XML`},
 		{"a huge text", head + rev("Before", okRev) + rev("Huge", `<timestamp>2020-01-01T00:00:00Z</timestamp><text>`+strings.Repeat("x", 3000)+`</text>`) + tail, `page "Huge": the revision's text is longer than the limit (max_page_bytes) of 2048 bytes`},
 		{"a bad timestamp", head + rev("Before", okRev) + rev("When", `<timestamp>2020-13-45</timestamp>`) + tail, `page "When": <timestamp> is "2020-13-45"`},
 		{"a missing title", head + rev("Before", okRev) + "<page><ns>0</ns><revision>" + okRev + "</revision></page>" + tail, "a <page> without a <title>"},

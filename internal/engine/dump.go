@@ -107,10 +107,10 @@ func (e *Engine) ImportDump(ctx context.Context, r io.Reader, opts DumpOptions) 
 	pages := func(yield func(HistoryPage, error) bool) {
 		var cur HistoryPage
 		var title wiki.Title
+		curN := 0 // cur's number among the dump's pages (Reader.Pages)
 		size := 0
-		skip := false
 		emit := func() bool {
-			if skip || len(cur.Revisions) == 0 {
+			if len(cur.Revisions) == 0 {
 				return true
 			}
 			p := cur
@@ -125,7 +125,10 @@ func (e *Engine) ImportDump(ctx context.Context, r io.Reader, opts DumpOptions) 
 				return
 			}
 			if err != nil {
-				if !emit() {
+				// The page being read is left out whole, so that the
+				// wiki stays as it was before it; the one before it, if
+				// it ended, goes in.
+				if n, in := rd.Pages(); (!in || n > curN) && !emit() {
 					return
 				}
 				yield(HistoryPage{}, err)
@@ -136,6 +139,7 @@ func (e *Engine) ImportDump(ctx context.Context, r io.Reader, opts DumpOptions) 
 				if !emit() {
 					return
 				}
+				n, _ := rd.Pages()
 				var foreign string
 				title, foreign, err = dumpTitle(site, rules, v)
 				if err != nil {
@@ -145,8 +149,7 @@ func (e *Engine) ImportDump(ctx context.Context, r io.Reader, opts DumpOptions) 
 				if foreign != "" {
 					st.ForeignNS[foreign]++
 				}
-				cur = HistoryPage{Title: title}
-				skip = false
+				cur, curN = HistoryPage{Title: title}, n
 				if v.Redirect != "" {
 					if t, _, err := rules.ParseLink(v.Redirect); err == nil {
 						cur.Redirect = t

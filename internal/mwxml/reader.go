@@ -228,6 +228,7 @@ type Reader struct {
 	ver    string
 	page   string // title of the page being read
 	inPage bool
+	pages  int // <page> elements started
 	done   bool
 	depth  int
 	peeked xml.Token
@@ -273,6 +274,11 @@ func (r *Reader) SiteInfo() SiteInfo { return r.site }
 
 // Version returns the schema version the dump declares ("0.11").
 func (r *Reader) Version() string { return r.ver }
+
+// Pages returns how many pages the reader has started to read, and
+// whether it is inside one: after an error, the page it was reading is
+// the Pages()th when InPage, else every page read was complete.
+func (r *Reader) Pages() (n int, inPage bool) { return r.pages, r.inPage }
 
 // Offset returns the bytes of XML read so far.
 func (r *Reader) Offset() int64 { return r.d.InputOffset() }
@@ -546,6 +552,7 @@ func (r *Reader) Next() (any, error) {
 // (peeked for Next) or its end.
 func (r *Reader) readPage() (*Page, error) {
 	r.inPage, r.page = true, ""
+	r.pages++
 	var p Page
 	p.NS = -1000
 	for {
