@@ -15,8 +15,8 @@ type HistoryRevision struct {
 }
 
 // HistoryRequest imports revisions of one page, oldest first, as
-// MediaWiki's importer does: a revision the page has already (same time
-// and same text) is skipped, so that importing a dump again changes
+// MediaWiki's importer does: a revision the page has already (same time,
+// to the second, and same text) is skipped, so that importing a dump again changes
 // nothing; the others are stored with no recent change. When the newest
 // of them is newer than the page's latest revision (or the page is
 // missing or deleted), it becomes the latest: Links, the search entry

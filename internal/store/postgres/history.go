@@ -110,7 +110,9 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 }
 
 // revKey is what makes an imported revision the same as a stored one:
-// its time (milliseconds) and its text's SHA-1.
+// its time to the second (dumps have no finer times, and a revision saved
+// here and exported comes back without its milliseconds) and its text's
+// SHA-1.
 type revKey struct {
 	ts   int64
 	sha1 string
@@ -140,7 +142,7 @@ func importHistoryTx(ctx context.Context, tx pgx.Tx, req wiki.HistoryRequest, sh
 				rows.Close()
 				return res, searchEntry{}, err
 			}
-			have[revKey{ts, sha}] = true
+			have[revKey{ts / 1000, sha}] = true
 			if id == cur.LatestID {
 				latestTS = ts
 			}
@@ -157,7 +159,7 @@ func importHistoryTx(ctx context.Context, tx pgx.Tx, req wiki.HistoryRequest, sh
 	}
 	var newest wiki.Revision
 	for j, v := range req.Revisions {
-		k := revKey{ms(v.Time), shas[j]}
+		k := revKey{ms(v.Time) / 1000, shas[j]}
 		if have[k] {
 			res.Skipped++
 			continue

@@ -101,7 +101,9 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 }
 
 // revKey is what makes an imported revision the same as a stored one:
-// its time (milliseconds) and its text's SHA-1.
+// its time to the second (dumps have no finer times, and a revision saved
+// here and exported comes back without its milliseconds) and its text's
+// SHA-1.
 type revKey struct {
 	ts   int64
 	sha1 string
@@ -131,7 +133,7 @@ func importHistoryTx(ctx context.Context, tx *wtx, req wiki.HistoryRequest, text
 				rows.Close()
 				return res, searchEntry{}, err
 			}
-			have[revKey{ts, sha}] = true
+			have[revKey{ts / 1000, sha}] = true
 			if id == cur.LatestID {
 				latestTS = ts
 			}
@@ -148,7 +150,7 @@ func importHistoryTx(ctx context.Context, tx *wtx, req wiki.HistoryRequest, text
 	}
 	var newest wiki.Revision
 	for j, v := range req.Revisions {
-		k := revKey{ms(v.Time), texts[j].sha1}
+		k := revKey{ms(v.Time) / 1000, texts[j].sha1}
 		if have[k] {
 			res.Skipped++
 			continue
