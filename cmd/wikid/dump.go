@@ -191,7 +191,11 @@ func exportCommand(ctx context.Context, cfg config.Config, log *slog.Logger, arg
 		return errors.New(exportUsage)
 	}
 	rules := cfg.TitleRules()
-	req := engine.ExportRequest{All: ef.all, Full: ef.full, MarkdownModel: ef.markdown, SiteName: cfg.SiteName, Base: "http://localhost/wiki/Main_Page"}
+	base := strings.TrimRight(cfg.CanonicalURL, "/")
+	if base == "" {
+		base = "http://localhost" // the siteinfo needs one; importers do not read it
+	}
+	req := engine.ExportRequest{All: ef.all, Full: ef.full, MarkdownModel: ef.markdown, SiteName: cfg.SiteName, Base: base + "/wiki/Main_Page"}
 	for _, a := range args {
 		t, err := rules.Parse(a)
 		if err != nil {
