@@ -379,7 +379,16 @@ func (r *Reader) peekStart() (*xml.StartElement, error) {
 // text reads the text of the element just started, up to max bytes, and
 // its end.
 func (r *Reader) text(name string, max int) (string, error) {
+	return r.sizedText(name, max, 0)
+}
+
+// sizedText is text with room made for hint bytes (a <text>'s bytes
+// attribute), so that a long text is not copied as it grows.
+func (r *Reader) sizedText(name string, max, hint int) (string, error) {
 	var b strings.Builder
+	if hint > 0 && hint <= max {
+		b.Grow(hint)
+	}
 	for {
 		tok, err := r.token()
 		if err != nil {
@@ -685,12 +694,17 @@ func (r *Reader) readRevision() (*Revision, error) {
 			if sha, ok := attr(s, "sha1"); ok && v.SHA1 == "" {
 				v.SHA1 = sha
 			}
+			hint := 0
 			if n, ok := attr(s, "bytes"); ok {
-				if b, perr := strconv.ParseInt(n, 10, 64); perr == nil && b > int64(r.lim.MaxTextBytes) {
+				b, perr := strconv.ParseInt(n, 10, 64)
+				if perr == nil && b > int64(r.lim.MaxTextBytes) {
 					return nil, r.errorf("the revision's text is %d bytes; the limit (max_page_bytes) is %d bytes", b, r.lim.MaxTextBytes)
 				}
+				if perr == nil && b > 0 {
+					hint = int(b)
+				}
 			}
-			v.Text, err = r.text("text", r.lim.MaxTextBytes)
+			v.Text, err = r.sizedText("text", r.lim.MaxTextBytes, hint)
 			if err != nil && strings.Contains(err.Error(), "is longer than") {
 				err = r.errorf("the revision's text is longer than the limit (max_page_bytes) of %d bytes", r.lim.MaxTextBytes)
 			}
