@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -14,10 +15,16 @@ import (
 
 // ImportHistory stores page histories in one transaction (see
 // wiki.HistoryRequest). Texts are compressed and hashed, and the latest
-// revisions' search terms made, on every core before the transaction.
-// History revisions write their row only: no recent change, link or
-// search row.
+// revisions' search terms made, on every core before the transaction;
+// the texts of revisions the pages have already (read before, on a
+// reader) are only hashed, so that importing a dump again costs little
+// more than reading it. History revisions write their row only: no
+// recent change, link or search row.
 func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]wiki.HistoryResult, error) {
+	present, err := db.presentRevisions(ctx, reqs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: import history: %w", err)
+	}
 	texts := make([][]storedText, len(reqs))
 	terms := make([]string, len(reqs))
 	var wg sync.WaitGroup
@@ -26,7 +33,15 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 		wg.Go(func() {
 			for i := w; i < len(reqs); i += workers {
 				texts[i] = make([]storedText, len(reqs[i].Revisions))
+				have := present[reqs[i].Title]
 				for j, v := range reqs[i].Revisions {
+					sha := sha1Hex(v.Text)
+					if have[revKey{ms(v.Time) / 1000, sha}] {
+						// Skipped, most likely: encoded in the
+						// transaction if it is not.
+						texts[i][j] = storedText{size: len(v.Text), sha1: sha}
+						continue
+					}
 					texts[i][j] = encodeText(v.Text)
 				}
 				terms[i] = reqs[i].SearchTerms
@@ -39,7 +54,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 	wg.Wait()
 	res := make([]wiki.HistoryResult, len(reqs))
 	db.growCache(ctx)
-	err := db.write(ctx, func(tx *wtx) error {
+	err = db.write(ctx, func(tx *wtx) error {
 		var entries []searchEntry
 		var links store.LinkRows
 		linked := map[string]bool{}
@@ -100,6 +115,40 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 	return res, nil
 }
 
+// presentRevisions reads, on a reader, the keys of the visible revisions
+// the batch's pages have, by title, in one query (the titles travel as a
+// JSON array).
+func (db *DB) presentRevisions(ctx context.Context, reqs []wiki.HistoryRequest) (map[wiki.Title]map[revKey]bool, error) {
+	titles := make([]wiki.Title, len(reqs))
+	for i, r := range reqs {
+		titles[i] = r.Title
+	}
+	arg, err := json.Marshal(titles)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT p.title, r.ts, r.sha1 FROM pages p JOIN revisions r ON r.page_id = p.id
+		WHERE p.title IN (SELECT value FROM json_each(?)) AND r.deleted = 0`, string(arg))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[wiki.Title]map[revKey]bool{}
+	for rows.Next() {
+		var title, sha string
+		var ts int64
+		if err := rows.Scan(&title, &ts, &sha); err != nil {
+			return nil, err
+		}
+		t := wiki.Title(title)
+		if out[t] == nil {
+			out[t] = map[revKey]bool{}
+		}
+		out[t][revKey{ts / 1000, sha}] = true
+	}
+	return out, rows.Err()
+}
+
 // revKey is what makes an imported revision the same as a stored one:
 // its time to the second (dumps have no finer times, and a revision saved
 // here and exported comes back without its milliseconds) and its text's
@@ -156,6 +205,9 @@ func importHistoryTx(ctx context.Context, tx *wtx, req wiki.HistoryRequest, text
 			continue
 		}
 		have[k] = true
+		if texts[j].value == nil {
+			texts[j] = encodeText(v.Text) // gone since presentRevisions read it
+		}
 		if pageID == 0 {
 			err := tx.QueryRowContext(ctx, `INSERT INTO pages (title, ns, touched, deleted) VALUES (?, ?, ?, 1) RETURNING id`,
 				string(req.Title), req.Title.Namespace(), ms(v.Time)).Scan(&pageID)
