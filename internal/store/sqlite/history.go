@@ -42,7 +42,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 						texts[i][j] = storedText{size: len(v.Text), sha1: sha}
 						continue
 					}
-					texts[i][j] = encodeText(v.Text)
+					texts[i][j] = encodeTextSHA(v.Text, sha)
 				}
 				terms[i] = reqs[i].SearchTerms
 				if terms[i] == "" {
