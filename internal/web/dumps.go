@@ -132,7 +132,7 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request, _ string) er
 	if wait, ok := s.uploads.allow(key); !ok {
 		return fail(&wiki.Error{Kind: wiki.KindTooMany, RetryAfter: wait, Msg: "you have sent many files in the last minute; wait a minute and try again"})
 	}
-	form, err := s.readMultipart(w, r, s.cfg.MaxImportBytes, s.tooLargeImport)
+	form, err := s.readMultipart(w, r, s.cfg.ImportLimit(), s.tooLargeImport)
 	if err != nil {
 		return fail(err)
 	}
@@ -179,7 +179,7 @@ func dumpNotes(st engine.DumpStats) []string {
 
 func (s *Server) tooLargeImport() error {
 	return wiki.Errorf(wiki.KindTooLarge, "the dump is larger than this form's limit of %s; import it with wikid import on the server, which has no limit, or ask for max_import_bytes to be raised",
-		byteSize(s.cfg.MaxImportBytes))
+		byteSize(s.cfg.ImportLimit()))
 }
 
 func (s *Server) writeDumpForm(w http.ResponseWriter, r *http.Request, status int, d dumpData) error {
@@ -188,7 +188,7 @@ func (s *Server) writeDumpForm(w http.ResponseWriter, r *http.Request, status in
 	if d.Export {
 		title = "Export pages"
 	} else {
-		d.MaxSize = byteSize(s.cfg.MaxImportBytes)
+		d.MaxSize = byteSize(s.cfg.ImportLimit())
 	}
 	p := s.formPage(r, title)
 	p.Data = d

@@ -379,7 +379,7 @@ func (s *Server) limits(next http.Handler) http.Handler {
 		if upload {
 			limit = s.cfg.UploadBodyLimit()
 			if r.URL.Path == importPath {
-				limit = s.cfg.MaxImportBytes + 256<<10
+				limit = s.cfg.ImportLimit() + 256<<10
 			}
 		}
 		if r.ContentLength > limit {
