@@ -22,21 +22,37 @@ import (
 	"github.com/wikid/wikid/internal/wiki"
 )
 
-const importUsage = "usage: wikid import FILE.jsonl|DIRECTORY|- [--summary TEXT] [--user NAME]"
+const importUsage = "usage: wikid import FILE.xml[.gz|.bz2]|FILE.jsonl|DIRECTORY|- [--summary TEXT] [--user NAME] [--files DIR] [--no-local-users] [--username-prefix P]"
 
 // importCommand imports pages from JSON lines ({"title": …, "text": …} per
 // line; "-" reads standard input) or from a directory of Markdown files
 // (the title is the path without .md, underscores as spaces).
-func importCommand(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, summary, user string, stdin io.Reader, stdout, stderr io.Writer) error {
+func importCommand(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, summary, user string, df dumpFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) != 1 {
 		return errors.New(importUsage)
 	}
 	src := args[0]
 	var pages iter.Seq2[engine.ImportPage, error]
 	rules := cfg.TitleRules()
+	// A file or standard input is a MediaWiki dump (XML, maybe gzip or
+	// bzip2) or JSON lines, told by its content.
+	input := func(r io.Reader, name string, size int64) error {
+		in := &countingFile{r: r}
+		body, xml, err := sniffDump(in)
+		if err != nil {
+			return fmt.Errorf("import: %s: %w", name, err)
+		}
+		if xml {
+			return importDump(ctx, cfg, log, in, body, size, summary, user, df, stdout, stderr)
+		}
+		pages = jsonLines(body, name, rules)
+		return nil
+	}
 	switch info, err := os.Stat(src); {
 	case src == "-":
-		pages = jsonLines(stdin, "standard input", rules)
+		if err := input(stdin, "standard input", 0); err != nil || pages == nil {
+			return err
+		}
 	case err != nil:
 		return fmt.Errorf("import: %w", err)
 	case info.IsDir():
@@ -47,7 +63,9 @@ func importCommand(ctx context.Context, cfg config.Config, log *slog.Logger, arg
 			return fmt.Errorf("import: %w", err)
 		}
 		defer f.Close()
-		pages = jsonLines(f, src, rules)
+		if err := input(f, src, info.Size()); err != nil || pages == nil {
+			return err
+		}
 	}
 	if summary == "" {
 		summary = "Imported"

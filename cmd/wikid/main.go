@@ -101,6 +101,24 @@ Usage:
         batches of 1,000 per transaction. The jobs it queues (link colours,
         purges) run in the server. Pages a running server showed as
         missing may show so until its edge cache expires them.
+  wikid import FILE.xml[.gz|.bz2] [--files DIR] [--no-local-users] [--username-prefix P]
+        Import a MediaWiki XML dump (dumpBackup.php --full, Special:Export;
+        told by its content, gzip and bzip2 too): every revision with its
+        time, author (as "imported>Name" unless an account has that name,
+        or always with --no-local-users), comment and minor flag, as
+        wikitext; redirects, namespaces matched by number. A revision
+        present already is skipped: importing again changes nothing, and
+        an import that stopped completes when run again. Only the latest
+        revision of each page is parsed; history makes no recent change,
+        one import log entry per page. --files DIR uploads the files of the
+        dump's uploads from DIR (dumpUploads.php), with their times.
+  wikid export [--full] [--all] [--category NAME] [--markdown-model] [TITLE…]
+        Write a MediaWiki XML dump (export-0.11, which importDump.php
+        reads) of the titles, a category's pages or --all pages to standard
+        output: the current revision of each, every revision with --full.
+        Markdown pages are written as wikitext (MediaWiki has no Markdown
+        model) unless --markdown-model. Deleted pages and revisions are
+        never written.
   wikid upload FILE… [--title NAME] [--summary TEXT] [--user NAME]
         Upload files, each as File:its name (--title gives another name to
         one file), with the checks and log of any upload: the type is read
@@ -204,6 +222,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	renders := fs.Bool("renders", false, "migrate --from --to: copy the stored renders too")
 	verifyOnly := fs.Bool("verify-only", false, "migrate --from --to: compare the stores, copy nothing")
 	dryRun := fs.Bool("dry-run", false, "fix-titles: say what would be done, change nothing")
+	filesDir := fs.String("files", "", "import of a MediaWiki dump: the directory of its uploads' files (dumpUploads.php), named as their titles")
+	noLocalUsers := fs.Bool("no-local-users", false, "import of a MediaWiki dump: mark every author as imported, even one with an account here")
+	userPrefix := fs.String("username-prefix", "imported", "import of a MediaWiki dump: authors are stored as PREFIX>Name")
+	full := fs.Bool("full", false, "export: every revision (default: the current one of each page)")
+	category := fs.String("category", "", "export: the pages of this category")
+	keepMarkdown := fs.Bool("markdown-model", false, "export: write Markdown pages with <model>markdown</model> (for Wikid; MediaWiki refuses it) instead of wikitext")
 	// Flags may follow positional arguments: wikid user add NAME --admin.
 	var positional []string
 	for {
@@ -265,7 +289,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "fix-titles":
 		return fixTitles(ctx, cfg, log, positional, *dryRun, *reason, stdout)
 	case "import":
-		return importCommand(ctx, cfg, log, positional, *summary, *asUser, stdin, stdout, stderr)
+		return importCommand(ctx, cfg, log, positional, *summary, *asUser, dumpFlags{files: *filesDir, noLocalUsers: *noLocalUsers, userPrefix: *userPrefix}, stdin, stdout, stderr)
+	case "export":
+		return exportCommand(ctx, cfg, log, positional, exportFlags{full: *full, all: *all, category: *category, markdown: *keepMarkdown}, stdout)
 	case "upload":
 		return uploadCommand(ctx, cfg, log, positional, *fileTitle, *summary, *asUser, stdout, stderr)
 	case "stats":

@@ -84,6 +84,7 @@ type Config struct {
 	RCMaxAge   Duration `json:"rc_max_age"`   // how long recent changes (and contributions) are kept (0: forever)
 
 	MaxUploadBytes int64      `json:"max_upload_bytes"` // an uploaded file may not be larger: uploads over it get 413
+	MaxImportBytes int64      `json:"max_import_bytes"` // a dump sent to Special:Import may not be larger (0: DefaultImportBytes; wikid import has no limit)
 	UploadGroup    wiki.Group `json:"upload_group"`     // who may upload files
 	// UploadTypes are the MIME types uploads may have, judged by their
 	// content (empty: images, PDF, plain text, office and archive types).
@@ -265,6 +266,9 @@ func (c *Config) Validate() error {
 	if c.MaxUploadBytes < 1 || c.MaxUploadBytes > MaxUploadLimit {
 		return fmt.Errorf("config: max_upload_bytes %d: want 1 to %d bytes (the default is 104857600, 100 MiB)", c.MaxUploadBytes, int64(MaxUploadLimit))
 	}
+	if c.MaxImportBytes < 0 || c.MaxImportBytes > MaxUploadLimit {
+		return fmt.Errorf("config: max_import_bytes %d: want 1 to %d bytes, or 0 for the default of 20971520 (20 MiB; wikid import reads dumps of any size)", c.MaxImportBytes, int64(MaxUploadLimit))
+	}
 	switch c.SecureCookies {
 	case "auto", "always", "never":
 	default:
@@ -367,6 +371,18 @@ func (c *Config) BodyLimit() int64 {
 // MaxUploadLimit is the largest max_upload_bytes accepted: an upload is
 // held in memory while its content is checked.
 const MaxUploadLimit = 1 << 30
+
+// DefaultImportBytes is the largest dump Special:Import takes when
+// max_import_bytes is 0.
+const DefaultImportBytes = 20 << 20
+
+// ImportLimit is the largest dump Special:Import takes (max_import_bytes).
+func (c *Config) ImportLimit() int64 {
+	if c.MaxImportBytes == 0 {
+		return DefaultImportBytes
+	}
+	return c.MaxImportBytes
+}
 
 // UploadBodyLimit is the largest body of an upload request: the file and
 // the form's other fields.

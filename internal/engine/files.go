@@ -43,6 +43,9 @@ type Upload struct {
 	// Revert makes an earlier version current again (its bytes, by
 	// SHA-256, must be a version of this file); Data is then unused.
 	Revert string
+	// Time is when the upload is recorded; zero is now. An import sets
+	// it to the upload's time on the wiki it comes from.
+	Time time.Time
 }
 
 // UploadOutcome is what an upload did.
@@ -212,7 +215,7 @@ func (e *Engine) saveUpload(ctx context.Context, up Upload, v wiki.FileVersion, 
 		Page: wiki.SaveRequest{
 			Title: up.Title, Text: text, Summary: summary,
 			UserID: up.Editor.UserID, UserName: up.Editor.UserName,
-			BaseRevID: base, Links: links, SearchText: plain, Time: e.now(), Group: up.Editor.Group,
+			BaseRevID: base, Links: links, SearchText: plain, Time: e.uploadTime(up), Group: up.Editor.Group,
 			Jobs: jobs, NullRevision: exists, Model: model,
 		},
 		Version: v,

@@ -311,3 +311,32 @@ func Redirect(w http.ResponseWriter, r *http.Request, to string, status int, cac
 	}
 	Write(w, r, &Response{Status: status, Type: "text/html; charset=utf-8", Body: body, Cache: cache, MaxAge: maxAge, Header: hdr})
 }
+
+// WriteStream answers r with a body written by body as it is made (a
+// dump of many pages), never held whole in memory: resp's status, type
+// and headers, Cache-Control no-store whatever resp.Cache says (a stream
+// has no validator to revalidate it by), identity coding, no
+// Content-Length. An error of body after the first bytes can only cut
+// the answer short: it is returned for the caller to log.
+func WriteStream(w http.ResponseWriter, r *http.Request, resp *Response, body func(io.Writer) error) error {
+	h := w.Header()
+	SetSecurity(h)
+	for k, vs := range resp.Header {
+		h[k] = vs
+	}
+	if resp.Type != "" {
+		h.Set("Content-Type", resp.Type)
+	}
+	status := resp.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	h.Set("Cache-Control", cacheControl(NoStore, resp))
+	h.Set("Server-Timing", serverTiming(r, NoStore, false))
+	h.Del("Content-Length")
+	w.WriteHeader(status)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	return body(w)
+}

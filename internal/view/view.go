@@ -28,7 +28,7 @@ var templateFS embed.FS
 var staticFS embed.FS
 
 // Pages lists every page template; Parse fails if one is missing.
-var Pages = []string{"view", "missing", "edit", "history", "diff", "login", "changes", "titles", "search", "form", "error", "blocklist", "preferences", "reset", "log", "editwatchlist", "notifications", "info", "upload", "filerevert", "editmodel"}
+var Pages = []string{"view", "missing", "edit", "history", "diff", "login", "changes", "titles", "search", "form", "error", "blocklist", "preferences", "reset", "log", "editwatchlist", "notifications", "info", "upload", "filerevert", "editmodel", "dumps"}
 
 // Asset is one static file, loaded and hashed at start.
 type Asset struct {

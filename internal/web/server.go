@@ -383,10 +383,16 @@ func (s *Server) limits(next http.Handler) http.Handler {
 		upload := r.Method == http.MethodPost && isUploadPath(r.URL.Path)
 		if upload {
 			limit = s.cfg.UploadBodyLimit()
+			if r.URL.Path == importPath {
+				limit = s.cfg.ImportLimit() + 256<<10
+			}
 		}
 		if r.ContentLength > limit {
 			if upload {
 				var err error = s.tooLargeUpload()
+				if r.URL.Path == importPath {
+					err = s.tooLargeImport()
+				}
 				if strings.HasPrefix(r.URL.Path, restBase) {
 					s.writeAPIError(w, r, err)
 				} else {

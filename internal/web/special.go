@@ -82,6 +82,10 @@ var specialRoutes = func() map[string]*specialRoute {
 		{name: "Protect", spec: specialSpec("Protect"), handle: (*Server).protectSpecial},
 		{name: "Upload", spec: specialSpec("Upload", destFileParam), post: true, upload: true, handle: (*Server).uploadPage},
 		{name: "FilePath", spec: specialSpec("FilePath"), handle: (*Server).filePath},
+		{name: "Export", spec: specialSpec("Export"), post: true, handle: (*Server).exportPage},
+		// upload: the dump comes as a multipart form, read (and its CSRF
+		// token checked) by the handler.
+		{name: "Import", spec: specialSpec("Import"), post: true, upload: true, handle: (*Server).importPage},
 		{name: "Log", spec: specialSpec("Log", rcOffsetParam, limitParam(500, "50"),
 			httpx.Param{Name: "user", Kind: httpx.TitleKey}, httpx.Param{Name: "page", Kind: httpx.TitleKey}), handle: (*Server).logPage},
 	}
@@ -190,6 +194,16 @@ func (s *Server) special(w http.ResponseWriter, r *http.Request, t wiki.Title) {
 				return
 			}
 			arg, path = ft.Name(), "/wiki/Special:FilePath/"+wiki.EscapeKey(ft.Key()[len("File:"):])
+		}
+	case "Export":
+		// Special:Export/Title is that page's current revision.
+		if arg != "" {
+			et, err := s.titles.Parse(arg)
+			if err != nil || et.IsSpecial() {
+				s.writeError(w, r, wiki.Errorf(wiki.KindInvalid, "give a page: Special:Export/Title"))
+				return
+			}
+			arg, path = string(et), "/wiki/Special:Export/"+wiki.EscapeKey(et.Key())
 		}
 	case "AllPages":
 		if arg != "" && raw.First("prefix") == "" {
@@ -763,7 +777,7 @@ func (s *Server) whatLinksHere(w http.ResponseWriter, r *http.Request, arg strin
 }
 
 func (s *Server) specialPages(w http.ResponseWriter, r *http.Request, _ string) error {
-	names := []string{"AllPages", "Categories", "CreateAccount", "Log", "RecentChanges", "Random", "Search", "Upload", "UserLogin", "WhatLinksHere"}
+	names := []string{"AllPages", "Categories", "CreateAccount", "Export", "Log", "RecentChanges", "Random", "Search", "Upload", "UserLogin", "WhatLinksHere"}
 	if viewerOf(r).LoggedIn {
 		names = append(names, "Preferences")
 	}
@@ -771,7 +785,7 @@ func (s *Server) specialPages(w http.ResponseWriter, r *http.Request, _ string) 
 		names = append(names, "Upload")
 	}
 	if viewerOf(r).IsAdmin() {
-		names = append(names, "Block", "BlockList", "Unblock", "UserRights")
+		names = append(names, "Block", "BlockList", "Import", "Unblock", "UserRights")
 	}
 	sort.Strings(names)
 	pages := make([]wiki.Page, len(names))

@@ -50,7 +50,7 @@ const uploadPath = "/wiki/Special:Upload"
 
 // isUploadPath reports whether a request to p may carry a file.
 func isUploadPath(p string) bool {
-	return p == uploadPath || strings.HasPrefix(p, restBase+"file/")
+	return p == uploadPath || p == importPath || strings.HasPrefix(p, restBase+"file/")
 }
 
 // uploadForm is an upload request's body: its file and its other fields.
@@ -65,6 +65,13 @@ type uploadForm struct {
 // most max_upload_bytes), the other fields into r.PostForm (so that the
 // CSRF check finds its token there).
 func (s *Server) readUpload(w http.ResponseWriter, r *http.Request) (uploadForm, error) {
+	return s.readMultipart(w, r, s.cfg.MaxUploadBytes, s.tooLargeUpload)
+}
+
+// readMultipart is readUpload with a limit of its own: the file may not
+// be longer than limit bytes (tooLarge says so). Special:Import reads its
+// dump with it, under the same one-at-a-time rule as uploads.
+func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, limit int64, tooLarge func() error) (uploadForm, error) {
 	f := uploadForm{Fields: url.Values{}}
 	// One upload at a time per uploader, and uploadSlots in all: a slow
 	// client holds its slot for as long as its file takes to arrive.
@@ -110,12 +117,12 @@ func (s *Server) readUpload(w http.ResponseWriter, r *http.Request) (uploadForm,
 		switch {
 		case name == "file" && !f.HasFile:
 			var buf bytes.Buffer
-			n, err := io.Copy(&buf, io.LimitReader(part, s.cfg.MaxUploadBytes+1))
+			n, err := io.Copy(&buf, io.LimitReader(part, limit+1))
 			if err != nil {
 				return f, s.uploadReadError(err)
 			}
-			if n > s.cfg.MaxUploadBytes {
-				return f, s.tooLargeUpload()
+			if n > limit {
+				return f, tooLarge()
 			}
 			f.File, f.FileName, f.HasFile = buf.Bytes(), path.Base(strings.ReplaceAll(part.FileName(), `\`, "/")), true
 		case name != "":

@@ -397,7 +397,7 @@ const (
 )
 
 // LogTypes lists every log type, in the order Special:Log offers them.
-var LogTypes = []LogType{LogBlock, LogContentModel, LogDelete, LogMove, LogProtect, LogRights, LogNewUsers, LogUpload}
+var LogTypes = []LogType{LogBlock, LogContentModel, LogDelete, LogImport, LogMove, LogProtect, LogRights, LogNewUsers, LogUpload}
 
 // LogEntry is one entry of Special:Log: who did what to which target.
 type LogEntry struct {

@@ -217,6 +217,9 @@ type PageStore interface {
 	// job about a title's dependents (DependentsJob) is not enqueued when
 	// no page links to or transcludes the title.
 	ImportPages(ctx context.Context, reqs []SaveRequest) ([]SaveResult, error)
+	// ImportHistory stores page histories in one transaction (see
+	// HistoryRequest), with one result per request.
+	ImportHistory(ctx context.Context, reqs []HistoryRequest) ([]HistoryResult, error)
 	// MovePage renames a page in one transaction (see MoveRequest).
 	MovePage(ctx context.Context, req MoveRequest) (Page, error)
 	// DeletePage hides a page and all its revisions, removes it from the

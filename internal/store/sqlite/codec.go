@@ -75,8 +75,11 @@ type storedText struct {
 
 // encodeText makes the stored form of a revision text: compressed unless
 // that does not make it smaller.
-func encodeText(s string) storedText {
-	st := storedText{value: s, size: len(s), sha1: sha1Hex(s)}
+func encodeText(s string) storedText { return encodeTextSHA(s, sha1Hex(s)) }
+
+// encodeTextSHA is encodeText of a text whose SHA-1 (hex) is known.
+func encodeTextSHA(s, sha string) storedText {
+	st := storedText{value: s, size: len(s), sha1: sha}
 	if len(s) < minCompress || len(s) > maxTextBytes {
 		return st
 	}

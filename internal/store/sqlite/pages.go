@@ -361,14 +361,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 	}
 	wg.Wait()
 	res := make([]wiki.SaveResult, len(reqs))
-	db.bulkOnce.Do(func() {
-		// An importing process keeps a larger page cache on its writer:
-		// a batch touches pages all over the indexes it adds to.
-		_, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, -bulkCacheKiB))
-		if err != nil {
-			slog.Warn("sqlite: could not grow the writer's page cache for an import", "err", err)
-		}
-	})
+	db.growCache(ctx)
 	err := db.write(ctx, func(tx *wtx) error {
 		entries := make([]searchEntry, 0, len(reqs))
 		// The batch's link rows, written together in index order.
@@ -450,6 +443,17 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 	}
 	db.restartWAL(ctx)
 	return res, nil
+}
+
+// growCache gives the writer a larger page cache, once, for an import:
+// a batch touches pages all over the indexes it adds to.
+func (db *DB) growCache(ctx context.Context) {
+	db.bulkOnce.Do(func() {
+		_, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, -bulkCacheKiB))
+		if err != nil {
+			slog.Warn("sqlite: could not grow the writer's page cache for an import", "err", err)
+		}
+	})
 }
 
 // restartWAL checkpoints the WAL and starts it over. The automatic

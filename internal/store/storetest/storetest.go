@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"saving unchanged text is a null edit", testNullEdit},
 		{"a null revision stores the latest text again as a revision and a change", testNullRevision},
 		{"each revision has a content model, kept by edits, moves, deletes and imports", testContentModels},
+		{"an imported history keeps its times and authors, skips what is present and makes no recent change", testImportHistory},
 		{"a deleted page is hidden and can be undeleted", testDeleteUndelete},
 		{"a deleted page can be created again with its old history hidden", testRecreate},
 		{"moving a page renames it and can leave a redirect", testMove},
