@@ -63,8 +63,13 @@ func Generate(w io.Writer, pages, revs int, seed uint64) error {
 			revID++
 			// Each revision adds a paragraph to the last one's text,
 			// as edits mostly do.
-			if v == 0 {
-				fmt.Fprintf(&text, "{{Box %d}}\n'''%s''' is a page of the benchmark.\n", (p/50)*50, title)
+			switch {
+			case v == 0 && ns == 10:
+				// A template shows a small box; its own documentation,
+				// the rest of its text, is not transcluded.
+				fmt.Fprintf(&text, "<includeonly>{| class=\"wikitable\"\n! {{{1|%s}}}\n|-\n| a box of the benchmark\n|}</includeonly><noinclude>\n", title)
+			case v == 0:
+				fmt.Fprintf(&text, "{{Box %d|%s}}\n'''%s''' is a page of the benchmark.\n", (p/50)*50, title, title)
 			}
 			fmt.Fprintf(&text, "\n== Section %d ==\n", v)
 			for range 4 + rnd.IntN(4) {
@@ -82,6 +87,9 @@ func Generate(w io.Writer, pages, revs int, seed uint64) error {
 			}
 			fmt.Fprintf(&text, "* item %d\n* item ''%d''\n{| class=\"wikitable\"\n| a || b\n|}\n", v, rnd.IntN(100))
 			body := text.String() + fmt.Sprintf("\n[[Category:Group %d]]\n", p%20)
+			if ns == 10 {
+				body += "</noinclude>\n"
+			}
 			c := Contributor{Username: fmt.Sprintf("Editor %d", rnd.IntN(50)), ID: int64(1 + rnd.IntN(50))}
 			if rnd.IntN(10) == 0 {
 				c = Contributor{IP: fmt.Sprintf("192.0.2.%d", rnd.IntN(250))}
