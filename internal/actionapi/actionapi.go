@@ -248,7 +248,11 @@ type call struct {
 	module string // for warnings
 	out    map[string]any
 	warns  map[string][]string
-	budget int // bytes of page text still allowed in this response
+	// warned counts each module's warnings, those left out included:
+	// a request may cause one per value it sends.
+	warned   map[string]int
+	warnSeen map[string]bool
+	budget   int // bytes of page text still allowed in this response
 	// generator: the list module being run is the query's generator.
 	generator bool
 }
@@ -373,23 +377,47 @@ func (c *call) checkToken(kind string) error {
 // mangles "+" or "\" is caught by the check.
 const tokenSuffix = "+\\"
 
-// warn adds a warning for module.
+// maxWarnings is how many warnings one module shows in an answer; the
+// rest are counted in one last line.
+const maxWarnings = 20
+
+// warn adds a warning for module, once, in constant time: a request may
+// cause one per value it sends (hundreds of thousands), so the answer
+// shows the first maxWarnings and counts the rest.
 func (c *call) warn(module, msg string) {
-	if !slices.Contains(c.warns[module], msg) {
-		c.warns[module] = append(c.warns[module], msg)
+	if c.warnSeen == nil {
+		c.warnSeen, c.warned = map[string]bool{}, map[string]int{}
 	}
+	key := module + "\x00" + msg
+	if c.warnSeen[key] {
+		return
+	}
+	if c.warned[module]++; c.warned[module] > maxWarnings {
+		return
+	}
+	c.warnSeen[key] = true
+	c.warns[module] = append(c.warns[module], msg)
 }
 
 // unknownParams warns of parameters no module read.
 func (c *call) unknownParams() {
 	var unknown []string
+	more := 0
 	for _, name := range c.p.order {
 		if !c.p.used[name] && name != "action" && name != "format" && name != "formatversion" {
-			unknown = append(unknown, name)
+			if len(unknown) == maxWarnings {
+				more++
+				continue
+			}
+			unknown = append(unknown, trunc(name, 60))
 		}
 	}
 	if len(unknown) > 0 {
-		c.warn("main", "Unrecognized parameters: "+strings.Join(unknown, ", ")+".")
+		msg := "Unrecognized parameters: " + strings.Join(unknown, ", ")
+		if more > 0 {
+			msg += fmt.Sprintf(" and %d more", more)
+		}
+		c.warn("main", msg+".")
 	}
 }
 
@@ -428,6 +456,9 @@ func (c *call) write(status int) {
 	if len(c.warns) > 0 {
 		w := map[string]any{}
 		for m, msgs := range c.warns {
+			if n := c.warned[m] - len(msgs); n > 0 {
+				msgs = append(msgs[:len(msgs):len(msgs)], fmt.Sprintf("%d more warnings were left out.", n))
+			}
 			text := strings.Join(msgs, "\n")
 			if c.v2 {
 				w[m] = map[string]any{"warnings": text}
