@@ -166,7 +166,11 @@ func (c *call) namespaces(name string) ([]string, error) {
 		if err != nil || !ok {
 			return nil, errf("badvalue", "Unrecognized value for parameter \"%s\": %s. Give namespace numbers such as 0 (main) or 14 (Category).", name, trunc(v, 20))
 		}
-		out = append(out, n.Name)
+		// Each namespace once, however often it is given: the filter
+		// is at most the namespace list, whatever the request's size.
+		if !contains(out, n.Name) {
+			out = append(out, n.Name)
+		}
 	}
 	return out, nil
 }
