@@ -957,6 +957,11 @@ func (c *call) linkTargets(name string, pages []*entry) (map[int64][]wiki.Title,
 			ids = append(ids, e.page.LatestID)
 			byRev[e.page.LatestID] = e.page.ID
 		}
+		// The texts are parsed again, uncached: they count against the
+		// parse rate limit by their size.
+		if err := c.chargeParse((linksBudget - budget) / parseUnit); err != nil {
+			return nil, err
+		}
 		revs, err := c.a.store.FindRevisions(c.ctx, ids)
 		if err != nil {
 			return nil, err
