@@ -136,7 +136,13 @@ type params struct {
 	used  map[string]bool
 	files map[string]*multipart.FileHeader
 	form  *multipart.Form
+	// query: the names the URL's query gave (tokens must not be there),
+	// as the one parse read them.
+	query map[string]bool
 }
+
+// inQuery reports whether name was in the URL's query.
+func (p *params) inQuery(name string) bool { return p.query[name] }
 
 func (p *params) has(name string) bool { _, ok := p.vals[name]; p.used[name] = true; return ok }
 
@@ -364,7 +370,7 @@ func (c *call) checkToken(kind string) error {
 	if tok == "" {
 		return errf("missingparam", "The \"%s\" parameter must be set: get it with action=query&meta=tokens&type=%s.", name, kind)
 	}
-	if c.r.URL.Query().Has(name) {
+	if c.p.inQuery(name) {
 		return errf("mustposttoken", "The \"%s\" parameter was found in the query string, but must be in the POST body.", name)
 	}
 	if !c.a.host.ValidToken(c.r, strings.TrimSuffix(tok, tokenSuffix)) || !strings.HasSuffix(tok, tokenSuffix) {
@@ -555,6 +561,10 @@ func parseParams(r *http.Request) (*params, error) {
 	q, err := httpx.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, errf("badvalue", "%s", wiki.Message(err))
+	}
+	p.query = map[string]bool{}
+	for _, kv := range q {
+		p.query[kv.Name] = true
 	}
 	if err := add(q); err != nil {
 		return nil, err
