@@ -9,7 +9,6 @@ import (
 	"github.com/wikid/wikid/internal/wiki"
 )
 
-
 func TestCSRF(t *testing.T) {
 	wd := newWorld(t, func(c *config.Config) { c.EditGroup = wiki.GroupAnonymous })
 	alice := wd.w.Client(t)
