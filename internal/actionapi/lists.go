@@ -454,9 +454,10 @@ func (c *call) search(pre string, gen bool) ([]any, map[string]string, error) {
 	return out, next, nil
 }
 
-func htmlEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
-}
+// htmlEscape makes s safe as HTML text and as a quoted attribute.
+func htmlEscape(s string) string { return htmlEscaper.Replace(s) }
+
+var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#39;")
 
 // recentChanges is list=recentchanges, and list=usercontribs with user.
 func (c *call) recentChanges(pre, user string) ([]any, map[string]string, error) {
@@ -554,8 +555,11 @@ func (c *call) recentChanges(pre, user string) ([]any, map[string]string, error)
 				}
 			case "userid":
 				row["userid"] = ch.UserID
-			case "comment", "parsedcomment":
+			case "comment":
 				row[p] = ch.Summary
+			case "parsedcomment":
+				// HTML, which clients insert as such: the summary escaped.
+				row[p] = htmlEscape(ch.Summary)
 			case "timestamp":
 				row["timestamp"] = mwTime(ch.Time)
 			case "sizes":

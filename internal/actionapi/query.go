@@ -562,7 +562,8 @@ func (c *call) revisionOut(rv wiki.Revision, rvprop []string, slots bool) map[st
 		case "comment":
 			m["comment"] = rv.Summary
 		case "parsedcomment":
-			m["parsedcomment"] = rv.Summary
+			// HTML, which clients insert as such: the summary escaped.
+			m["parsedcomment"] = htmlEscape(rv.Summary)
 		case "contentmodel":
 			if !slots {
 				m["contentmodel"] = contentModelOf(rv.Title)
