@@ -3,6 +3,7 @@ package actionapi_test
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,5 +30,24 @@ func TestRepeatedNamespacesAreOneFilter(t *testing.T) {
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("%s: %v", q.Get("list"), d)
 		}
+	}
+}
+
+// Hundreds of thousands of unknown parameters cost one pass: the answer
+// names the first few.
+func TestManyUnknownParametersAreCheap(t *testing.T) {
+	wd := newWorld(t)
+	anon := wd.w.Client(t)
+	q := url.Values{"action": {"query"}, "meta": {"userinfo"}}
+	for i := range 100000 {
+		q.Set("p"+strconv.Itoa(i), "")
+	}
+	start := time.Now()
+	_, res := api(t, anon, "POST", q)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("%v", d)
+	}
+	if len(res.Body) > 16<<10 || !strings.Contains(res.Body, "more") {
+		t.Errorf("answer of %d bytes: %.500s", len(res.Body), res.Body)
 	}
 }
