@@ -173,3 +173,35 @@ func TestNoJSONPNoCORSNoHTML(t *testing.T) {
 		}
 	}
 }
+
+// An anonymous token is bound to no browser: only the request's origin
+// tells a cross-site post. "Origin: null" is what a sandboxed frame, a
+// data: URL or a cross-site redirect sends (and browsers without fetch
+// metadata send nothing else): for a login or an anonymous change it is
+// another site. A session's token is bound to its session: there the
+// token alone decides.
+func TestOpaqueOriginWithAnonymousToken(t *testing.T) {
+	wd := newWorld(t, func(c *config.Config) { c.EditGroup = wiki.GroupAnonymous })
+	c := wd.w.Client(t)
+	tok := csrf(t, c)
+	send := func(form url.Values) string {
+		r := c.NewRequest("POST", "/w/api.php", strings.NewReader(form.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.Header.Set("Origin", "null")
+		return c.Do(r).Body
+	}
+	if body := send(url.Values{"action": {"login"}, "lgname": {"Alice"}, "lgpassword": {wd.userToken}, "lgtoken": {tok}, "format": {"json"}}); strings.Contains(body, "Success") {
+		t.Errorf("login: %s", body)
+	}
+	if body := send(url.Values{"action": {"clientlogin"}, "username": {"Alice"}, "password": {wd.userPass}, "loginreturnurl": {"http://x/"}, "logintoken": {tok}, "format": {"json"}}); strings.Contains(body, "PASS") {
+		t.Errorf("clientlogin: %s", body)
+	}
+	if body := send(url.Values{"action": {"edit"}, "title": {"Gamma"}, "text": {"x"}, "token": {tok}, "format": {"json"}}); strings.Contains(body, "Success") {
+		t.Errorf("anonymous edit: %s", body)
+	}
+	// Logged in: the session's token is enough.
+	apiLogin(t, wd, c)
+	if body := send(url.Values{"action": {"edit"}, "title": {"Gamma"}, "text": {"x"}, "token": {csrf(t, c)}, "format": {"json"}}); !strings.Contains(body, "Success") {
+		t.Errorf("logged-in edit: %s", body)
+	}
+}
