@@ -107,6 +107,12 @@ func (h apiHost) Allow(r *http.Request, kind string) (time.Duration, bool) {
 	key := "u" + strconv.FormatInt(uid, 10)
 	if uid == 0 {
 		key = "a" + name
+		// An IPv6 host holds a whole /64: count the /64, as the login
+		// throttle does, or each of its 2^64 addresses has a budget.
+		if a := h.s.client(r).Addr.Unmap().WithZone(""); a.Is6() {
+			p, _ := a.Prefix(64)
+			key = "a" + p.String()
+		}
 	}
 	switch kind {
 	case "upload":
