@@ -89,3 +89,36 @@ func TestManyUnrecognizedValuesAreCheap(t *testing.T) {
 		}
 	}
 }
+
+// The edits of a deleted page leave recent changes and contributions, as
+// MediaWiki archives them (their summaries included); the deletion's log
+// row stays. Restoring the page brings them back.
+func TestDeletedEditsLeaveListings(t *testing.T) {
+	wd := newWorld(t)
+	root := wd.w.Login(t, "Root", wd.adminPwd)
+	out, _ := api(t, root, "POST", url.Values{"action": {"edit"}, "title": {"Beta"}, "text": {"Beta again."}, "summary": {"secret summary"}, "token": {csrf(t, root)}})
+	if dig(out, "edit", "result") != "Success" {
+		t.Fatalf("%v", out)
+	}
+	deletePage(t, wd, "Beta")
+	anon := wd.w.Client(t)
+	for _, q := range []url.Values{
+		{"action": {"query"}, "list": {"recentchanges"}, "rcprop": {"title|comment|ids"}, "rclimit": {"max"}, "formatversion": {"2"}},
+		{"action": {"query"}, "list": {"usercontribs"}, "ucuser": {"Root"}, "ucprop": {"title|comment|ids"}, "uclimit": {"max"}, "formatversion": {"2"}},
+		{"action": {"query"}, "generator": {"recentchanges"}, "formatversion": {"2"}},
+	} {
+		_, res := api(t, anon, "GET", q)
+		if strings.Contains(res.Body, "secret summary") || strings.Contains(res.Body, `"revid":4`) {
+			t.Errorf("%v: %s", q.Get("list")+q.Get("generator"), res.Body)
+		}
+	}
+	_, res := api(t, anon, "GET", url.Values{"action": {"query"}, "list": {"recentchanges"}, "rcprop": {"title|comment"}, "rctype": {"log"}})
+	if !strings.Contains(res.Body, `"Beta"`) {
+		t.Errorf("the deletion's log row is gone: %s", res.Body)
+	}
+	// Alpha's edits are still there.
+	_, res = api(t, anon, "GET", url.Values{"action": {"query"}, "list": {"usercontribs"}, "ucuser": {"Root"}})
+	if !strings.Contains(res.Body, `"Alpha"`) {
+		t.Errorf("%s", res.Body)
+	}
+}
