@@ -82,13 +82,11 @@ func (h apiHost) CSRFToken(r *http.Request) string           { return h.s.csrfTo
 // ValidToken checks tok as the forms' CSRF check does, Origin and
 // Sec-Fetch-Site included: an anonymous token is not bound to a browser,
 // so a login or anonymous edit posted by another site's page is refused
-// by what the browser says of its origin.
-//
-// An anonymous token is bound to nothing the browser holds, so an opaque
+// by what the browser says of its origin. For such a token an opaque
 // origin ("Origin: null": a sandboxed frame, a data: URL, a cross-site
-// redirect) is another site for it; the pages of this wiki send their
-// origin (Referrer-Policy strict-origin-when-cross-origin). A session's
-// token is bound to the session: there the token decides.
+// redirect) is another site too; this wiki's own pages send their origin
+// (Referrer-Policy strict-origin-when-cross-origin). A session's token is
+// bound to the session: there the token decides.
 func (h apiHost) ValidToken(r *http.Request, tok string) bool {
 	if v := viewerOf(r); !(v.LoggedIn && v.Session.ID != "") && r.Header.Get("Origin") == "null" {
 		return false
