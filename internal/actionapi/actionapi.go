@@ -136,7 +136,13 @@ type params struct {
 	used  map[string]bool
 	files map[string]*multipart.FileHeader
 	form  *multipart.Form
+	// query: the names the URL's query gave (tokens must not be there),
+	// as the one parse read them.
+	query map[string]bool
 }
+
+// inQuery reports whether name was in the URL's query.
+func (p *params) inQuery(name string) bool { return p.query[name] }
 
 func (p *params) has(name string) bool { _, ok := p.vals[name]; p.used[name] = true; return ok }
 
@@ -248,7 +254,11 @@ type call struct {
 	module string // for warnings
 	out    map[string]any
 	warns  map[string][]string
-	budget int // bytes of page text still allowed in this response
+	// warned counts each module's warnings, those left out included:
+	// a request may cause one per value it sends.
+	warned   map[string]int
+	warnSeen map[string]bool
+	budget   int // bytes of page text still allowed in this response
 	// generator: the list module being run is the query's generator.
 	generator bool
 }
@@ -360,7 +370,7 @@ func (c *call) checkToken(kind string) error {
 	if tok == "" {
 		return errf("missingparam", "The \"%s\" parameter must be set: get it with action=query&meta=tokens&type=%s.", name, kind)
 	}
-	if c.r.URL.Query().Has(name) {
+	if c.p.inQuery(name) {
 		return errf("mustposttoken", "The \"%s\" parameter was found in the query string, but must be in the POST body.", name)
 	}
 	if !c.a.host.ValidToken(c.r, strings.TrimSuffix(tok, tokenSuffix)) || !strings.HasSuffix(tok, tokenSuffix) {
@@ -373,23 +383,47 @@ func (c *call) checkToken(kind string) error {
 // mangles "+" or "\" is caught by the check.
 const tokenSuffix = "+\\"
 
-// warn adds a warning for module.
+// maxWarnings is how many warnings one module shows in an answer; the
+// rest are counted in one last line.
+const maxWarnings = 20
+
+// warn adds a warning for module, once, in constant time: a request may
+// cause one per value it sends (hundreds of thousands), so the answer
+// shows the first maxWarnings and counts the rest.
 func (c *call) warn(module, msg string) {
-	if !slices.Contains(c.warns[module], msg) {
-		c.warns[module] = append(c.warns[module], msg)
+	if c.warnSeen == nil {
+		c.warnSeen, c.warned = map[string]bool{}, map[string]int{}
 	}
+	key := module + "\x00" + msg
+	if c.warnSeen[key] {
+		return
+	}
+	if c.warned[module]++; c.warned[module] > maxWarnings {
+		return
+	}
+	c.warnSeen[key] = true
+	c.warns[module] = append(c.warns[module], msg)
 }
 
 // unknownParams warns of parameters no module read.
 func (c *call) unknownParams() {
 	var unknown []string
+	more := 0
 	for _, name := range c.p.order {
 		if !c.p.used[name] && name != "action" && name != "format" && name != "formatversion" {
-			unknown = append(unknown, name)
+			if len(unknown) == maxWarnings {
+				more++
+				continue
+			}
+			unknown = append(unknown, trunc(name, 60))
 		}
 	}
 	if len(unknown) > 0 {
-		c.warn("main", "Unrecognized parameters: "+strings.Join(unknown, ", ")+".")
+		msg := "Unrecognized parameters: " + strings.Join(unknown, ", ")
+		if more > 0 {
+			msg += fmt.Sprintf(" and %d more", more)
+		}
+		c.warn("main", msg+".")
 	}
 }
 
@@ -428,6 +462,9 @@ func (c *call) write(status int) {
 	if len(c.warns) > 0 {
 		w := map[string]any{}
 		for m, msgs := range c.warns {
+			if n := c.warned[m] - len(msgs); n > 0 {
+				msgs = append(msgs[:len(msgs):len(msgs)], fmt.Sprintf("%d more warnings were left out.", n))
+			}
 			text := strings.Join(msgs, "\n")
 			if c.v2 {
 				w[m] = map[string]any{"warnings": text}
@@ -524,6 +561,10 @@ func parseParams(r *http.Request) (*params, error) {
 	q, err := httpx.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, errf("badvalue", "%s", wiki.Message(err))
+	}
+	p.query = map[string]bool{}
+	for _, kv := range q {
+		p.query[kv.Name] = true
 	}
 	if err := add(q); err != nil {
 		return nil, err

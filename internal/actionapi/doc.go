@@ -26,5 +26,7 @@
 // Cost: every list reads one bounded index range (limit at most 500,
 // generators 50 pages); titles, pageids and revids take 50 values; page
 // texts in one answer stay within a budget (8 MiB, then rvcontinue); parses
-// take the engine's render slots, and texts to parse a rate limit.
+// take the engine's render slots, and texts to parse a rate limit, as do
+// the texts parsed again outside the render cache (links, sections), one
+// event per 64 KiB.
 package actionapi

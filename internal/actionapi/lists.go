@@ -166,7 +166,11 @@ func (c *call) namespaces(name string) ([]string, error) {
 		if err != nil || !ok {
 			return nil, errf("badvalue", "Unrecognized value for parameter \"%s\": %s. Give namespace numbers such as 0 (main) or 14 (Category).", name, trunc(v, 20))
 		}
-		out = append(out, n.Name)
+		// Each namespace once, however often it is given: the filter
+		// is at most the namespace list, whatever the request's size.
+		if !contains(out, n.Name) {
+			out = append(out, n.Name)
+		}
 	}
 	return out, nil
 }
@@ -450,9 +454,10 @@ func (c *call) search(pre string, gen bool) ([]any, map[string]string, error) {
 	return out, next, nil
 }
 
-func htmlEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
-}
+// htmlEscape makes s safe as HTML text and as a quoted attribute.
+func htmlEscape(s string) string { return htmlEscaper.Replace(s) }
+
+var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#39;")
 
 // recentChanges is list=recentchanges, and list=usercontribs with user.
 func (c *call) recentChanges(pre, user string) ([]any, map[string]string, error) {
@@ -516,8 +521,24 @@ func (c *call) recentChanges(pre, user string) ([]any, map[string]string, error)
 		next[pre+"continue"] = ch.Time.UTC().Format("20060102150405") + "|" + strconv.FormatInt(ch.ID, 10)
 		changes = changes[:limit]
 	}
+	// The edits of a deleted page are archived with it, as MediaWiki
+	// archives them (summaries included): only its log rows stay. One
+	// query tells which pages are live.
+	var ids []int64
+	for _, ch := range changes {
+		if ch.Kind == wiki.ChangeNew || ch.Kind == wiki.ChangeEdit {
+			ids = append(ids, ch.PageID)
+		}
+	}
+	live, err := c.a.store.LatestRevisions(c.ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
 	out := []any{}
 	for _, ch := range changes {
+		if _, ok := live[ch.PageID]; !ok && (ch.Kind == wiki.ChangeNew || ch.Kind == wiki.ChangeEdit) {
+			continue
+		}
 		typ := "edit"
 		switch ch.Kind {
 		case wiki.ChangeNew:
@@ -550,8 +571,11 @@ func (c *call) recentChanges(pre, user string) ([]any, map[string]string, error)
 				}
 			case "userid":
 				row["userid"] = ch.UserID
-			case "comment", "parsedcomment":
+			case "comment":
 				row[p] = ch.Summary
+			case "parsedcomment":
+				// HTML, which clients insert as such: the summary escaped.
+				row[p] = htmlEscape(ch.Summary)
 			case "timestamp":
 				row["timestamp"] = mwTime(ch.Time)
 			case "sizes":

@@ -45,8 +45,9 @@ func (c *call) parse() error {
 		if c.p.has("page") || pid > 0 || oldid > 0 {
 			return errf("invalidparammix", "The parameters \"text\" and \"page\", \"pageid\" or \"oldid\" can not be used together.")
 		}
-		if wait, ok := c.a.host.Allow(c.r, "parse"); !ok {
-			return &apiError{code: "ratelimited", info: "You've exceeded your rate limit for parsing text. Please wait some time and try again.", retry: wait}
+		// One event, and one more per parseUnit of text.
+		if err := c.chargeParse(1 + len(c.p.vals["text"])/parseUnit); err != nil {
+			return err
 		}
 		title = "API"
 		if raw := c.p.get("title"); raw != "" {
@@ -114,7 +115,14 @@ func (c *call) parse() error {
 		}
 	}
 	if contains(props, "links") || contains(props, "sections") {
-		// Both parse the source again: in a render slot, as every parse.
+		// Both parse the source again, uncached: a page's text counts
+		// against the parse rate limit by its size (a text's was counted
+		// above), and the parse takes a render slot, as every parse.
+		if !c.p.has("text") {
+			if err := c.chargeParse(len(source) / parseUnit); err != nil {
+				return err
+			}
+		}
 		release, err := c.a.eng.AcquireRenderSlot(c.ctx)
 		if err != nil {
 			return err
@@ -191,6 +199,23 @@ func (c *call) parse() error {
 		}
 	}
 	c.out["parse"] = res
+	return nil
+}
+
+// parseUnit is how many bytes of text parsed outside the render cache
+// count as one event of the "parse" rate limit: a client may parse a few
+// MiB a minute this way (a 2 MiB page's links take a core for a second or
+// two), while the texts of ordinary pages cost nothing.
+const parseUnit = 64 << 10
+
+// chargeParse counts n events of the "parse" rate limit, or answers
+// ratelimited.
+func (c *call) chargeParse(n int) error {
+	for range n {
+		if wait, ok := c.a.host.Allow(c.r, "parse"); !ok {
+			return &apiError{code: "ratelimited", info: "You've exceeded your rate limit for parsing text. Please wait some time and try again.", retry: wait}
+		}
+	}
 	return nil
 }
 

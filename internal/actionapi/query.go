@@ -571,7 +571,8 @@ func (c *call) revisionOut(rv wiki.Revision, rvprop []string, slots bool) map[st
 		case "comment":
 			m["comment"] = rv.Summary
 		case "parsedcomment":
-			m["parsedcomment"] = rv.Summary
+			// HTML, which clients insert as such: the summary escaped.
+			m["parsedcomment"] = htmlEscape(rv.Summary)
 		case "contentmodel":
 			if !slots {
 				m["contentmodel"] = contentModelOf(rv.Model, wiki.ModelMarkdown)
@@ -965,6 +966,11 @@ func (c *call) linkTargets(name string, pages []*entry) (map[int64][]wiki.Title,
 			budget -= e.page.Size
 			ids = append(ids, e.page.LatestID)
 			byRev[e.page.LatestID] = e.page.ID
+		}
+		// The texts are parsed again, uncached: they count against the
+		// parse rate limit by their size.
+		if err := c.chargeParse((linksBudget - budget) / parseUnit); err != nil {
+			return nil, err
 		}
 		revs, err := c.a.store.FindRevisions(c.ctx, ids)
 		if err != nil {

@@ -24,6 +24,11 @@ func (c *call) login() error {
 	name, pass := c.p.get("lgname"), c.p.get("lgpassword")
 	c.p.used["lgdomain"] = true
 	tok := c.p.get("lgtoken")
+	if c.p.inQuery("lgtoken") {
+		// As every token: a URL is logged, cached and shown in a
+		// Referer, and a login from a URL is a login CSRF.
+		return errf("mustposttoken", "The \"lgtoken\" parameter was found in the query string, but must be in the POST body.")
+	}
 	if tok == "" || !strings.HasSuffix(tok, tokenSuffix) || !c.a.host.ValidToken(c.r, strings.TrimSuffix(tok, tokenSuffix)) {
 		c.out["login"] = map[string]any{"result": "NeedToken", "token": c.a.host.CSRFToken(c.r) + tokenSuffix}
 		if tok != "" {

@@ -82,8 +82,15 @@ func (h apiHost) CSRFToken(r *http.Request) string           { return h.s.csrfTo
 // ValidToken checks tok as the forms' CSRF check does, Origin and
 // Sec-Fetch-Site included: an anonymous token is not bound to a browser,
 // so a login or anonymous edit posted by another site's page is refused
-// by what the browser says of its origin.
+// by what the browser says of its origin. For such a token an opaque
+// origin ("Origin: null": a sandboxed frame, a data: URL, a cross-site
+// redirect) is another site too; this wiki's own pages send their origin
+// (Referrer-Policy strict-origin-when-cross-origin). A session's token is
+// bound to the session: there the token decides.
 func (h apiHost) ValidToken(r *http.Request, tok string) bool {
+	if v := viewerOf(r); !(v.LoggedIn && v.Session.ID != "") && r.Header.Get("Origin") == "null" {
+		return false
+	}
 	return checkOrigin(r) == nil && h.s.validCSRF(r, tok)
 }
 
@@ -98,6 +105,12 @@ func (h apiHost) Allow(r *http.Request, kind string) (time.Duration, bool) {
 	key := "u" + strconv.FormatInt(uid, 10)
 	if uid == 0 {
 		key = "a" + name
+		// An IPv6 host holds a whole /64: count the /64, as the login
+		// throttle does, or each of its 2^64 addresses has a budget.
+		if a := h.s.client(r).Addr.Unmap().WithZone(""); a.Is6() {
+			p, _ := a.Prefix(64)
+			key = "a" + p.String()
+		}
 	}
 	switch kind {
 	case "upload":
@@ -143,10 +156,12 @@ func (h apiHost) Login(w http.ResponseWriter, r *http.Request, name, secret stri
 		return wiki.User{}, err
 	}
 	ok := false
+	var until time.Time // the token's expiry: the session ends with it
 	if apiToken {
 		if err == nil {
 			t, terr := s.store.FindToken(r.Context(), auth.HashToken(strings.TrimSpace(secret)))
 			ok = terr == nil && t.UserID == u.ID && t.Valid(s.now())
+			until = t.Expires
 		}
 	} else {
 		hash := u.PasswordHash
@@ -168,12 +183,37 @@ func (h apiHost) Login(w http.ResponseWriter, r *http.Request, name, secret stri
 		return wiki.User{}, wiki.Errorf(wiki.KindUnauthorized, "The user name or %s is wrong. Check both and try again.", what)
 	}
 	s.throttle.Succeeded(attempt)
-	if err := s.startSession(w, r, u); err != nil {
+	if err := h.startSession(w, r, u, until); err != nil {
 		return wiki.User{}, err
 	}
 	s.setDeviceCookie(w, r, u.Name)
 	s.log.Info("login", "user", u.Name, "via", "api")
 	return u, nil
+}
+
+// startSession starts a session as the login form does (a new ID: no
+// fixation), ending at until when that comes before the session lifetime:
+// a login with an API token that expires tomorrow must not become a
+// login of session_ttl.
+func (h apiHost) startSession(w http.ResponseWriter, r *http.Request, u wiki.User, until time.Time) error {
+	s := h.s
+	now := s.now()
+	expires := now.Add(time.Duration(s.cfg.SessionTTL))
+	if until.IsZero() || !until.Before(expires) {
+		return s.startSession(w, r, u)
+	}
+	if old := sessionCookie(r); old != "" {
+		_ = s.store.DeleteSession(r.Context(), auth.HashToken(old))
+		s.sessionEnded(r.Context(), auth.HashToken(old))
+	}
+	token := auth.NewSecret(32)
+	sess := wiki.Session{ID: auth.HashToken(token), UserID: u.ID, CSRF: auth.NewSecret(24), Created: now, Expires: until}
+	if err := s.store.CreateSession(r.Context(), sess); err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie(r), Expires: until, MaxAge: max(int(until.Sub(now)/time.Second), 1)})
+	return nil
 }
 
 // Logout ends the request's session, as the logout form does.

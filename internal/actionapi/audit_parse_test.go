@@ -1,0 +1,69 @@
+package actionapi_test
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// bigLinks is a page text of n distinct links.
+func bigLinks(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "[[L%d]] ", i)
+	}
+	return b.String()
+}
+
+// Reading a page's links or sections parses its text again, outside the
+// render cache (a 1 MiB page of links costs a core for seconds): anonymous
+// clients may not do that without limit. Such parses count against the
+// parse rate limit by their size; small pages stay free.
+func TestUncachedParsesAreRateLimited(t *testing.T) {
+	wd := newWorld(t)
+	root := wd.w.Login(t, "Root", wd.adminPwd)
+	// 360 KB: the cost is by size (a page of that many links takes a
+	// core for a second or so; plain words keep the test fast under -race).
+	text := strings.Repeat("lorem ipsum ", 30000) + bigLinks(100)
+	out, _ := api(t, root, "POST", url.Values{"action": {"edit"}, "title": {"Big"}, "text": {text}, "token": {csrf(t, root)}})
+	if dig(out, "edit", "result") != "Success" {
+		t.Fatalf("%.300v", out)
+	}
+	anon := wd.w.Client(t)
+	page := url.Values{"action": {"parse"}, "page": {"Big"}, "prop": {"links"}}
+	n := 0
+	for range 20 {
+		out, _ := api(t, anon, "GET", page)
+		if errCode(out) == "ratelimited" {
+			break
+		}
+		if errCode(out) != "" {
+			t.Fatalf("%.300v", out)
+		}
+		n++
+	}
+	if n >= 20 {
+		t.Fatalf("%d parses of a 360 KB page allowed in a row", n)
+	}
+	// Every other way to parse the big text again is refused now: each
+	// counts against the same limit (the test clients share an address).
+	for _, q := range []url.Values{
+		{"action": {"parse"}, "page": {"Big"}, "prop": {"sections"}},
+		{"action": {"parse"}, "oldid": {"0"}, "page": {"Big"}, "prop": {"links"}},
+		{"action": {"query"}, "titles": {"Big"}, "prop": {"links"}, "pllimit": {"max"}},
+		{"action": {"query"}, "titles": {"Big"}, "generator": {"links"}, "gpllimit": {"max"}},
+		{"action": {"parse"}, "text": {text}, "prop": {"links"}},
+	} {
+		if out, _ := api(t, anon, "POST", q); errCode(out) != "ratelimited" {
+			t.Errorf("%v: %.300v", q.Get("prop")+q.Get("generator"), out)
+		}
+	}
+	// A small page's links cost nothing.
+	for range 100 {
+		out, _ := api(t, anon, "GET", url.Values{"action": {"query"}, "titles": {"Alpha"}, "prop": {"links"}})
+		if errCode(out) != "" {
+			t.Fatalf("%v", out)
+		}
+	}
+}
