@@ -319,6 +319,13 @@ func TestReads(t *testing.T) {
 			}
 		}
 	})
+	t.Run("siteinfo's upload limit is the one api.php can take", func(t *testing.T) {
+		out := get(url.Values{"action": {"query"}, "meta": {"siteinfo"}, "formatversion": {"2"}})
+		max, _ := dig(out, "query", "general", "maxuploadsize").(float64)
+		if body := wd.w.App.Config.BodyLimit(); max <= 0 || int64(max) >= body {
+			t.Errorf("maxuploadsize %v, request body limit %d", max, body)
+		}
+	})
 	t.Run("anonymous userinfo and tokens", func(t *testing.T) {
 		out := get(url.Values{"action": {"query"}, "meta": {"userinfo|tokens"}, "uiprop": {"groups|rights"}, "type": {"csrf|login"}})
 		if dig(out, "query", "userinfo", "anon") != "" || dig(out, "query", "userinfo", "id") != float64(0) {

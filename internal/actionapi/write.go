@@ -467,7 +467,7 @@ func (c *call) upload() error {
 		return err
 	}
 	if int64(len(data)) > c.a.site.MaxUploadBytes {
-		return errf("file-too-large", "The file is larger than the limit of %d bytes.", c.a.site.MaxUploadBytes)
+		return errf("file-too-large", "The file is larger than api.php's limit of %d bytes: upload it at Special:Upload or with POST /w/rest.php/v1/file/{title}, which take files up to max_upload_bytes.", c.a.site.MaxUploadBytes)
 	}
 	out, err := c.a.eng.Upload(c.ctx, engine.Upload{Title: t, Data: data, Comment: c.p.get("comment"), Description: c.p.get("text"), Editor: c.a.host.Editor(c.r)})
 	if err != nil {

@@ -234,8 +234,12 @@ func (h apiHost) Logout(w http.ResponseWriter, r *http.Request) error {
 
 var _ actionapi.Host = apiHost{}
 
-// newActionAPI builds the Action API over s.
+// newActionAPI builds the Action API over s. An api.php request has the
+// ordinary body limit (its form is read whole, not streamed as the upload
+// paths are), so its uploads are capped below it, and siteinfo tells
+// clients that cap.
 func newActionAPI(s *Server) *actionapi.API {
+	maxUpload := min(s.cfg.MaxUploadBytes, s.cfg.BodyLimit()-64<<10)
 	return actionapi.New(apiHost{s}, s.eng, actionapi.Site{Name: s.cfg.SiteName, MainPage: s.mainPage, AllowRegistration: s.cfg.AllowRegistration,
-		ReadGroup: s.cfg.ReadGroup, EditGroup: s.cfg.EditGroup, MaxUploadBytes: s.cfg.MaxUploadBytes, Rules: s.titles}, s.now)
+		ReadGroup: s.cfg.ReadGroup, EditGroup: s.cfg.EditGroup, MaxUploadBytes: maxUpload, Rules: s.titles}, s.now)
 }
