@@ -271,6 +271,7 @@ func tokenCommand(ctx context.Context, cfg config.Config, sub string, args []str
 				if err != nil {
 					return err
 				}
+				accountChanged(ctx, db, u.ID) // the sessions api.php logins started with them end too
 				fmt.Fprintf(stdout, "revoked %d tokens of %s\n", n, u.Name)
 				return nil
 			})
@@ -279,13 +280,18 @@ func tokenCommand(ctx context.Context, cfg config.Config, sub string, args []str
 			return errors.New(tokenUsage)
 		}
 		return withAccount(ctx, cfg, "", func(db backend.DB, _ wiki.User) error {
-			err := db.DeleteToken(ctx, strings.ToLower(strings.TrimSpace(args[0])))
+			id := strings.ToLower(strings.TrimSpace(args[0]))
+			tok, err := db.FindToken(ctx, id)
+			if err == nil {
+				err = db.DeleteToken(ctx, id)
+			}
 			if errors.Is(err, wiki.ErrNotFound) {
 				return fmt.Errorf("there is no token %q; `wikid token list NAME` shows the IDs", args[0])
 			}
 			if err != nil {
 				return err
 			}
+			accountChanged(ctx, db, tok.UserID) // the sessions api.php logins started with it end too
 			fmt.Fprintln(stdout, "revoked token", args[0])
 			return nil
 		})

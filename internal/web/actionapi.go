@@ -156,12 +156,12 @@ func (h apiHost) Login(w http.ResponseWriter, r *http.Request, name, secret stri
 		return wiki.User{}, err
 	}
 	ok := false
-	var until time.Time // the token's expiry: the session ends with it
+	var tok wiki.Token // the session names it and ends with it (startSessionWith)
 	if apiToken {
 		if err == nil {
 			t, terr := s.store.FindToken(r.Context(), auth.HashToken(strings.TrimSpace(secret)))
 			ok = terr == nil && t.UserID == u.ID && t.Valid(s.now())
-			until = t.Expires
+			tok = t
 		}
 	} else {
 		hash := u.PasswordHash
@@ -183,37 +183,12 @@ func (h apiHost) Login(w http.ResponseWriter, r *http.Request, name, secret stri
 		return wiki.User{}, wiki.Errorf(wiki.KindUnauthorized, "The user name or %s is wrong. Check both and try again.", what)
 	}
 	s.throttle.Succeeded(attempt)
-	if err := h.startSession(w, r, u, until); err != nil {
+	if err := s.startSessionWith(w, r, u, tok); err != nil {
 		return wiki.User{}, err
 	}
 	s.setDeviceCookie(w, r, u.Name)
 	s.log.Info("login", "user", u.Name, "via", "api")
 	return u, nil
-}
-
-// startSession starts a session as the login form does (a new ID: no
-// fixation), ending at until when that comes before the session lifetime:
-// a login with an API token that expires tomorrow must not become a
-// login of session_ttl.
-func (h apiHost) startSession(w http.ResponseWriter, r *http.Request, u wiki.User, until time.Time) error {
-	s := h.s
-	now := s.now()
-	expires := now.Add(time.Duration(s.cfg.SessionTTL))
-	if until.IsZero() || !until.Before(expires) {
-		return s.startSession(w, r, u)
-	}
-	if old := sessionCookie(r); old != "" {
-		_ = s.store.DeleteSession(r.Context(), auth.HashToken(old))
-		s.sessionEnded(r.Context(), auth.HashToken(old))
-	}
-	token := auth.NewSecret(32)
-	sess := wiki.Session{ID: auth.HashToken(token), UserID: u.ID, CSRF: auth.NewSecret(24), Created: now, Expires: until}
-	if err := s.store.CreateSession(r.Context(), sess); err != nil {
-		return err
-	}
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie(r), Expires: until, MaxAge: max(int(until.Sub(now)/time.Second), 1)})
-	return nil
 }
 
 // Logout ends the request's session, as the logout form does.

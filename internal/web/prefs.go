@@ -226,6 +226,9 @@ func (s *Server) changePrefs(w http.ResponseWriter, r *http.Request) (info, secr
 				if err := s.store.DeleteToken(ctx, id); err != nil && !errors.Is(err, wiki.ErrNotFound) {
 					return "", "", err
 				}
+				// The sessions an api.php login started with it went
+				// with it: every process forgets them.
+				s.accountChanged(ctx, v.User.ID)
 				s.log.Info("token revoked", "user", v.User.Name, "token", t.Name)
 				return "The token " + t.Name + " was revoked.", "", nil
 			}

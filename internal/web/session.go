@@ -192,19 +192,30 @@ const tokenTouchEvery = time.Minute
 // startSession creates a fresh session (a new ID at every login: no
 // fixation) and sets its cookie.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u wiki.User) error {
+	return s.startSessionWith(w, r, u, wiki.Token{})
+}
+
+// startSessionWith is startSession for a login with the API token tok (its
+// ID empty for a password login): the session names the token, so that
+// revoking it ends the session, and ends when the token expires if that
+// comes before the session lifetime.
+func (s *Server) startSessionWith(w http.ResponseWriter, r *http.Request, u wiki.User, tok wiki.Token) error {
 	if old := sessionCookie(r); old != "" {
 		_ = s.store.DeleteSession(r.Context(), auth.HashToken(old))
 		s.sessionEnded(r.Context(), auth.HashToken(old))
 	}
 	token := auth.NewSecret(32)
 	now := s.now()
-	ttl := time.Duration(s.cfg.SessionTTL)
-	sess := wiki.Session{ID: auth.HashToken(token), UserID: u.ID, CSRF: auth.NewSecret(24), Created: now, Expires: now.Add(ttl)}
+	expires := now.Add(time.Duration(s.cfg.SessionTTL))
+	if !tok.Expires.IsZero() && tok.Expires.Before(expires) {
+		expires = tok.Expires
+	}
+	sess := wiki.Session{ID: auth.HashToken(token), UserID: u.ID, CSRF: auth.NewSecret(24), Created: now, Expires: expires, TokenID: tok.ID}
 	if err := s.store.CreateSession(r.Context(), sess); err != nil {
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie(r), Expires: sess.Expires, MaxAge: int(ttl.Seconds())})
+		SameSite: http.SameSiteLaxMode, Secure: s.secureCookie(r), Expires: expires, MaxAge: max(int(expires.Sub(now)/time.Second), 1)})
 	return nil
 }
 

@@ -322,6 +322,10 @@ type Session struct {
 	CSRF    string // per-session CSRF secret
 	Created time.Time
 	Expires time.Time
+	// TokenID is the API token (Token.ID) the session was started with
+	// (api.php's action=login), "" for a login with a password: revoking
+	// the token ends the session.
+	TokenID string
 }
 
 // Token is an API bearer token; ID is the SHA-256 (hex) of the secret.

@@ -125,7 +125,7 @@ var Tables = []*Table{
 	{Name: "blocks", Key: 1, Columns: cols(`id:i user_id:i by_id:i by_name:t reason:t created:i expires:i`)},
 	{Name: "tokens", Key: 1, Columns: cols(`id:t user_id:i name:t created:i expires:i last_used:i`)},
 	{Name: "password_resets", Key: 1, Columns: cols(`id:t user_id:i created:i expires:i`)},
-	{Name: "sessions", Key: 1, Option: OptionSessions, Columns: cols(`id:t user_id:i csrf:t created:i expires:i`)},
+	{Name: "sessions", Key: 1, Option: OptionSessions, Columns: cols(`id:t user_id:i csrf:t created:i expires:i token_id:t`)},
 	{Name: "renders", Key: 2, Option: OptionRenders, MaxBatch: bigBatch, Columns: cols(`rev_id:i version:i data:y`)},
 	{Name: "jobs", Key: 1, Where: "state <> 'done'", Appended: true, Columns: cols(`id:i kind:t payload:t dedupe_key:t state:t
 		attempts:i max_attempts:i run_at:i leased_until:i owner:t last_error:t created:i updated:i`)},

@@ -16,8 +16,8 @@ import (
 
 // CreateSession stores a session; ErrExists if its ID is taken.
 func (db *DB) CreateSession(ctx context.Context, s wiki.Session) error {
-	_, err := db.pool.Exec(ctx, `INSERT INTO sessions (id, user_id, csrf, created, expires) VALUES ($1, $2, $3, $4, $5)`,
-		s.ID, s.UserID, s.CSRF, ms(now(s.Created)), ms(s.Expires))
+	_, err := db.pool.Exec(ctx, `INSERT INTO sessions (id, user_id, csrf, created, expires, token_id) VALUES ($1, $2, $3, $4, $5, $6)`,
+		s.ID, s.UserID, s.CSRF, ms(now(s.Created)), ms(s.Expires), s.TokenID)
 	if isUnique(err, "sessions_pkey") {
 		err = wiki.ErrExists
 	}
@@ -148,8 +148,13 @@ func (db *DB) ListTokens(ctx context.Context, userID int64) ([]wiki.Token, error
 
 // DeleteToken revokes one token.
 func (db *DB) DeleteToken(ctx context.Context, id string) error {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM tokens WHERE id = $1`, id)
-	if err == nil && tag.RowsAffected() == 0 {
+	// One statement: the token and the sessions started with it go
+	// together.
+	var n int
+	err := db.pool.QueryRow(ctx, `WITH t AS (DELETE FROM tokens WHERE id = $1 RETURNING id),
+		s AS (DELETE FROM sessions WHERE token_id = $1 AND EXISTS (SELECT 1 FROM t))
+		SELECT count(*) FROM t`, id).Scan(&n)
+	if err == nil && n == 0 {
 		err = wiki.ErrNotFound
 	}
 	if err != nil {
@@ -160,7 +165,8 @@ func (db *DB) DeleteToken(ctx context.Context, id string) error {
 
 // DeleteUserTokens revokes every token of the user.
 func (db *DB) DeleteUserTokens(ctx context.Context, userID int64) (int, error) {
-	n, err := db.deleteRows(ctx, `DELETE FROM tokens WHERE user_id = $1`, userID)
+	n, err := db.deleteRows(ctx, `WITH s AS (DELETE FROM sessions WHERE user_id = $1 AND token_id <> '')
+		DELETE FROM tokens WHERE user_id = $1`, userID)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: delete tokens of user %d: %w", userID, err)
 	}

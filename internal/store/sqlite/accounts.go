@@ -291,7 +291,11 @@ func (db *DB) ListTokens(ctx context.Context, userID int64) ([]wiki.Token, error
 // DeleteToken revokes one token.
 func (db *DB) DeleteToken(ctx context.Context, id string) error {
 	err := db.write(ctx, func(tx *wtx) error {
-		return affected(tx.ExecContext(ctx, `DELETE FROM tokens WHERE id = ?`, id))
+		if err := affected(tx.ExecContext(ctx, `DELETE FROM tokens WHERE id = ?`, id)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE token_id = ?`, id)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: delete token: %w", err)
@@ -303,6 +307,9 @@ func (db *DB) DeleteToken(ctx context.Context, id string) error {
 func (db *DB) DeleteUserTokens(ctx context.Context, userID int64) (int, error) {
 	var n int64
 	err := db.write(ctx, func(tx *wtx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND token_id <> ''`, userID); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE user_id = ?`, userID)
 		if err != nil {
 			return err

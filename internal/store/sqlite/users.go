@@ -171,8 +171,8 @@ func (db *DB) CountUsers(ctx context.Context) (int, error) {
 // CreateSession stores a session; ErrExists if its ID is taken.
 func (db *DB) CreateSession(ctx context.Context, s wiki.Session) error {
 	err := db.write(ctx, func(tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, user_id, csrf, created, expires) VALUES (?, ?, ?, ?, ?)`,
-			s.ID, s.UserID, s.CSRF, ms(now(s.Created)), ms(s.Expires))
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, user_id, csrf, created, expires, token_id) VALUES (?, ?, ?, ?, ?, ?)`,
+			s.ID, s.UserID, s.CSRF, ms(now(s.Created)), ms(s.Expires), s.TokenID)
 		return err
 	})
 	if isUnique(err) {

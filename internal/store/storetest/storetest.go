@@ -1153,6 +1153,34 @@ func testSessionsTokens(t *testing.T, s wiki.Store) {
 	}
 	_, err = s.FindToken(ctx, "nope")
 	wantErr(t, err, wiki.ErrNotFound)
+
+	// Revoking a token ends the sessions started with it, and only those.
+	tok2 := wiki.Token{ID: "def", UserID: u.ID, Name: "bot2", Created: nowT}
+	if err := s.CreateToken(ctx, tok2); err != nil {
+		t.Fatal(err)
+	}
+	for _, ss := range []wiki.Session{
+		{ID: "password", UserID: u.ID, CSRF: "c3", Created: nowT, Expires: nowT.Add(time.Hour)},
+		{ID: "by-abc", UserID: u.ID, CSRF: "c4", Created: nowT, Expires: nowT.Add(time.Hour), TokenID: "abc"},
+		{ID: "by-def", UserID: u.ID, CSRF: "c5", Created: nowT, Expires: nowT.Add(time.Hour), TokenID: "def"},
+	} {
+		if err := s.CreateSession(ctx, ss); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteToken(ctx, "abc"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.FindSession(ctx, "by-abc")
+	wantErr(t, err, wiki.ErrNotFound)
+	must[wiki.Session](t)(s.FindSession(ctx, "by-def"))
+	wantErr(t, s.DeleteToken(ctx, "abc"), wiki.ErrNotFound)
+	if n := must[int](t)(s.DeleteUserTokens(ctx, u.ID)); n != 1 {
+		t.Fatalf("deleted %d tokens, want 1", n)
+	}
+	_, err = s.FindSession(ctx, "by-def")
+	wantErr(t, err, wiki.ErrNotFound)
+	must[wiki.Session](t)(s.FindSession(ctx, "password"))
 }
 
 func testRenders(t *testing.T, s wiki.Store) {
