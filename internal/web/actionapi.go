@@ -3,7 +3,6 @@ package web
 import (
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -101,17 +100,7 @@ func (h apiHost) Watch(r *http.Request, t wiki.Title, on bool) error {
 func (h apiHost) AutoWatch(r *http.Request, t wiki.Title) { h.s.autoWatch(r, t) }
 
 func (h apiHost) Allow(r *http.Request, kind string) (time.Duration, bool) {
-	uid, name := h.s.editor(r)
-	key := "u" + strconv.FormatInt(uid, 10)
-	if uid == 0 {
-		key = "a" + name
-		// An IPv6 host holds a whole /64: count the /64, as the login
-		// throttle does, or each of its 2^64 addresses has a budget.
-		if a := h.s.client(r).Addr.Unmap().WithZone(""); a.Is6() {
-			p, _ := a.Prefix(64)
-			key = "a" + p.String()
-		}
-	}
+	key := h.s.limitKey(r)
 	switch kind {
 	case "upload":
 		return h.s.uploads.allow(key)

@@ -2,9 +2,10 @@ package web
 
 import (
 	"errors"
-	"github.com/wikid/wikid/internal/purge"
 	"net/http"
 	"strconv"
+
+	"github.com/wikid/wikid/internal/purge"
 
 	"github.com/wikid/wikid/internal/auth"
 	"github.com/wikid/wikid/internal/httpx"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/wikid/wikid/internal/engine"
@@ -19,7 +20,10 @@ const (
 	// after the page that passes exportMaxBytes of text: one request's
 	// worth of work; the form says so.
 	exportMaxPages = 1000
-	exportMaxBytes = 64 << 20
+	// exportsPerMinute is how many lists or categories one client may
+	// export a minute.
+	exportsPerMinute = 6
+	exportMaxBytes   = 64 << 20
 )
 
 // dumpData is the Special:Export and Special:Import page.
@@ -60,6 +64,13 @@ func (s *Server) exportPage(w http.ResponseWriter, r *http.Request, arg string) 
 		fail := func(err error) error {
 			d.Error = sentence(wiki.Message(err))
 			return s.writeDumpForm(w, r, statusOf(err), d)
+		}
+		// A list or a category may read up to exportMaxBytes of text:
+		// a few a minute per client.
+		if wait, ok := s.exports.allow(s.limitKey(r)); !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+			return fail(&wiki.Error{Kind: wiki.KindTooMany, RetryAfter: wait,
+				Msg: fmt.Sprintf("you have exported %d lists of pages in the last minute; wait a minute and try again, or use wikid export on the server", exportsPerMinute)})
 		}
 		req.Full, req.Templates = !d.CurOnly, r.PostForm.Get("templates") != ""
 		for _, line := range strings.Split(d.Pages, "\n") {

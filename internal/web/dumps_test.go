@@ -97,6 +97,22 @@ func TestSpecialExportImport(t *testing.T) {
 		t.Errorf("export of a bad title: %d", bad.StatusCode)
 	}
 
+	// Lists are a few a minute per client; a page's own dump is not.
+	limited := false
+	for range 10 {
+		res := anon.PostForm("/wiki/Special:Export", url.Values{"csrf": {ecsrf}, "pages": {"Page 1"}})
+		if res.StatusCode == http.StatusTooManyRequests {
+			limited = strings.Contains(res.Body, "wait a minute") && res.Header.Get("Retry-After") != ""
+			break
+		}
+	}
+	if !limited {
+		t.Errorf("ten exports of a list in a row were all served, or refused without saying when to come back")
+	}
+	if res := anon.Get("/wiki/Special:Export/Page_1"); res.StatusCode != http.StatusOK {
+		t.Errorf("a page's dump after the list limit: %d", res.StatusCode)
+	}
+
 	// A private wiki exports to readers only.
 	p := apptest.New(t, func(c *config.Config) { c.ReadGroup = wiki.GroupUser })
 	if res := p.Client(t).Get("/wiki/Special:Export/Main_Page"); res.StatusCode == http.StatusOK {

@@ -2,6 +2,8 @@ package web
 
 import (
 	"hash/maphash"
+	"net/http"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -57,4 +59,13 @@ func (l *rateLimit) allow(key string) (time.Duration, bool) {
 	w.count++
 	sh.m[key] = w
 	return 0, true
+}
+
+// limitKey is the rate limits' key of r's client: the user, or for an
+// anonymous one its address (an IPv6 client's /64, clientKey).
+func (s *Server) limitKey(r *http.Request) string {
+	if uid, _ := s.editor(r); uid != 0 {
+		return "u" + strconv.FormatInt(uid, 10)
+	}
+	return "a" + clientKey(s.client(r).Addr)
 }

@@ -185,12 +185,7 @@ func (s *Server) requireUpload(r *http.Request) error {
 	if err := s.checkBlock(r); err != nil {
 		return err
 	}
-	uid, name := s.editor(r)
-	key := "u" + fmt.Sprint(uid)
-	if uid == 0 {
-		key = "a" + name
-	}
-	if wait, ok := s.uploads.allow(key); !ok {
+	if wait, ok := s.uploads.allow(s.limitKey(r)); !ok {
 		return &wiki.Error{Kind: wiki.KindTooMany, RetryAfter: wait, Msg: "you have uploaded many files in the last minute; wait a minute and try again"}
 	}
 	return nil
