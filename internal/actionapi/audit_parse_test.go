@@ -16,10 +16,11 @@ func bigLinks(n int) string {
 	return b.String()
 }
 
-// Reading a page's links or sections parses its text again, outside the
+// action=parse's links or sections parse a page's text again, outside the
 // render cache (a 1 MiB page of links costs a core for seconds): anonymous
 // clients may not do that without limit. Such parses count against the
-// parse rate limit by their size; small pages stay free.
+// parse rate limit by their size; small pages stay free, and so do
+// prop=links and generator=links, which read the link rows.
 func TestUncachedParsesAreRateLimited(t *testing.T) {
 	wd := newWorld(t)
 	root := wd.w.Login(t, "Root", wd.adminPwd)
@@ -51,13 +52,21 @@ func TestUncachedParsesAreRateLimited(t *testing.T) {
 	for _, q := range []url.Values{
 		{"action": {"parse"}, "page": {"Big"}, "prop": {"sections"}},
 		{"action": {"parse"}, "oldid": {"0"}, "page": {"Big"}, "prop": {"links"}},
-		{"action": {"query"}, "titles": {"Big"}, "prop": {"links"}, "pllimit": {"max"}},
-		{"action": {"query"}, "titles": {"Big"}, "generator": {"links"}, "gpllimit": {"max"}},
 		{"action": {"parse"}, "text": {text}, "prop": {"links"}},
 	} {
 		if out, _ := api(t, anon, "POST", q); errCode(out) != "ratelimited" {
 			t.Errorf("%v: %.300v", q.Get("prop")+q.Get("generator"), out)
 		}
+	}
+	// prop=links and generator=links read the link rows, never the text:
+	// they stay free on the big page too.
+	out, _ = api(t, anon, "GET", url.Values{"action": {"query"}, "titles": {"Big"}, "prop": {"links"}, "pllimit": {"max"}, "formatversion": {"2"}})
+	if links, _ := dig(out, "query", "pages", 0, "links").([]any); len(links) != 100 {
+		t.Errorf("prop=links of the big page after the parse limit: %.300v", out)
+	}
+	out, _ = api(t, anon, "GET", url.Values{"action": {"query"}, "titles": {"Big"}, "generator": {"links"}, "gpllimit": {"max"}})
+	if errCode(out) != "" {
+		t.Errorf("generator=links of the big page after the parse limit: %.300v", out)
 	}
 	// A small page's links cost nothing.
 	for range 100 {

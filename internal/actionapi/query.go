@@ -28,10 +28,6 @@ type entry struct {
 // revidBatch is how many revisions revids= reads at once.
 const revidBatch = 10
 
-// linksBudget bounds the text prop=links and generator=links parse in one
-// request.
-const linksBudget = 2 << 20
-
 func nsOf(t wiki.Title) int {
 	if t.IsSpecial() {
 		return -1
@@ -931,9 +927,8 @@ func (c *call) pageLinks(name string, set []*entry, cont map[string]string) erro
 	return nil
 }
 
-// linkTargets reads what each page links to, by title: categories and
-// templates from their tables, links from the latest text (read in one
-// batch within the content budget).
+// linkTargets reads what each page links to, by title, from its link
+// rows: categories, templates and links.
 func (c *call) linkTargets(name string, pages []*entry) (map[int64][]wiki.Title, error) {
 	out := map[int64][]wiki.Title{}
 	switch name {
@@ -956,36 +951,12 @@ func (c *call) linkTargets(name string, pages []*entry) (map[int64][]wiki.Title,
 			out[e.page.ID] = ts
 		}
 	case "links":
-		var ids []int64
-		byRev := map[int64]int64{}
-		budget := linksBudget
 		for _, e := range pages {
-			if budget < e.page.Size {
-				break
+			ls, err := c.a.store.PageLinks(c.ctx, e.page.ID)
+			if err != nil {
+				return nil, err
 			}
-			budget -= e.page.Size
-			ids = append(ids, e.page.LatestID)
-			byRev[e.page.LatestID] = e.page.ID
-		}
-		// The texts are parsed again, uncached: they count against the
-		// parse rate limit by their size.
-		if err := c.chargeParse((linksBudget - budget) / parseUnit); err != nil {
-			return nil, err
-		}
-		revs, err := c.a.store.FindRevisions(c.ctx, ids)
-		if err != nil {
-			return nil, err
-		}
-		// Reading the links parses the texts: in a render slot, as every
-		// parse (engine.AcquireRenderSlot).
-		release, err := c.a.eng.AcquireRenderSlot(c.ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-		for _, rv := range revs {
-			ls := c.a.eng.Markup(rv.Model).Links(rv.Text)
-			out[byRev[rv.ID]] = ls.Links
+			out[e.page.ID] = ls
 		}
 	}
 	for id := range out {

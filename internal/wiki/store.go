@@ -278,6 +278,9 @@ type PageStore interface {
 	PageCategories(ctx context.Context, pageID int64) ([]CategoryLink, error)
 	// PageTemplates returns the pages page pageID transcludes, by title.
 	PageTemplates(ctx context.Context, pageID int64) ([]Title, error)
+	// PageLinks returns the pages page pageID links to (its link rows,
+	// LinkSet.Links, templates' links included), by title.
+	PageLinks(ctx context.Context, pageID int64) ([]Title, error)
 	// PageFiles returns the files page pageID shows or links as media
 	// (its file rows, LinkSet.Files), by title.
 	PageFiles(ctx context.Context, pageID int64) ([]Title, error)

@@ -320,6 +320,11 @@ func (db *DB) PageFiles(ctx context.Context, pageID int64) ([]wiki.Title, error)
 	return db.pageTargets(ctx, pageID, "file")
 }
 
+// PageLinks returns the pages page pageID links to, by title.
+func (db *DB) PageLinks(ctx context.Context, pageID int64) ([]wiki.Title, error) {
+	return db.pageTargets(ctx, pageID, "link")
+}
+
 // pageTargets returns the targets of page pageID's link rows of kind, by
 // title.
 func (db *DB) pageTargets(ctx context.Context, pageID int64, kind string) ([]wiki.Title, error) {

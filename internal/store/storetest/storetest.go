@@ -2241,6 +2241,13 @@ func testTransclusions(t *testing.T, s wiki.Store) {
 	if ts := must[[]wiki.Title](t)(s.PageTemplates(ctx, a.ID)); len(ts) != 2 || ts[0] != box || ts[1] != "Template:Inner" {
 		t.Fatalf("Apple's templates = %v", ts)
 	}
+	b := must[wiki.Page](t)(s.FindPage(ctx, "Banana"))
+	if ls := must[[]wiki.Title](t)(s.PageLinks(ctx, b.ID)); len(ls) != 1 || ls[0] != box {
+		t.Fatalf("Banana's links = %v", ls)
+	}
+	if ls := must[[]wiki.Title](t)(s.PageLinks(ctx, a.ID)); len(ls) != 0 {
+		t.Fatalf("Apple's links (it only transcludes) = %v", ls)
+	}
 	// The rows go with the page's next save.
 	save(t, s, "Apple", a.LatestID, "plain", wiki.LinkSet{})
 	if n := must[int](t)(s.CountTransclusions(ctx, box)); n != 1 {
