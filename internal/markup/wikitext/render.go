@@ -64,7 +64,7 @@ func (r *Renderer) RenderWith(ctx context.Context, src string, exists render.Exi
 		}
 	}
 	w := &writer{d: d, o: o, ctx: ctx, exists: func(t wiki.Title) bool { return exists == nil || t.IsSpecial() || found[t] },
-		hl: render.NewHighlighter(0), seenIDs: map[string]int{}, opens: map[link]string{}}
+		hl: render.NewHighlighter(0), seenIDs: map[string]int{}, opens: map[link]string{}, limit: maxOutput(len(src))}
 	if len(d.files) > 0 && o.Files != nil {
 		var titles []wiki.Title
 		seenFile := map[wiki.Title]bool{}
@@ -100,6 +100,11 @@ func (r *Renderer) RenderWith(ctx context.Context, src string, exists render.Exi
 		}
 		toc = nil
 	}
+	if len(html) > w.limit {
+		panic(errTimeout)
+	}
+	b.steps = checkEvery // the clock once more before the balancing parse
+	b.check()
 	return render.Result{
 		HTML:    finish(html),
 		TOC:     toc,
@@ -226,6 +231,7 @@ type writer struct {
 	files  map[wiki.Title]wiki.FileVersion
 	hl     *render.Highlighter
 	out    bytes.Buffer
+	limit  int // maxOutput of the source: out may not grow past it
 	opens  map[link]string
 
 	heads    []int // output offsets of the open headings
@@ -275,6 +281,9 @@ func (w *writer) expand(s string, depth int) {
 			if n < len(w.d.marks) {
 				w.mark(&w.d.marks[n], depth)
 			}
+		}
+		if w.out.Len() > w.limit {
+			panic(errTimeout)
 		}
 	}
 	w.out.WriteString(s[last:])
@@ -410,3 +419,11 @@ func htmlText(s string) string {
 		}
 	}
 }
+
+// maxOutput bounds the HTML of a render of n bytes of source: a render
+// whose output grows past it stops as one over its time limit does, and
+// the page shows as plain text. Realistic pages write two to five times
+// their source; short headings (an id, an anchor, an edit link with the
+// page's name, a table of contents entry for four bytes) write a hundred,
+// which for the largest page would be hundreds of megabytes.
+func maxOutput(n int) int { return 16*n + 1<<20 }
