@@ -423,7 +423,8 @@ func htmlText(s string) string {
 // maxOutput bounds the HTML of a render of n bytes of source: a render
 // whose output grows past it stops as one over its time limit does, and
 // the page shows as plain text. Realistic pages write two to five times
-// their source; short headings (an id, an anchor, an edit link with the
-// page's name, a table of contents entry for four bytes) write a hundred,
-// which for the largest page would be hundreds of megabytes.
-func maxOutput(n int) int { return 16*n + 1<<20 }
+// their source and a page of nothing but short headings some thirty; "=a="
+// lines (an id, an anchor, an edit link with the page's name for four
+// bytes) write a hundred, which for the largest page would be hundreds of
+// megabytes.
+func maxOutput(n int) int { return 32*n + 1<<20 }
