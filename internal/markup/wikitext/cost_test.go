@@ -32,4 +32,3 @@ func TestFollowNotesLinear(t *testing.T) {
 		t.Errorf("%d MB allocated for %d bytes of source", alloc>>20, len(src))
 	}
 }
-
