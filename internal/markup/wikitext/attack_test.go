@@ -163,3 +163,22 @@ func TestAttacks(t *testing.T) {
 		}
 	}
 }
+
+// TestTOCInHeading: __TOC__ in a heading's text must not put the table of
+// contents into the heading's id (breaking out of the attribute).
+func TestTOCInHeading(t *testing.T) {
+	r := New()
+	for _, src := range []string{"== __TOC__ ==\n== B ==\n== C ==", "== a __TOC__ b ==\n== B ==\n== C ==\n== D ==",
+		"=== x\"__TOC__ ===\n== B ==\n== C ==", "== [[a|__TOC__]] ==\n== B ==\n== C =="} {
+		for _, o := range []render.Options{{}, {EditPage: "P"}} {
+			res, err := r.RenderWith(context.Background(), src, nil, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkHTML(t, src, res.HTML)
+			if strings.Contains(res.HTML, "\x7f") || strings.Count(res.HTML, `<nav class="toc"`) != 1 {
+				t.Errorf("render of %q:\n%s", src, res.HTML)
+			}
+		}
+	}
+}

@@ -357,6 +357,13 @@ func (w *writer) file(f *fileEmbed) string {
 func (w *writer) heading(h *heading, start int) {
 	inner := strings.TrimSpace(string(w.out.Bytes()[start:]))
 	w.out.Truncate(start)
+	// __TOC__ in a heading's text puts the table of contents before the
+	// heading: left in the text, the place holder would go into the id
+	// and title attributes, and the contents' HTML with it.
+	if strings.Contains(inner, tocPlaceholder) {
+		inner = strings.TrimSpace(strings.ReplaceAll(inner, tocPlaceholder, ""))
+		w.out.WriteString(tocPlaceholder)
+	}
 	section := 0
 	if w.o.SectionMark != "" {
 		inner, section = w.takeMark(inner)
