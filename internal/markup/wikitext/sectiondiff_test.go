@@ -84,3 +84,35 @@ func TestSectionsMatchHeadings(t *testing.T) {
 		checkSections(t, r, src)
 	}
 }
+
+// TestExpandTildesLiteral: no signature goes where the page shows text as
+// written, and expanding again changes nothing.
+func TestExpandTildesLiteral(t *testing.T) {
+	r := New()
+	sig := func(n int) string { return "[[User:U|U]]" + strings.Repeat("!", n) }
+	for _, tc := range []struct{ src, want string }{
+		{"<PRE class=x>~~~~</PRE> ~~~", "<PRE class=x>~~~~</PRE> [[User:U|U]]!!!"},
+		{"<!-- <nowiki> --> ~~~ <!-- </nowiki> -->", "<!-- <nowiki> --> [[User:U|U]]!!! <!-- </nowiki> -->"},
+		{"<nowiki>~~~ <!-- </nowiki> ~~~ -->", "<nowiki>~~~ <!-- </nowiki> [[User:U|U]]!!! -->"},
+		{"<!-- ~~~~", "<!-- ~~~~"},
+		{"<nowiki>~~~~", "<nowiki>[[User:U|U]]!!!!"},
+		{"<nowiki/>~~~", "<nowiki/>[[User:U|U]]!!!"},
+		{"<syntaxhighlight lang=go>~~~</syntaxhighlight><source>~~~</source><math>~~~</math><code>~~~</code>",
+			"<syntaxhighlight lang=go>~~~</syntaxhighlight><source>~~~</source><math>~~~</math><code>~~~</code>"},
+		{"<pre\n>~~~</pre >", "<pre\n>~~~</pre >"},
+		{"~~<nowiki/>~~", "~~<nowiki/>~~"},
+		{"<precode>~~~</precode>", "<precode>[[User:U|U]]!!!</precode>"},
+	} {
+		got, err := r.ExpandTildes(tc.src, sig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("ExpandTildes(%q) = %q, want %q", tc.src, got, tc.want)
+		}
+		again, _ := r.ExpandTildes(got, sig)
+		if again != got {
+			t.Errorf("ExpandTildes is not idempotent on %q: %q", got, again)
+		}
+	}
+}
