@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -99,6 +100,9 @@ func (r *Renderer) RenderWith(ctx context.Context, src string, exists render.Exi
 			html = html[:i] + tocHTML(toc, true) + html[i:]
 		}
 		toc = nil
+	}
+	if o.SectionMark != "" {
+		html = unmark(html, o.SectionMark)
 	}
 	if len(html) > w.limit {
 		panic(errTimeout)
@@ -367,6 +371,7 @@ func (w *writer) heading(h *heading, start int) {
 	section := 0
 	if w.o.SectionMark != "" {
 		inner, section = w.takeMark(inner)
+		inner = unmark(inner, w.o.SectionMark)
 	} else {
 		w.sections++
 		section = w.sections
@@ -435,3 +440,41 @@ func htmlText(s string) string {
 // bytes) write a hundred, which for the largest page would be hundreds of
 // megabytes.
 func maxOutput(n int) int { return 32*n + 1<<20 }
+
+// unmark removes from s the section marks of nonce that no heading took:
+// those of heading lines the page does not show as headings (a comment
+// or a nowiki running on from inside the line), written as they are or
+// percent-encoded in a URL. The nonce is the engine's secret; shown, it
+// would let a template forge the marks, and so the edit links.
+func unmark(s, nonce string) string {
+	for _, f := range [...][3]string{
+		{markOpen, markSep, markClose},
+		{url.PathEscape(markOpen), url.PathEscape(markSep), url.PathEscape(markClose)},
+	} {
+		prefix := f[0] + nonce + f[1]
+		if !strings.Contains(s, prefix) {
+			continue
+		}
+		var b strings.Builder
+		b.Grow(len(s))
+		for {
+			i := strings.Index(s, prefix)
+			if i < 0 {
+				break
+			}
+			b.WriteString(s[:i])
+			rest := s[i+len(prefix):]
+			j := 0
+			for j < len(rest) && isDigit(rest[j]) {
+				j++
+			}
+			if strings.HasPrefix(rest[j:], f[2]) {
+				j += len(f[2])
+			}
+			s = rest[j:]
+		}
+		b.WriteString(s)
+		s = b.String()
+	}
+	return s
+}

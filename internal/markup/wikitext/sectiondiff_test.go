@@ -48,6 +48,12 @@ func checkSections(t *testing.T, r *Renderer, src string) {
 	if strings.Count(html, "mw-editsection") != len(seen) {
 		t.Errorf("%q: edit links not understood:\n%s", src, res.HTML)
 	}
+	if strings.Contains(strings.ToUpper(src), "__NOEDITSECTION__") {
+		if len(seen) > 0 {
+			t.Errorf("%q: edit links despite __NOEDITSECTION__", src)
+		}
+		return
+	}
 	for n := 1; n < len(secs); n++ {
 		// A heading line the page does not show as one (in an attribute
 		// value) has no link: harmless, the marks number the others.
@@ -113,6 +119,29 @@ func TestExpandTildesLiteral(t *testing.T) {
 		again, _ := r.ExpandTildes(got, sig)
 		if again != got {
 			t.Errorf("ExpandTildes is not idempotent on %q: %q", got, again)
+		}
+	}
+}
+
+// TestSectionMarksDoNotShow: a section mark whose heading line the page
+// does not show as a heading (a comment running from inside it to the end,
+// a line the heading pass reads otherwise) must not show: its nonce is the
+// engine's secret, and with it a template could forge edit links.
+func TestSectionMarksDoNotShow(t *testing.T) {
+	r := New()
+	for _, src := range []string{"==<!--m==\n<!--", "x\n==<!--m==\n<!--\n== B ==", "==<nowiki>==\n</nowiki>",
+		"== a <!-- ==\n-->\n== B ==", "=<!--==\n--> a =", "== A ==\n== B ==<!--\n== C ==\n"} {
+		marked, err := r.MarkSections(src, "n0nce")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := mustRender(t, r, marked, render.Options{EditPage: "P", SectionMark: "n0nce"})
+		var toc strings.Builder
+		for _, h := range res.TOC {
+			toc.WriteString(h.Text + h.ID)
+		}
+		if s := res.HTML + toc.String(); strings.Contains(s, "n0nce") || strings.Contains(s, "\uE000") || strings.Contains(s, "%EE%80%80") {
+			t.Errorf("render of %q shows a section mark:\n%s\n%+v", marked, res.HTML, res.TOC)
 		}
 	}
 }
