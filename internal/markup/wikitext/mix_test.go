@@ -46,7 +46,7 @@ func TestRandomMix(t *testing.T) {
 		if strings.Contains(res.HTML, "\x7f") {
 			t.Errorf("a marker shows in the render of %q:\n%s", src, res.HTML)
 		}
-		checkSections(t, r, src)
+		checkSections(t, r, src, false)
 		if t.Failed() {
 			return
 		}
