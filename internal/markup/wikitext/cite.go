@@ -174,6 +174,7 @@ func (d *doc) references(attrs, content string, self bool) string {
 				break
 			}
 			i += k
+			d.b.check()
 			_, a, selfRef, end, ok := startTag(content, i, []string{"ref"})
 			if !ok {
 				i++
@@ -201,11 +202,13 @@ func (d *doc) references(attrs, content string, self bool) string {
 			i = ce
 		}
 	}
-	list := d.listRefs(g)
+	var list strings.Builder
+	list.WriteString(d.listRefs(g))
 	for _, e := range errs {
-		list += "\n" + d.citeError(e)
+		d.b.check()
+		list.WriteString("\n" + d.citeError(e))
 	}
-	return list
+	return list.String()
 }
 
 // listRefs returns the mark of the list of group g's notes cited since

@@ -32,3 +32,45 @@ func TestFollowNotesLinear(t *testing.T) {
 		t.Errorf("%d MB allocated for %d bytes of source", alloc>>20, len(src))
 	}
 }
+
+// TestCategoriesAmongTextLinear: a category takes the white space before
+// it; many categories among text must not copy the text before each.
+func TestCategoriesAmongTextLinear(t *testing.T) {
+	src := strings.Repeat("text [[Category:C]]", 100000)
+	r := New(WithTimeout(60 * time.Second))
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	res := mustRender(t, r, src, render.Options{})
+	runtime.ReadMemStats(&m1)
+	if res.TimedOut {
+		t.Fatal("timed out")
+	}
+	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 200*uint64(len(src))+64<<20 {
+		t.Errorf("%d MB allocated for %d bytes of source", alloc>>20, len(src))
+	}
+}
+
+// TestReferencesErrorsLinear: a references list defining many notes never
+// cited reports each; the reports must cost linear time and memory.
+func TestReferencesErrorsLinear(t *testing.T) {
+	for _, src := range []string{
+		"<references>" + strings.Repeat("<ref name=a>x</ref>", 20000) + "</references>",
+		"<ref>n</ref><references>" + strings.Repeat("<ref name=a>x</ref>", 20000) + "</references>",
+	} {
+		r := New(WithTimeout(60 * time.Second))
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		start := time.Now()
+		res := mustRender(t, r, src, render.Options{})
+		d := time.Since(start)
+		runtime.ReadMemStats(&m1)
+		if res.TimedOut || d > 10*time.Second {
+			t.Errorf("took %v, timed out %v", d, res.TimedOut)
+		}
+		if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 200*uint64(len(src))+64<<20 {
+			t.Errorf("%d MB allocated for %d bytes of source", alloc>>20, len(src))
+		}
+	}
+}
