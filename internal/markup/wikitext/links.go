@@ -55,7 +55,7 @@ func (d *doc) internalLinks(s string) string {
 		}
 		if !ok {
 			// "[[" with no "]]" before the next "[[" is text.
-			b = append(b, s[last : i+2]...)
+			b = append(b, s[last:i+2]...)
 			i += 2
 			last = i
 			continue
@@ -63,7 +63,7 @@ func (d *doc) internalLinks(s string) string {
 		end := i + 2 + len(inner) + 2
 		out, consumed, handled := d.link(inner, s[end:])
 		if !handled {
-			b = append(b, s[last : i+2]...)
+			b = append(b, s[last:i+2]...)
 			i += 2
 			last = i
 			continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -110,7 +111,7 @@ func (r *Renderer) RenderWith(ctx context.Context, src string, exists render.Exi
 	b.steps = checkEvery // the clock once more before the balancing parse
 	b.check()
 	return render.Result{
-		HTML:    finish(html),
+		HTML:    finish(html, b),
 		TOC:     toc,
 		Links:   d.linkSet(),
 		Partial: w.hl.Cut(),
@@ -139,9 +140,14 @@ const tocPlaceholder = "\x7fTOC\x7f"
 // openTag; the rest is written by this package and package render), and
 // the parse writes it out again in that form: the page is a fixpoint of
 // render.Sanitize (the tests and FuzzRender check it).
-func finish(h string) string {
+//
+// The parse reads the page through b's clock: text standing in a table
+// outside its cells is moved before the table and joined to the text
+// moved there before, at a cost that grows with it, so that a page of
+// such text costs time quadratic in its size.
+func finish(h string, b *budget) string {
 	body := &xhtml.Node{Type: xhtml.ElementNode, Data: "body", DataAtom: atom.Body}
-	nodes, err := xhtml.ParseFragment(strings.NewReader(h), body)
+	nodes, err := xhtml.ParseFragment(&clockedReader{s: h, b: b}, body)
 	if err != nil {
 		return render.Sanitize(h) // not reached: the parse reads any text
 	}
@@ -477,4 +483,27 @@ func unmark(s, nonce string) string {
 		s = b.String()
 	}
 	return s
+}
+
+// clockedReader reads s to the HTML parse a little at a time, reading b's
+// clock before each part: the parse ends (panics) when the render is out
+// of time.
+type clockedReader struct {
+	s string
+	b *budget
+}
+
+// clockedRead is how much the parse reads between two readings of the
+// clock: a part of fostered text costs at most this many joins.
+const clockedRead = 256
+
+func (r *clockedReader) Read(p []byte) (int, error) {
+	if len(r.s) == 0 {
+		return 0, io.EOF
+	}
+	r.b.steps = checkEvery
+	r.b.check()
+	n := copy(p[:min(len(p), clockedRead)], r.s)
+	r.s = r.s[n:]
+	return n, nil
 }
