@@ -71,7 +71,7 @@ func (r *Renderer) sections(src string) (secs []section, err error) {
 		if depth == 0 && !inHidden && start < len(src) && src[start] == '=' {
 			if level, text, textStart, ok := headingLine(src[start:end]); ok {
 				d := &doc{r: r, b: b}
-				plain := strings.TrimSpace(strings.ReplaceAll(d.plainOf(d.headingInline(d.strip(text, false))), "\n", " "))
+				plain := strings.TrimSpace(strings.ReplaceAll(d.plainOf(d.headingInline(d.strip(clean(text), false))), "\n", " "))
 				secs = append(secs, section{
 					Section: render.Section{Index: len(secs), Level: level, Heading: plain, Start: start},
 					mark:    start + textStart,
