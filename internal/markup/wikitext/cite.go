@@ -15,8 +15,9 @@ import (
 // ref is one note.
 type ref struct {
 	name, group string
-	text        string // its content after the inline passes, with markers
-	raw         string // its content as written, trimmed
+	text        string   // its content after the inline passes, with markers
+	more        []string // the texts that follow it, each after a space
+	raw         string   // its content as written, trimmed
 	defined     bool
 	follow      bool // text that follows another note, shown unnumbered
 	clash       bool // defined again with other content
@@ -130,7 +131,9 @@ func (d *doc) ref(attrs, content string, self bool) string {
 	case follow != "":
 		rg := d.cite.group(g)
 		if p, ok := rg.named[follow]; ok && p.defined {
-			p.text += " " + d.inline(d.strip(strings.TrimSpace(content), false), false)
+			// Kept apart and joined once when listed: appending to the
+			// text here would copy it again for every follower.
+			p.more = append(p.more, d.inline(d.strip(strings.TrimSpace(content), false), false))
 			return ""
 		}
 		r := &ref{group: g, follow: true, defined: true, text: d.inline(d.strip(strings.TrimSpace(content), false), false)}
@@ -171,6 +174,7 @@ func (d *doc) references(attrs, content string, self bool) string {
 				break
 			}
 			i += k
+			d.b.check()
 			_, a, selfRef, end, ok := startTag(content, i, []string{"ref"})
 			if !ok {
 				i++
@@ -198,11 +202,13 @@ func (d *doc) references(attrs, content string, self bool) string {
 			i = ce
 		}
 	}
-	list := d.listRefs(g)
+	var list strings.Builder
+	list.WriteString(d.listRefs(g))
 	for _, e := range errs {
-		list += "\n" + d.citeError(e)
+		d.b.check()
+		list.WriteString("\n" + d.citeError(e))
 	}
-	return list
+	return list.String()
 }
 
 // listRefs returns the mark of the list of group g's notes cited since
@@ -261,7 +267,7 @@ func refsHTML(l *refList) string {
 	b.WriteString(`<div class="footnotes" role="doc-endnotes"><ol>`)
 	for _, r := range l.refs {
 		if r.follow {
-			b.WriteString("<p>" + r.text + "</p>\n")
+			b.WriteString("<p>" + r.fullText() + "</p>\n")
 			continue
 		}
 		id := strconv.Itoa(r.id)
@@ -281,7 +287,7 @@ func refsHTML(l *refList) string {
 			b.WriteByte(' ')
 		}
 		if r.defined {
-			b.WriteString(r.text)
+			b.WriteString(r.fullText())
 		} else {
 			b.WriteString(citeErrorHTML(invalidRef + "no text was provided for refs named <code>" + escapeText(r.name) + "</code>"))
 		}
@@ -292,4 +298,12 @@ func refsHTML(l *refList) string {
 	}
 	b.WriteString("</ol></div>")
 	return b.String()
+}
+
+// fullText is r's text and the texts that follow it.
+func (r *ref) fullText() string {
+	if len(r.more) == 0 {
+		return r.text
+	}
+	return r.text + " " + strings.Join(r.more, " ")
 }

@@ -191,7 +191,9 @@ func attributes(s, element string) string {
 	var b strings.Builder
 	seen := map[string]bool{}
 	for _, a := range parseAttrs(s) {
-		if seen[a.name] || strings.HasPrefix(a.name, "on") {
+		// No id of the author's: it could take one of the site's own
+		// elements' (which its scripts look up) or the renderer's anchors'.
+		if seen[a.name] || strings.HasPrefix(a.name, "on") || a.name == "id" {
 			continue
 		}
 		seen[a.name] = true

@@ -35,8 +35,9 @@ func (d *doc) internalLinks(s string) string {
 	if !strings.Contains(s, "[[") {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s) + len(s)/8)
+	// A byte slice, not a strings.Builder: a category trims the white
+	// space before it in place, where a builder would be copied.
+	b := make([]byte, 0, len(s)+len(s)/8)
 	last := 0
 	for i := 0; i < len(s); {
 		k := strings.Index(s[i:], "[[")
@@ -54,7 +55,7 @@ func (d *doc) internalLinks(s string) string {
 		}
 		if !ok {
 			// "[[" with no "]]" before the next "[[" is text.
-			b.WriteString(s[last : i+2])
+			b = append(b, s[last:i+2]...)
 			i += 2
 			last = i
 			continue
@@ -62,18 +63,18 @@ func (d *doc) internalLinks(s string) string {
 		end := i + 2 + len(inner) + 2
 		out, consumed, handled := d.link(inner, s[end:])
 		if !handled {
-			b.WriteString(s[last : i+2])
+			b = append(b, s[last:i+2]...)
 			i += 2
 			last = i
 			continue
 		}
-		b.WriteString(s[last:i])
+		b = append(b, s[last:i]...)
 		if out == categoryDrop {
 			// A category takes the white space before it, and the line
 			// after it when nothing else stands there before the next link.
-			trimmed := strings.TrimRight(b.String(), " \t\n")
-			b.Reset()
-			b.WriteString(trimmed)
+			for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n') {
+				b = b[:len(b)-1]
+			}
 			j := end
 			for j < len(s) && s[j] == '\n' {
 				j++
@@ -83,12 +84,12 @@ func (d *doc) internalLinks(s string) string {
 			}
 			out = ""
 		}
-		b.WriteString(out)
+		b = append(b, out...)
 		i = end + consumed
 		last = i
 	}
-	b.WriteString(s[last:])
-	return b.String()
+	b = append(b, s[last:]...)
+	return string(b)
 }
 
 // categoryDrop is link's result for a category link.

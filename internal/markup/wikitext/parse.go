@@ -96,9 +96,10 @@ func (d *doc) linkSet() wiki.LinkSet {
 		}
 	}
 	add(d.redirect)
+	shownLinks, shownMarks := d.shown()
 	seenFile := map[wiki.Title]bool{}
-	for _, m := range d.marks {
-		if m.file == nil {
+	for i, m := range d.marks {
+		if m.file == nil || !shownMarks[i] {
 			continue
 		}
 		for _, t := range m.file.links {
@@ -109,8 +110,10 @@ func (d *doc) linkSet() wiki.LinkSet {
 			ls.Files = append(ls.Files, t)
 		}
 	}
-	for _, l := range d.links {
-		add(l.target)
+	for i, l := range d.links {
+		if shownLinks[i] {
+			add(l.target)
+		}
 	}
 	ls.Categories = d.categories
 	ls.SortKeys = d.sortKeys
@@ -248,4 +251,49 @@ func (d *doc) headings(s string) string {
 		b.WriteString(line[len(body):])
 	}
 	return b.String()
+}
+
+// shown reports which links and marks the page shows: those whose markers
+// the writer reaches from the body, as it expands them. A note never
+// listed (of a group with no <references> tag) shows none of its links,
+// and the link set holds only what the page shows.
+func (d *doc) shown() (links, marks []bool) {
+	links, marks = make([]bool, len(d.links)), make([]bool, len(d.marks))
+	var walk func(s string, depth int)
+	walk = func(s string, depth int) {
+		for i := 0; i < len(s); i++ {
+			if s[i] != markerChar {
+				continue
+			}
+			kind, n, end, ok := readMarker(s, i)
+			if !ok {
+				continue
+			}
+			i = end - 1
+			if depth > maxMarkDepth {
+				continue
+			}
+			switch kind {
+			case kindLinkOpen:
+				if n < len(links) {
+					links[n] = true
+				}
+			case kindInline, kindBlock:
+				if n >= len(marks) || marks[n] {
+					continue
+				}
+				marks[n] = true
+				m := &d.marks[n]
+				if m.refs != nil {
+					for _, r := range m.refs.refs {
+						walk(r.fullText(), depth+1)
+					}
+				} else if m.file == nil && !m.toc && m.code == "" && m.lang == "" {
+					walk(m.html, depth+1)
+				}
+			}
+		}
+	}
+	walk(d.body, 0)
+	return links, marks
 }

@@ -42,7 +42,7 @@ func (d *doc) plainMarkers(b *strings.Builder, s string, depth int) {
 			switch {
 			case m.refs != nil:
 				for _, r := range m.refs.refs {
-					d.plainMarkers(b, r.text, depth+1)
+					d.plainMarkers(b, r.fullText(), depth+1)
 					b.WriteByte('\n')
 				}
 			case m.plain != "":

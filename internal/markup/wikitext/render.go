@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -64,7 +66,7 @@ func (r *Renderer) RenderWith(ctx context.Context, src string, exists render.Exi
 		}
 	}
 	w := &writer{d: d, o: o, ctx: ctx, exists: func(t wiki.Title) bool { return exists == nil || t.IsSpecial() || found[t] },
-		hl: render.NewHighlighter(0), seenIDs: map[string]int{}, opens: map[link]string{}}
+		hl: render.NewHighlighter(0), seenIDs: map[string]int{}, opens: map[link]string{}, limit: maxOutput(len(src))}
 	if len(d.files) > 0 && o.Files != nil {
 		var titles []wiki.Title
 		seenFile := map[wiki.Title]bool{}
@@ -100,8 +102,16 @@ func (r *Renderer) RenderWith(ctx context.Context, src string, exists render.Exi
 		}
 		toc = nil
 	}
+	if o.SectionMark != "" {
+		html = unmark(html, o.SectionMark)
+	}
+	if len(html) > w.limit {
+		panic(errTimeout)
+	}
+	b.steps = checkEvery // the clock once more before the balancing parse
+	b.check()
 	return render.Result{
-		HTML:    finish(html),
+		HTML:    finish(html, b),
 		TOC:     toc,
 		Links:   d.linkSet(),
 		Partial: w.hl.Cut(),
@@ -130,9 +140,14 @@ const tocPlaceholder = "\x7fTOC\x7f"
 // openTag; the rest is written by this package and package render), and
 // the parse writes it out again in that form: the page is a fixpoint of
 // render.Sanitize (the tests and FuzzRender check it).
-func finish(h string) string {
+//
+// The parse reads the page through b's clock: text standing in a table
+// outside its cells is moved before the table and joined to the text
+// moved there before, at a cost that grows with it, so that a page of
+// such text costs time quadratic in its size.
+func finish(h string, b *budget) string {
 	body := &xhtml.Node{Type: xhtml.ElementNode, Data: "body", DataAtom: atom.Body}
-	nodes, err := xhtml.ParseFragment(strings.NewReader(h), body)
+	nodes, err := xhtml.ParseFragment(&clockedReader{s: h, b: b}, body)
 	if err != nil {
 		return render.Sanitize(h) // not reached: the parse reads any text
 	}
@@ -226,6 +241,7 @@ type writer struct {
 	files  map[wiki.Title]wiki.FileVersion
 	hl     *render.Highlighter
 	out    bytes.Buffer
+	limit  int // maxOutput of the source: out may not grow past it
 	opens  map[link]string
 
 	heads    []int // output offsets of the open headings
@@ -275,6 +291,9 @@ func (w *writer) expand(s string, depth int) {
 			if n < len(w.d.marks) {
 				w.mark(&w.d.marks[n], depth)
 			}
+		}
+		if w.out.Len() > w.limit {
+			panic(errTimeout)
 		}
 	}
 	w.out.WriteString(s[last:])
@@ -348,9 +367,17 @@ func (w *writer) file(f *fileEmbed) string {
 func (w *writer) heading(h *heading, start int) {
 	inner := strings.TrimSpace(string(w.out.Bytes()[start:]))
 	w.out.Truncate(start)
+	// __TOC__ in a heading's text puts the table of contents before the
+	// heading: left in the text, the place holder would go into the id
+	// and title attributes, and the contents' HTML with it.
+	if strings.Contains(inner, tocPlaceholder) {
+		inner = strings.TrimSpace(strings.ReplaceAll(inner, tocPlaceholder, ""))
+		w.out.WriteString(tocPlaceholder)
+	}
 	section := 0
 	if w.o.SectionMark != "" {
 		inner, section = w.takeMark(inner)
+		inner = unmark(inner, w.o.SectionMark)
 	} else {
 		w.sections++
 		section = w.sections
@@ -409,4 +436,74 @@ func htmlText(s string) string {
 			b.Write(z.Text())
 		}
 	}
+}
+
+// maxOutput bounds the HTML of a render of n bytes of source: a render
+// whose output grows past it stops as one over its time limit does, and
+// the page shows as plain text. Realistic pages write two to five times
+// their source and a page of nothing but short headings some thirty; "=a="
+// lines (an id, an anchor, an edit link with the page's name for four
+// bytes) write a hundred, which for the largest page would be hundreds of
+// megabytes.
+func maxOutput(n int) int { return 32*n + 1<<20 }
+
+// unmark removes from s the section marks of nonce that no heading took:
+// those of heading lines the page does not show as headings (a comment
+// or a nowiki running on from inside the line), written as they are or
+// percent-encoded in a URL. The nonce is the engine's secret; shown, it
+// would let a template forge the marks, and so the edit links.
+func unmark(s, nonce string) string {
+	for _, f := range [...][3]string{
+		{markOpen, markSep, markClose},
+		{url.PathEscape(markOpen), url.PathEscape(markSep), url.PathEscape(markClose)},
+	} {
+		prefix := f[0] + nonce + f[1]
+		if !strings.Contains(s, prefix) {
+			continue
+		}
+		var b strings.Builder
+		b.Grow(len(s))
+		for {
+			i := strings.Index(s, prefix)
+			if i < 0 {
+				break
+			}
+			b.WriteString(s[:i])
+			rest := s[i+len(prefix):]
+			j := 0
+			for j < len(rest) && isDigit(rest[j]) {
+				j++
+			}
+			if strings.HasPrefix(rest[j:], f[2]) {
+				j += len(f[2])
+			}
+			s = rest[j:]
+		}
+		b.WriteString(s)
+		s = b.String()
+	}
+	return s
+}
+
+// clockedReader reads s to the HTML parse a little at a time, reading b's
+// clock before each part: the parse ends (panics) when the render is out
+// of time.
+type clockedReader struct {
+	s string
+	b *budget
+}
+
+// clockedRead is how much the parse reads between two readings of the
+// clock: a part of fostered text costs at most this many joins.
+const clockedRead = 256
+
+func (r *clockedReader) Read(p []byte) (int, error) {
+	if len(r.s) == 0 {
+		return 0, io.EOF
+	}
+	r.b.steps = checkEvery
+	r.b.check()
+	n := copy(p[:min(len(p), clockedRead)], r.s)
+	r.s = r.s[n:]
+	return n, nil
 }

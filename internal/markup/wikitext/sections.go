@@ -71,7 +71,7 @@ func (r *Renderer) sections(src string) (secs []section, err error) {
 		if depth == 0 && !inHidden && start < len(src) && src[start] == '=' {
 			if level, text, textStart, ok := headingLine(src[start:end]); ok {
 				d := &doc{r: r, b: b}
-				plain := strings.TrimSpace(strings.ReplaceAll(d.plainOf(d.inline(d.strip(text, false), false)), "\n", " "))
+				plain := strings.TrimSpace(strings.ReplaceAll(d.plainOf(d.headingInline(d.strip(clean(text), false))), "\n", " "))
 				secs = append(secs, section{
 					Section: render.Section{Index: len(secs), Level: level, Heading: plain, Start: start},
 					mark:    start + textStart,
@@ -270,4 +270,14 @@ func (r *Renderer) ExpandTildes(src string, sig func(n int) string) (string, err
 	}
 	b.WriteString(src[last:])
 	return b.String(), nil
+}
+
+// headingInline runs the inline passes on a heading's text as they run on
+// it in the page, where it stands inside a line: no table starts there.
+func (d *doc) headingInline(s string) string {
+	s = d.tags(s)
+	s = d.internalLinks(s)
+	s = d.quotes(s)
+	s = d.externalLinks(s)
+	return d.bareURLs(s)
 }

@@ -73,17 +73,17 @@ const maxTagLen = 1024
 // the text of its attributes, whether it closes itself, and the offset
 // past it.
 func startTag(s string, i int, names []string) (name, attrs string, self bool, end int, ok bool) {
+	// The name must end where the tag's does: "<references>" is no "ref"
+	// tag, whichever of them names lists first.
+	j := 0
 	for _, t := range names {
-		if len(s)-i-1 >= len(t) && strings.EqualFold(s[i+1:i+1+len(t)], t) {
-			name = t
+		k := i + 1 + len(t)
+		if k < len(s) && strings.EqualFold(s[i+1:k], t) && (s[k] == '>' || s[k] == '/' || isSpace(s[k])) {
+			name, j = t, k
 			break
 		}
 	}
 	if name == "" {
-		return "", "", false, 0, false
-	}
-	j := i + 1 + len(name)
-	if j >= len(s) || (s[j] != '>' && s[j] != '/' && !isSpace(s[j])) {
 		return "", "", false, 0, false
 	}
 	limit := min(len(s), j+maxTagLen)

@@ -401,6 +401,11 @@ func FuzzRender(f *testing.F) {
 		"<div style=\"x\"><span onclick=y>z</div>",
 		"[[File:A.png|thumb|left|cap [[L]]]] [[Category:C]]",
 		"#REDIRECT [[T]]\n__TOC__ <!-- c --> ~~~~",
+		"== __TOC__ ==\n== b ==\n== c ==",
+		"==<!--m==\n<!--\n<h2 id=content>x</h2>",
+		"{|\n|a||b\n|-\n{|\nx\n<table>y<tr>z",
+		"<ref name=a>x</ref><ref follow=a>y</ref><references><ref name=b>z</ref></references>",
+		"<ref group=g>[[G]]</ref>text [[Category:C]] <references>\n== R ==\n</references>",
 	} {
 		f.Add(s)
 	}
@@ -410,6 +415,11 @@ func FuzzRender(f *testing.F) {
 			return
 		}
 		res := mustRender(t, r, src, render.Options{EditPage: "P"})
+		checkHTML(t, src, res.HTML)
+		if strings.Contains(res.HTML, "\x7f") {
+			t.Errorf("a marker shows in\n%s", res.HTML)
+		}
+		checkSections(t, r, src, false)
 		if len(res.HTML) > 64*len(src)+8192 {
 			t.Errorf("%d bytes of HTML for %d of source", len(res.HTML), len(src))
 		}

@@ -1,0 +1,97 @@
+package wikitext
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wikid/wikid/internal/render"
+)
+
+// maxPage is the largest page the wiki stores (max_page_bytes).
+const maxPage = 2 << 20
+
+// fillPage repeats unit up to the largest page.
+func fillPage(unit string) string { return strings.Repeat(unit, maxPage/len(unit)) }
+
+// TestFollowNotesLinear: text that follows another note is added to it; many
+// of them must cost linear memory, not a copy of the note per follower.
+func TestFollowNotesLinear(t *testing.T) {
+	src := "<ref name=a>x</ref>" + strings.Repeat("<ref follow=a>y</ref>", 40000)
+	r := New(WithTimeout(30 * time.Second))
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	res := mustRender(t, r, src, render.Options{})
+	runtime.ReadMemStats(&m1)
+	if res.TimedOut {
+		t.Fatal("timed out")
+	}
+	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 200*uint64(len(src))+64<<20 {
+		t.Errorf("%d MB allocated for %d bytes of source", alloc>>20, len(src))
+	}
+}
+
+// TestCategoriesAmongTextLinear: a category takes the white space before
+// it; many categories among text must not copy the text before each.
+func TestCategoriesAmongTextLinear(t *testing.T) {
+	src := strings.Repeat("text [[Category:C]]", 100000)
+	r := New(WithTimeout(60 * time.Second))
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	res := mustRender(t, r, src, render.Options{})
+	runtime.ReadMemStats(&m1)
+	if res.TimedOut {
+		t.Fatal("timed out")
+	}
+	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 200*uint64(len(src))+64<<20 {
+		t.Errorf("%d MB allocated for %d bytes of source", alloc>>20, len(src))
+	}
+}
+
+// TestReferencesErrorsLinear: a references list defining many notes never
+// cited reports each; the reports must cost linear time and memory.
+func TestReferencesErrorsLinear(t *testing.T) {
+	for _, src := range []string{
+		"<references>" + strings.Repeat("<ref name=a>x</ref>", 20000) + "</references>",
+		"<ref>n</ref><references>" + strings.Repeat("<ref name=a>x</ref>", 20000) + "</references>",
+	} {
+		r := New(WithTimeout(60 * time.Second))
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		start := time.Now()
+		res := mustRender(t, r, src, render.Options{})
+		d := time.Since(start)
+		runtime.ReadMemStats(&m1)
+		if res.TimedOut || d > 10*time.Second && !raceEnabled {
+			t.Errorf("took %v, timed out %v", d, res.TimedOut)
+		}
+		if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 200*uint64(len(src))+64<<20 {
+			t.Errorf("%d MB allocated for %d bytes of source", alloc>>20, len(src))
+		}
+	}
+}
+
+// TestFosteredText: text standing in a table outside its cells is moved
+// before the table by the balancing parse, which joins it to the text
+// moved there before at a cost that grows with it (quadratic); such a page
+// must time out within the limit.
+func TestFosteredText(t *testing.T) {
+	cases := map[string]string{
+		"tables nested past the limit": fillPage("{|\n|a||b\n|-\n"),
+		"text between rows":            "<table>" + fillPage("x<tr>"),
+	}
+	r := New()
+	for name, src := range cases {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			res := mustRender(t, r, src, render.Options{})
+			if d := time.Since(start); d > 3*render.DefaultTimeout && !raceEnabled {
+				t.Errorf("took %v (timed out %v)", d, res.TimedOut)
+			}
+		})
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package wikitext
+
+const raceEnabled = false
