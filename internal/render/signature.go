@@ -24,6 +24,15 @@ func (r *Renderer) ExpandTildes(src string, sig func(n int) string) (string, err
 	if err != nil {
 		return "", err
 	}
+	return ReplaceTildes(src, func(i int) bool { return (i > 0 && src[i-1] == '\\') || InRanges(lit, i) }, sig), nil
+}
+
+// ReplaceTildes replaces each run of three to five tildes in src that
+// starts at no offset skip reports by sig(n), n the number of tildes; a
+// longer run is read from its start as fives, then a four or a three, and
+// one or two tildes left over stay. The expansion of signatures in every
+// markup (ExpandTildes), each with its own text to skip.
+func ReplaceTildes(src string, skip func(i int) bool, sig func(n int) string) string {
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(src); {
@@ -36,7 +45,7 @@ func (r *Renderer) ExpandTildes(src string, sig func(n int) string) (string, err
 			j++
 		}
 		run := j - i
-		if run < 3 || (i > 0 && src[i-1] == '\\') || inRanges(lit, i) {
+		if run < 3 || skip(i) {
 			i = j
 			continue
 		}
@@ -50,15 +59,15 @@ func (r *Renderer) ExpandTildes(src string, sig func(n int) string) (string, err
 		last, i = j, j
 	}
 	if last == 0 {
-		return src, nil
+		return src
 	}
 	b.WriteString(src[last:])
-	return b.String(), nil
+	return b.String()
 }
 
-// inRanges reports whether offset i is in one of the sorted, disjoint
+// InRanges reports whether offset i is in one of the sorted, disjoint
 // ranges rs.
-func inRanges(rs [][2]int, i int) bool {
+func InRanges(rs [][2]int, i int) bool {
 	k, _ := slices.BinarySearchFunc(rs, i, func(r [2]int, i int) int {
 		switch {
 		case r[1] <= i:

@@ -2,7 +2,6 @@ package wikitext
 
 import (
 	"context"
-	"slices"
 	"strings"
 
 	"github.com/wikid/wikid/internal/render"
@@ -80,7 +79,7 @@ func (r *Renderer) sections(src string) (secs []section, err error) {
 		}
 		// Braces outside hidden text, for the next lines.
 		for i := start; i < end; i++ {
-			if inRanges(hidden, i) {
+			if render.InRanges(hidden, i) {
 				continue
 			}
 			if i+1 < end && src[i] == '{' && src[i+1] == '{' {
@@ -215,21 +214,6 @@ func hiddenRanges(src string, names []string) [][2]int {
 	return rs
 }
 
-// inRanges reports whether offset i is in one of the sorted, disjoint
-// ranges rs.
-func inRanges(rs [][2]int, i int) bool {
-	k, _ := slices.BinarySearchFunc(rs, i, func(r [2]int, i int) int {
-		switch {
-		case r[1] <= i:
-			return -1
-		case r[0] > i:
-			return 1
-		}
-		return 0
-	})
-	return k < len(rs) && rs[k][0] <= i && i < rs[k][1]
-}
-
 // ExpandTildes replaces each run of three to five tildes in src outside
 // comments and <nowiki>, <pre>, <code>, <syntaxhighlight>, <source> and
 // <math> by sig(n), n the number of tildes: signatures ~~~ (name), ~~~~
@@ -240,36 +224,7 @@ func (r *Renderer) ExpandTildes(src string, sig func(n int) string) (string, err
 		return src, nil
 	}
 	lit := hiddenRanges(src, literalTags)
-	var b strings.Builder
-	last := 0
-	for i := 0; i < len(src); {
-		if src[i] != '~' {
-			i++
-			continue
-		}
-		j := i
-		for j < len(src) && src[j] == '~' {
-			j++
-		}
-		run := j - i
-		if run < 3 || inRanges(lit, i) {
-			i = j
-			continue
-		}
-		b.WriteString(src[last:i])
-		for run >= 3 {
-			n := min(run, 5)
-			b.WriteString(sig(n))
-			run -= n
-		}
-		b.WriteString(src[j-run : j])
-		last, i = j, j
-	}
-	if last == 0 {
-		return src, nil
-	}
-	b.WriteString(src[last:])
-	return b.String(), nil
+	return render.ReplaceTildes(src, func(i int) bool { return render.InRanges(lit, i) }, sig), nil
 }
 
 // headingInline runs the inline passes on a heading's text as they run on
