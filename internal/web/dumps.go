@@ -144,6 +144,7 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request, _ string) er
 		return fail(&wiki.Error{Kind: wiki.KindTooMany, RetryAfter: wait, Msg: "you have sent many files in the last minute; wait a minute and try again"})
 	}
 	form, err := s.readMultipart(w, r, s.cfg.ImportLimit(), s.tooLargeImport)
+	defer form.Done()
 	if err != nil {
 		return fail(err)
 	}
@@ -163,6 +164,7 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request, _ string) er
 	}
 	ed := s.editorOf(r)
 	st, err := s.eng.ImportDump(r.Context(), body, engine.DumpOptions{Editor: ed, Log: comment, LocalUsers: true})
+	form.Done() // before the answer: the next dump may come as soon as it is read
 	d.Result = &st
 	d.Notes = dumpNotes(st)
 	if err != nil {

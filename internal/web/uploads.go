@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -59,6 +60,20 @@ type uploadForm struct {
 	FileName string // as the client named it
 	HasFile  bool
 	Fields   url.Values
+	// done gives back the upload's slot and its uploader's turn; nil
+	// when none was taken.
+	done func()
+}
+
+// Done ends the upload: its slot and its uploader's turn are free for the
+// next one. Call it when the request is answered (a deferred call right
+// after readUpload, whatever its error): a client that sends its next
+// file as soon as it has the answer must not find its turn still taken.
+// The request's end frees them too, later, if Done is never called.
+func (f uploadForm) Done() {
+	if f.done != nil {
+		f.done()
+	}
 }
 
 // readUpload reads r's multipart body: the part named "file" whole (at
@@ -86,8 +101,10 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, limit int
 	}
 	select {
 	case s.uploadSlots <- struct{}{}:
-		// Released when the request ends: the file is held until then.
-		context.AfterFunc(r.Context(), func() { <-s.uploadSlots; s.uploading.Delete(who) })
+		// Released by Done, or at the latest when the request ends: the
+		// file is held until then.
+		f.done = sync.OnceFunc(func() { <-s.uploadSlots; s.uploading.Delete(who) })
+		context.AfterFunc(r.Context(), f.done)
 	default:
 		s.uploading.Delete(who)
 		return f, &wiki.Error{Kind: wiki.KindUnavailable, RetryAfter: 10 * time.Second,
@@ -283,6 +300,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 		return fail(err)
 	}
 	form, err := s.readUpload(w, r)
+	defer form.Done()
 	if err != nil {
 		return fail(err)
 	}
@@ -324,7 +342,11 @@ func (s *Server) saveUpload(r *http.Request, form uploadForm, name, comment, des
 	if t.Namespace() != wiki.NSFile || strings.Contains(t.Name(), "/") {
 		return engine.UploadOutcome{}, wiki.Errorf(wiki.KindInvalid, "a file name may not contain \"/\" or a namespace: name it like Diagram.png")
 	}
-	return s.eng.Upload(r.Context(), engine.Upload{Title: t, Data: form.File, Comment: comment, Description: description, Editor: s.editorOf(r)})
+	out, err := s.eng.Upload(r.Context(), engine.Upload{Title: t, Data: form.File, Comment: comment, Description: description, Editor: s.editorOf(r)})
+	// Before the answer is written: the uploader's next file may come as
+	// soon as it has it.
+	form.Done()
+	return out, err
 }
 
 // apiFile is a file as MediaWiki's REST API describes it (GET
@@ -443,6 +465,7 @@ func (s *Server) apiUpload(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	form, err := s.readUpload(w, r)
+	defer form.Done()
 	if err != nil {
 		return err
 	}

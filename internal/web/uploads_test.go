@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/color"
 	"image/png"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -509,6 +511,24 @@ func TestRESTUpload(t *testing.T) {
 	}
 	if res := w.Client(t).Multipart("/w/rest.php/v1/file/File:Anon.png", nil, "a.png", img, nil); res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("anonymous REST upload: %d", res.StatusCode)
+	}
+}
+
+// TestUploadsOneAfterAnother: an uploader whose next file goes out as soon
+// as the previous one's answer is in finds its turn free every time (one
+// upload at a time means one at a time, not one per some interval after).
+func TestUploadsOneAfterAnother(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	_, pw := w.CreateUser(t, "Bot", wiki.GroupUser)
+	bot := w.Login(t, "Bot", pw)
+	h := http.Header{"X-CSRF-Token": {bot.CSRF("/wiki/Special:Upload")}}
+	for i := range 25 {
+		img := testPNG(t, 10+i, 10, color.White)
+		name := fmt.Sprintf("Seq %d.png", i)
+		if res := bot.Multipart("/w/rest.php/v1/file/File:"+url.PathEscape(name), nil, name, img, h); res.StatusCode != http.StatusCreated {
+			t.Fatalf("upload %d right after the one before: %d\n%s", i, res.StatusCode, res.Body)
+		}
 	}
 }
 
