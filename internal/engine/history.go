@@ -177,11 +177,7 @@ func (e *Engine) ImportHistory(ctx context.Context, pages iter.Seq2[HistoryPage,
 					titles = withPair(titles, b.reqs[i].Title)
 				}
 			}
-			if len(ids) > 0 {
-				e.invalidate(ids...)
-				e.purger.Purge(ctx, ids, titles...)
-				e.jobsQueued()
-			}
+			e.importWritten(ctx, ids, titles)
 			if opts.Progress != nil {
 				opts.Progress(st)
 			}

@@ -109,8 +109,7 @@ func (e *Engine) Import(ctx context.Context, pages iter.Seq2[ImportPage, error],
 		if err != nil {
 			return st, err
 		}
-		// What afterChange does for an edit, once for the batch: one
-		// purge (and one event in the purge log) for all its pages.
+		// The pages the batch changed, purged together (importWritten).
 		var ids []int64
 		var titles []wiki.Title
 		for i, r := range res {
@@ -131,11 +130,7 @@ func (e *Engine) Import(ctx context.Context, pages iter.Seq2[ImportPage, error],
 				titles = withPair(titles, b.reqs[i].Title)
 			}
 		}
-		if len(ids) > 0 {
-			e.invalidate(ids...)
-			e.purger.Purge(ctx, ids, titles...)
-			e.jobsQueued()
-		}
+		e.importWritten(ctx, ids, titles)
 		if progress != nil {
 			progress(st)
 		}
@@ -182,4 +177,16 @@ func (e *Engine) importRequests(ctx context.Context, pages []ImportPage, ed Edit
 	}
 	wg.Wait()
 	return reqs, errors.Join(errs...)
+}
+
+// importWritten does for a written import batch what afterChange does for
+// an edit, once for the batch: one purge (and one event in the purge log)
+// for its pages ids and the titles whose listings they change.
+func (e *Engine) importWritten(ctx context.Context, ids []int64, titles []wiki.Title) {
+	if len(ids) == 0 {
+		return
+	}
+	e.invalidate(ids...)
+	e.purger.Purge(ctx, ids, titles...)
+	e.jobsQueued()
 }

@@ -71,20 +71,33 @@ func (r *Renderer) Sections(src string) (secs []Section, err error) {
 		s.mark += off
 		secs = append(secs, s)
 	}
-	secs[0].End = len(src)
-	if len(secs) > 1 {
-		secs[0].End = secs[1].Start
-	}
-	for i := 1; i < len(secs); i++ {
-		secs[i].End = len(src)
-		for j := i + 1; j < len(secs); j++ {
-			if secs[j].Level <= secs[i].Level {
-				secs[i].End = secs[j].Start
-				break
-			}
-		}
-	}
+	SetSectionEnds(secs, len(src), func(s *Section) *Section { return s })
 	return secs, nil
+}
+
+// SetSectionEnds sets the End of each of secs (section 0 first, then the
+// headings in order, their Start and Level set; sec gives an element's
+// Section), in a source of n bytes: section 0 ends where the first
+// heading starts, a heading's section where the next heading of the same
+// or a higher level starts, or at n. One pass with a stack of the
+// sections still open, whatever the headings' shape.
+func SetSectionEnds[S any](secs []S, n int, sec func(*S) *Section) {
+	at := func(i int) *Section { return sec(&secs[i]) }
+	at(0).End = n
+	if len(secs) > 1 {
+		at(0).End = at(1).Start
+	}
+	var open []int
+	for i := 1; i < len(secs); i++ {
+		for len(open) > 0 && at(open[len(open)-1]).Level >= at(i).Level {
+			at(open[len(open)-1]).End = at(i).Start
+			open = open[:len(open)-1]
+		}
+		open = append(open, i)
+	}
+	for _, i := range open {
+		at(i).End = n
+	}
 }
 
 // Section marks: MarkSections writes one at the start of each section

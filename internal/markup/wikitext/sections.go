@@ -92,19 +92,7 @@ func (r *Renderer) sections(src string) (secs []section, err error) {
 		}
 		start = end + 1
 	}
-	secs[0].End = len(src)
-	if len(secs) > 1 {
-		secs[0].End = secs[1].Start
-	}
-	for i := 1; i < len(secs); i++ {
-		secs[i].End = len(src)
-		for j := i + 1; j < len(secs); j++ {
-			if secs[j].Level <= secs[i].Level {
-				secs[i].End = secs[j].Start
-				break
-			}
-		}
-	}
+	render.SetSectionEnds(secs, len(src), func(s *section) *render.Section { return &s.Section })
 	return secs, nil
 }
 
