@@ -58,8 +58,8 @@ func TestStatsAndCompact(t *testing.T) {
 			regexp.MustCompile(`(?m)^renders +0 \(0 stored uncompressed\)$`),
 			regexp.MustCompile(`(?m)^table or index +bytes +per live page$`),
 			regexp.MustCompile(`(?m)^revisions +[\d.]+ KB +[\d.]+ (B|KB)$`),
-			regexp.MustCompile(`(?m)^search \(virtual\) +[\d.]+ KB +[\d.]+ (B|KB)$`),
-			regexp.MustCompile(`(?m)^  search_data +[\d.]+ KB +[\d.]+ (B|KB)$`),
+			regexp.MustCompile(`(?m)^search_blocks +[\d.]+ KB +[\d.]+ (B|KB)$`),
+			regexp.MustCompile(`(?m)^  search_blocks_key +[\d.]+ KB +[\d.]+ (B|KB)$`),
 			regexp.MustCompile(`(?m)^  revisions_page +[\d.]+ KB +[\d.]+ (B|KB)$`),
 			regexp.MustCompile(`(?m)^free pages +[\d.]+ (B|KB) +[\d.]+ (B|KB)$`),
 			regexp.MustCompile(`(?m)^total +[\d.]+ [KM]B +[\d.]+ KB$`),
@@ -69,8 +69,8 @@ func TestStatsAndCompact(t *testing.T) {
 				t.Errorf("no line matching %s in:\n%s", want, out)
 			}
 		}
-		if regexp.MustCompile(`(?m)^(search_data|revisions_page) `).MatchString(out) {
-			t.Errorf("a shadow table or an index is listed as a table of its own:\n%s", out)
+		if regexp.MustCompile(`(?m)^(search_blocks_key|revisions_page) `).MatchString(out) {
+			t.Errorf("an index is listed as a table of its own:\n%s", out)
 		}
 	})
 

@@ -166,7 +166,7 @@ func stem(w string) string {
 type stemEntry struct{ word, stem string }
 
 var (
-	stems    [1 << 16]atomic.Pointer[stemEntry]
+	stems    [1 << 18]atomic.Pointer[stemEntry]
 	stemSeed = maphash.MakeSeed()
 )
 

@@ -53,6 +53,9 @@ type DB struct {
 	prepares atomic.Int64 // statements prepared for one transaction only (tests)
 
 	bulkOnce sync.Once // ImportPages grew the writer's page cache
+
+	docmaps docmaps // of search segments, as queries read them
+	merger  merger  // of search segments, in the background
 }
 
 // bulkCacheKiB is the writer's page cache once the process imports in
@@ -145,6 +148,7 @@ func (db *DB) prepare(ctx context.Context) error {
 
 // Close closes every connection.
 func (db *DB) Close() error {
+	db.merger.close()
 	var errs []error
 	for _, s := range []*sql.Stmt{db.findPage, db.findRevision, db.existingTitles, db.findSession, db.findRender} {
 		if s != nil {
@@ -343,7 +347,13 @@ func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) error {
 	if err := fn(t); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if t.indexed {
+		db.merger.kick(db)
+	}
+	return nil
 }
 
 // wtx is a write transaction whose statements with arguments run prepared:
@@ -358,6 +368,9 @@ type wtx struct {
 	db     *DB
 	stmts  map[string]*sql.Stmt // this transaction's handles
 	missed []string             // statements to keep after it
+	// indexed: the transaction wrote a search segment (the merger is
+	// told once it commits).
+	indexed bool
 }
 
 func (tx *wtx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {

@@ -133,3 +133,22 @@ const (
 	CurrentFilesQuery    = currentFilesQuery
 	FindFileVersionQuery = findFileVersionQuery
 )
+
+// MergeSearch runs search segment merges until there is none to run, as
+// the background merger does.
+func MergeSearch(ctx context.Context, db *DB) error {
+	for {
+		merged, err := db.mergeSearch(ctx)
+		if err != nil || !merged {
+			return err
+		}
+	}
+}
+
+// SearchSegments reports the live search segments' count and documents
+// (stale entries included), and how many pages have an entry.
+func SearchSegments(ctx context.Context, db *DB) (segments, docs, indexed int, err error) {
+	err = db.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(docs), 0), (SELECT count(*) FROM pages WHERE search_seg <> 0)
+		FROM search_segments WHERE state = 0`).Scan(&segments, &docs, &indexed)
+	return
+}

@@ -258,5 +258,5 @@ func importHistoryTx(ctx context.Context, tx *wtx, req wiki.HistoryRequest, text
 	links.Add(pageID, req.Title, req.Links)
 	links.At = newest.Time
 	res.Page, res.Created, res.Latest = page, !live, true
-	return res, searchEntry{pageID: pageID, revID: newest.ID, title: req.Title, terms: terms, replace: cur.exists}, nil
+	return res, searchEntry{pageID: pageID, revID: newest.ID, title: req.Title, terms: terms}, nil
 }

@@ -376,9 +376,8 @@ func (db *DB) MarkSearchStale(ctx context.Context, pageID int64) error {
 }
 
 // ReindexPages writes the entries of the pages still at their entry's
-// revision in one transaction: FTS5 writes its pending entries to disk and
-// merges segments at each commit, which costs about as much for one entry
-// as for a hundred. The terms are made before the transaction.
+// revision in one transaction, as one search segment. The terms are made
+// before the transaction.
 func (db *DB) ReindexPages(ctx context.Context, entries []wiki.SearchEntry) error {
 	if len(entries) == 0 {
 		return nil
@@ -400,7 +399,7 @@ func (db *DB) ReindexPages(ctx context.Context, entries []wiki.SearchEntry) erro
 			if err != nil {
 				return err
 			}
-			batch = append(batch, searchEntry{pageID: e.PageID, revID: e.RevID, title: wiki.Title(title), terms: terms[i], replace: true})
+			batch = append(batch, searchEntry{pageID: e.PageID, revID: e.RevID, title: wiki.Title(title), terms: terms[i]})
 		}
 		return writeSearch(ctx, tx, batch)
 	})
@@ -441,7 +440,7 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(sou
 			var deleted bool
 			err := tx.QueryRowContext(ctx, `SELECT title, latest_rev, deleted FROM pages WHERE id = ?`, pageID).Scan(&title, &latest, &deleted)
 			if errors.Is(err, sql.ErrNoRows) {
-				return deleteSearch(ctx, tx, pageID)
+				return nil // no page row: no entry is current
 			}
 			if err == nil && deleted {
 				return unindexPage(ctx, tx, pageID)
@@ -453,7 +452,7 @@ func (db *DB) UpdateSearchIndex(ctx context.Context, pageID int64, text func(sou
 				changed = true
 				return nil
 			}
-			return writeSearch(ctx, tx, []searchEntry{{pageID: pageID, revID: rev, title: wiki.Title(title), terms: terms, replace: true}})
+			return writeSearch(ctx, tx, []searchEntry{{pageID: pageID, revID: rev, title: wiki.Title(title), terms: terms}})
 		})
 		if err != nil {
 			return fmt.Errorf("sqlite: update search index of page %d: %w", pageID, err)

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha1"
 	"database/sql"
@@ -16,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wikid/wikid/internal/search"
 	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -220,106 +220,6 @@ func insertChange(ctx context.Context, tx *wtx, c wiki.Change) (int64, error) {
 	return id, err
 }
 
-// searchEntry is a page's search entry to write: title and terms (the
-// page's text as readers see it, through store.IndexText, made before the
-// transaction so that the writer is not held while text is split).
-type searchEntry struct {
-	pageID, revID int64
-	title         wiki.Title
-	terms         string
-	replace       bool // the page may have an entry already
-}
-
-// writeSearch writes entries, last in their transaction: FTS5 writes its
-// pending entries to disk at every savepoint a later statement opens, so
-// that entries written before other statements each become a segment of
-// their own (then merged), which costs more than everything else an edit
-// writes. For the same reason entries go in rowid order, and the old
-// entries are all deleted before the first new one is inserted: FTS5
-// writes out what is pending whenever a write's rowid is not above the
-// last one's (fts5IndexBeginWrite).
-//
-// A page saved more than once in the batch (an import of its history) has
-// an entry per save: only its last is written, since the others, inserted
-// after the deletes under the same rowid, would stay in the index beside
-// it.
-func writeSearch(ctx context.Context, tx *wtx, entries []searchEntry) error {
-	if !slices.IsSortedFunc(entries, bySearchRow) || hasDuplicatePages(entries) {
-		entries = lastPerPage(entries)
-	}
-	for _, e := range entries {
-		if _, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = ?, title_fold = ? WHERE id = ?`,
-			e.revID, store.Fold(string(e.title)), e.pageID); err != nil {
-			return err
-		}
-	}
-	for _, e := range entries {
-		if e.replace {
-			if err := deleteSearch(ctx, tx, e.pageID); err != nil {
-				return err
-			}
-		}
-	}
-	for _, e := range entries {
-		title := store.IndexText(string(e.title))
-		if _, err := tx.ExecContext(ctx, `INSERT INTO search (rowid, title, body) VALUES (?, ?, ?)`, e.pageID, title, e.terms); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO search_title (rowid, title) VALUES (?, ?)`, e.pageID, title); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func bySearchRow(a, b searchEntry) int { return cmp.Compare(a.pageID, b.pageID) }
-
-// hasDuplicatePages reports whether entries, in rowid order, hold a page
-// twice.
-func hasDuplicatePages(entries []searchEntry) bool {
-	for i := 1; i < len(entries); i++ {
-		if entries[i].pageID == entries[i-1].pageID {
-			return true
-		}
-	}
-	return false
-}
-
-// lastPerPage returns entries in rowid order with the last entry of each
-// page only; it replaces the page's entry if any of its saves would have.
-func lastPerPage(entries []searchEntry) []searchEntry {
-	out := slices.Clone(entries)
-	slices.SortStableFunc(out, bySearchRow)
-	n := 0
-	for _, e := range out {
-		if n > 0 && out[n-1].pageID == e.pageID {
-			e.replace = e.replace || out[n-1].replace
-			n--
-		}
-		out[n] = e
-		n++
-	}
-	return out[:n]
-}
-
-// deleteSearch deletes the page's rows of the search indexes.
-func deleteSearch(ctx context.Context, tx *wtx, pageID int64) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM search WHERE rowid = ?`, pageID); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `DELETE FROM search_title WHERE rowid = ?`, pageID)
-	return err
-}
-
-// unindexPage drops the page's search entry.
-func unindexPage(ctx context.Context, tx *wtx, pageID int64) error {
-	if err := deleteSearch(ctx, tx, pageID); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = 0 WHERE id = ?`, pageID)
-	return err
-}
-
 // SavePage stores an edit in one transaction: revision, page row, links,
 // search entry (req.SearchText), recent change and the request's jobs. A page deleted earlier is created again on
 // its old row (its deleted revisions stay hidden until an undelete). An edit
@@ -360,10 +260,35 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		})
 	}
 	wg.Wait()
+	// The batch's search segments, built before the transaction too, one
+	// per core: document k+1 of segment w is the page of
+	// reqs[shares[w][k]], the last request of its title (the page
+	// numbers are the transaction's to give).
+	var last []int
+	seen := make(map[wiki.Title]bool, len(reqs))
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if !seen[reqs[i].Title] {
+			seen[reqs[i].Title] = true
+			last = append(last, i)
+		}
+	}
+	slices.Reverse(last)
+	shares := make([][]int, min(workers, len(last)))
+	segs := make([]search.Segment, len(shares))
+	for w := range shares {
+		shares[w] = last[w*len(last)/len(shares) : (w+1)*len(last)/len(shares)]
+		wg.Go(func() {
+			docs := make([]search.Doc, len(shares[w]))
+			for k, i := range shares[w] {
+				docs[k] = search.Doc{ID: int64(k + 1), Title: store.IndexText(string(reqs[i].Title)), Body: terms[i]}
+			}
+			segs[w] = search.Build(docs)
+		})
+	}
+	wg.Wait()
 	res := make([]wiki.SaveResult, len(reqs))
 	db.growCache(ctx)
 	err := db.write(ctx, func(tx *wtx) error {
-		entries := make([]searchEntry, 0, len(reqs))
 		// The batch's link rows, written together in index order.
 		var links store.LinkRows
 		linked := map[string]bool{}
@@ -405,8 +330,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			// condition of a transclusions job reads.
 			deferred = append(deferred, batchJobs{jobs, now(req.Time)})
 			req.Jobs = nil
-			var entry searchEntry
-			if res[i], entry, err = savePageTx(ctx, tx, req, texts[i], terms[i], &links); err != nil {
+			if res[i], _, err = savePageTx(ctx, tx, req, texts[i], terms[i], &links); err != nil {
 				return fmt.Errorf("%q: %w", req.Title, err)
 			}
 			for _, t := range req.Links.Links {
@@ -424,9 +348,6 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			for _, t := range req.Links.Files {
 				linked[string(t)] = true
 			}
-			if entry.pageID != 0 {
-				entries = append(entries, entry)
-			}
 		}
 		if err := insertLinkRows(ctx, tx, &links); err != nil {
 			return err
@@ -436,7 +357,16 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 				return err
 			}
 		}
-		return writeSearch(ctx, tx, entries)
+		for w, share := range shares {
+			entries := make([]searchEntry, len(share))
+			for k, i := range share {
+				entries[k] = searchEntry{pageID: res[i].Page.ID, revID: res[i].Revision.ID, title: reqs[i].Title, terms: terms[i]}
+			}
+			if err := writeSegment(ctx, tx, segs[w], entries); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: import pages: %w", err)
@@ -595,7 +525,7 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 	if err := insertJobs(ctx, tx, req.Jobs, at); err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
 	}
-	entry := searchEntry{pageID: pageID, revID: rev.ID, title: req.Title, terms: terms, replace: cur.exists}
+	entry := searchEntry{pageID: pageID, revID: rev.ID, title: req.Title, terms: terms}
 	return wiki.SaveResult{Page: page, Revision: rev, Created: !live}, entry, nil
 }
 

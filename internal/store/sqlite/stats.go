@@ -18,8 +18,8 @@ type Space struct {
 }
 
 // TableSpace is a table's b-tree and those that belong to it: its indexes
-// or, for a virtual table such as the FTS5 search index, its shadow tables
-// (search_data, search_idx, …) and their indexes.
+// or, for a virtual table (an FTS5 index, say), its shadow tables and
+// their indexes.
 type TableSpace struct {
 	Name    string
 	Virtual bool

@@ -1,0 +1,227 @@
+package search
+
+import (
+	"encoding/binary"
+	"strings"
+)
+
+// List is one key's postings in one segment, as stored: decoded on
+// demand.
+type List struct {
+	data []byte
+}
+
+// Posting is one document of a list: its weighted term frequency and its
+// length in terms (the title's alone for a title key).
+type Posting struct {
+	Doc int64
+	TF  int32
+	Len int32
+}
+
+// Docs returns how many documents the list holds.
+func (l List) Docs() int {
+	n, k := binary.Uvarint(l.data)
+	if k <= 0 {
+		return 0
+	}
+	return int(n)
+}
+
+// Postings appends the list's documents to dst, in increasing ID order.
+func (l List) Postings(dst []Posting) ([]Posting, error) {
+	d := decoder{b: l.data}
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(l.data)) {
+		return dst, ErrCorrupt
+	}
+	start := len(dst)
+	dst = append(dst, make([]Posting, n)...)
+	ps := dst[start:]
+	prev := int64(0)
+	for i := range ps {
+		prev += int64(d.uvarint())
+		ps[i].Doc = prev
+	}
+	for i := range ps {
+		ps[i].TF = int32(d.uvarint())
+	}
+	for i := range ps {
+		ps[i].Len = int32(d.uvarint())
+	}
+	if d.err != nil {
+		return dst[:start], ErrCorrupt
+	}
+	return dst, nil
+}
+
+// Positions returns, for each document of the list in order, its
+// positions (increasing), as one slice and the end of each document's run
+// in it.
+func (l List) Positions() (pos []uint32, ends []int, err error) {
+	d := decoder{b: l.data}
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(l.data)) {
+		return nil, nil, ErrCorrupt
+	}
+	for range 3 * n {
+		d.uvarint()
+	}
+	size := d.uvarint()
+	if d.err != nil || size > uint64(len(d.b)) {
+		return nil, nil, ErrCorrupt
+	}
+	d.b = d.b[:size]
+	ends = make([]int, 0, n)
+	for range n {
+		c := d.uvarint()
+		if c > uint64(len(d.b)) {
+			return nil, nil, ErrCorrupt
+		}
+		p := uint32(0)
+		for range c {
+			p += uint32(d.uvarint())
+			pos = append(pos, p)
+		}
+		ends = append(ends, len(pos))
+	}
+	if d.err != nil {
+		return nil, nil, ErrCorrupt
+	}
+	return pos, ends, nil
+}
+
+// Runs appends to dst, for each document of the list in order, its
+// positions as encoded (the count, then the deltas): a merge copies them
+// without decoding.
+func (l List) Runs(dst [][]byte) ([][]byte, error) {
+	d := decoder{b: l.data}
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(l.data)) {
+		return dst, ErrCorrupt
+	}
+	for range 3 * n {
+		d.uvarint()
+	}
+	size := d.uvarint()
+	if d.err != nil || size > uint64(len(d.b)) {
+		return dst, ErrCorrupt
+	}
+	b := d.b[:size]
+	for range n {
+		start := len(b)
+		c, k := binary.Uvarint(b)
+		if k <= 0 || c > uint64(len(b)) {
+			return dst, ErrCorrupt
+		}
+		b = b[k:]
+		// c varints: c bytes below 0x80 end them.
+		for c > 0 {
+			if len(b) == 0 {
+				return dst, ErrCorrupt
+			}
+			if b[0] < 0x80 {
+				c--
+			}
+			b = b[1:]
+		}
+		run := d.b[size-uint64(start) : size-uint64(len(b))]
+		dst = append(dst, run)
+	}
+	return dst, nil
+}
+
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, k := binary.Uvarint(d.b)
+	if k <= 0 {
+		d.err = ErrCorrupt
+		return 0
+	}
+	d.b = d.b[k:]
+	return v
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.err = ErrCorrupt
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+// Entries calls each for every key of a block and its list, in key order,
+// until each returns false.
+func Entries(block []byte, each func(key string, l List) bool) error {
+	return entries(block, func(k []byte, l List) bool { return each(string(k), l) })
+}
+
+func entries(block []byte, each func(key []byte, l List) bool) error {
+	d := decoder{b: block}
+	n := d.uvarint()
+	for range n {
+		key := d.bytes()
+		list := d.bytes()
+		if d.err != nil {
+			return d.err
+		}
+		if !each(key, List{data: list}) {
+			return nil
+		}
+	}
+	return d.err
+}
+
+// Lookup returns key's list in block, if there.
+func Lookup(block []byte, key string) (List, bool, error) {
+	var out List
+	found := false
+	err := entries(block, func(k []byte, l List) bool {
+		if string(k) >= key {
+			out, found = l, string(k) == key
+			return false
+		}
+		return true
+	})
+	return out, found, err
+}
+
+// Range calls each for the keys of block from lo (included) to hi
+// (excluded), in order, until each returns false; it reports whether the
+// block has keys past hi or each stopped, so that the caller need not read
+// the next block.
+func Range(block []byte, lo, hi string, each func(key string, l List) bool) (done bool, err error) {
+	err = entries(block, func(k []byte, l List) bool {
+		switch {
+		case string(k) < lo:
+			return true
+		case string(k) >= hi:
+			done = true
+			return false
+		}
+		if !each(string(k), l) {
+			done = true
+			return false
+		}
+		return true
+	})
+	return done, err
+}
+
+// PrefixEnd returns the first key after every key starting with p.
+func PrefixEnd(p string) string {
+	return p + string([]byte{0xff})
+}
+
+// IsTitleKey reports whether key is a title key (TitleKey).
+func IsTitleKey(key string) bool { return strings.HasPrefix(key, titlePrefix) }

@@ -1,0 +1,286 @@
+package search
+
+import (
+	"math"
+	"slices"
+)
+
+// Term is one term of a query: its words (analyzer terms) in order, a
+// phrase when more than one, the last one a prefix when Prefix.
+type Term struct {
+	Words  []string
+	Prefix bool
+}
+
+// Reader reads one segment's lists.
+type Reader interface {
+	// Lookup returns key's list, if the segment has it.
+	Lookup(key string) (List, bool, error)
+	// Range calls each for the keys from lo (included) to hi (excluded)
+	// in order, until each returns false.
+	Range(lo, hi string, each func(key string, l List) bool) error
+}
+
+// MaxPrefixKeys bounds the keys one prefix stands for in a segment: the
+// first ones in key order are searched.
+const MaxPrefixKeys = 2000
+
+// Hit is a document of a segment holding every term of a query: its
+// length, and its weighted frequency of each word of the query (the
+// terms' words in order, as Words lists them).
+type Hit struct {
+	Doc int64
+	Len int32
+	TF  []int32
+}
+
+// Words returns the words of terms in order, as Hit.TF counts them.
+func Words(terms []Term) []string {
+	var out []string
+	for _, t := range terms {
+		out = append(out, t.Words...)
+	}
+	return out
+}
+
+// wordList is one word's postings in a segment: a key's list, or for a
+// prefix the union of its keys' lists.
+type wordList struct {
+	lists []List
+	ps    []Posting // increasing Doc, TF summed over lists
+}
+
+// Match returns the documents of the segment r reads that hold every
+// term, in increasing ID order; with title, the terms of their titles
+// (TitleKey).
+func Match(r Reader, terms []Term, title bool) ([]Hit, error) {
+	key := func(w string) string { return w }
+	if title {
+		key = TitleKey
+	}
+	var words []*wordList
+	for _, t := range terms {
+		for i, w := range t.Words {
+			wl := &wordList{}
+			if t.Prefix && i == len(t.Words)-1 {
+				n := 0
+				err := r.Range(key(w), PrefixEnd(key(w)), func(_ string, l List) bool {
+					wl.lists = append(wl.lists, l)
+					n++
+					return n < MaxPrefixKeys
+				})
+				if err != nil {
+					return nil, err
+				}
+			} else {
+				l, ok, err := r.Lookup(key(w))
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					wl.lists = append(wl.lists, l)
+				}
+			}
+			if len(wl.lists) == 0 {
+				return nil, nil // a word the segment lacks: no match
+			}
+			words = append(words, wl)
+		}
+	}
+	if len(words) == 0 {
+		return nil, nil
+	}
+	// Decode the shortest list first: the candidates only shrink.
+	order := make([]int, len(words))
+	for i := range order {
+		order[i] = i
+	}
+	size := func(wl *wordList) int {
+		n := 0
+		for _, l := range wl.lists {
+			n += l.Docs()
+		}
+		return n
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return size(words[a]) - size(words[b]) })
+	var cands []int64 // increasing
+	for k, wi := range order {
+		wl := words[wi]
+		if err := wl.decode(); err != nil {
+			return nil, err
+		}
+		if k == 0 {
+			cands = make([]int64, len(wl.ps))
+			for i, p := range wl.ps {
+				cands[i] = p.Doc
+			}
+		} else {
+			cands = intersect(cands, wl.ps)
+		}
+		if len(cands) == 0 {
+			return nil, nil
+		}
+	}
+	// Phrases: the words must stand one after another.
+	wi := 0
+	for _, t := range terms {
+		if len(t.Words) > 1 {
+			var err error
+			if cands, err = phrase(cands, words[wi:wi+len(t.Words)]); err != nil {
+				return nil, err
+			}
+			if len(cands) == 0 {
+				return nil, nil
+			}
+		}
+		wi += len(t.Words)
+	}
+	hits := make([]Hit, len(cands))
+	tfs := make([]int32, len(cands)*len(words))
+	for i, d := range cands {
+		hits[i] = Hit{Doc: d, TF: tfs[i*len(words) : (i+1)*len(words) : (i+1)*len(words)]}
+	}
+	for j, wl := range words {
+		k := 0
+		for _, p := range wl.ps {
+			for k < len(hits) && hits[k].Doc < p.Doc {
+				k++
+			}
+			if k == len(hits) {
+				break
+			}
+			if hits[k].Doc == p.Doc {
+				hits[k].TF[j] = p.TF
+				hits[k].Len = p.Len
+			}
+		}
+	}
+	return hits, nil
+}
+
+// decode sets wl.ps from its lists, summing a document's frequencies over
+// a prefix's keys.
+func (wl *wordList) decode() error {
+	if wl.ps != nil {
+		return nil
+	}
+	var ps []Posting
+	for _, l := range wl.lists {
+		var err error
+		if ps, err = l.Postings(ps); err != nil {
+			return err
+		}
+	}
+	if len(wl.lists) > 1 {
+		slices.SortStableFunc(ps, func(a, b Posting) int { return cmpInt(a.Doc, b.Doc) })
+		n := 0
+		for _, p := range ps {
+			if n > 0 && ps[n-1].Doc == p.Doc {
+				ps[n-1].TF = min(ps[n-1].TF+p.TF, math.MaxInt32/2)
+				continue
+			}
+			ps[n] = p
+			n++
+		}
+		ps = ps[:n]
+	}
+	wl.ps = ps
+	if wl.ps == nil {
+		wl.ps = []Posting{}
+	}
+	return nil
+}
+
+// intersect keeps the documents of cands that ps holds.
+func intersect(cands []int64, ps []Posting) []int64 {
+	out := cands[:0]
+	j := 0
+	for _, d := range cands {
+		for j < len(ps) && ps[j].Doc < d {
+			j++
+		}
+		if j < len(ps) && ps[j].Doc == d {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// positions returns the positions of wl's word in each document of cands,
+// merged over a prefix's keys.
+func (wl *wordList) positions(cands []int64) (map[int64][]uint32, error) {
+	want := make(map[int64]bool, len(cands))
+	for _, d := range cands {
+		want[d] = true
+	}
+	out := make(map[int64][]uint32, len(cands))
+	var ps []Posting
+	for _, l := range wl.lists {
+		var err error
+		if ps, err = l.Postings(ps[:0]); err != nil {
+			return nil, err
+		}
+		pos, ends, err := l.Positions()
+		if err != nil || len(ends) != len(ps) {
+			return nil, ErrCorrupt
+		}
+		start := 0
+		for i, p := range ps {
+			if want[p.Doc] {
+				out[p.Doc] = append(out[p.Doc], pos[start:ends[i]]...)
+			}
+			start = ends[i]
+		}
+	}
+	if len(wl.lists) > 1 {
+		for d, p := range out {
+			slices.Sort(p)
+			out[d] = p
+		}
+	}
+	return out, nil
+}
+
+// phrase keeps the documents of cands in which words stand one after
+// another.
+func phrase(cands []int64, words []*wordList) ([]int64, error) {
+	pos := make([]map[int64][]uint32, len(words))
+	for i, wl := range words {
+		var err error
+		if pos[i], err = wl.positions(cands); err != nil {
+			return nil, err
+		}
+	}
+	out := cands[:0]
+	for _, d := range cands {
+		first := pos[0][d]
+	start:
+		for _, p := range first {
+			for i := 1; i < len(words); i++ {
+				if _, ok := slices.BinarySearch(pos[i][d], p+uint32(i)); !ok {
+					continue start
+				}
+			}
+			out = append(out, d)
+			break
+		}
+	}
+	return out, nil
+}
+
+// BM25 is the Okapi BM25 weight of one word in a document (k1 1.2, b
+// 0.75): docs documents hold the word out of total, whose lengths average
+// avg.
+func BM25(tf, length int32, docs, total int, avg float64) float64 {
+	if tf <= 0 {
+		return 0
+	}
+	idf := math.Log((float64(total)-float64(docs)+0.5)/(float64(docs)+0.5) + 1)
+	const k1, b = 1.2, 0.75
+	f := float64(tf)
+	norm := 1.0
+	if avg > 0 {
+		norm = 1 - b + b*float64(length)/avg
+	}
+	return idf * f * (k1 + 1) / (f + k1*norm)
+}

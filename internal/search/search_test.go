@@ -1,0 +1,215 @@
+package search
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// memReader reads a segment held in memory.
+type memReader struct{ blocks []Block }
+
+func (m memReader) block(key string) int {
+	i, _ := slices.BinarySearchFunc(m.blocks, key, func(b Block, k string) int { return strings.Compare(b.First, k) })
+	if i < len(m.blocks) && m.blocks[i].First == key {
+		return i
+	}
+	return i - 1
+}
+
+func (m memReader) Lookup(key string) (List, bool, error) {
+	i := m.block(key)
+	if i < 0 {
+		return List{}, false, nil
+	}
+	return Lookup(m.blocks[i].Data, key)
+}
+
+func (m memReader) Range(lo, hi string, each func(string, List) bool) error {
+	for i := max(m.block(lo), 0); i < len(m.blocks) && m.blocks[i].First < hi; i++ {
+		done, err := Range(m.blocks[i].Data, lo, hi, each)
+		if err != nil || done {
+			return err
+		}
+	}
+	return nil
+}
+
+func source(blocks []Block) BlockSource {
+	return func() ([]byte, error) {
+		if len(blocks) == 0 {
+			return nil, nil
+		}
+		b := blocks[0].Data
+		blocks = blocks[1:]
+		return b, nil
+	}
+}
+
+func hitDocs(hits []Hit) []int64 {
+	var out []int64
+	for _, h := range hits {
+		out = append(out, h.Doc)
+	}
+	return out
+}
+
+func TestBuildAndMatch(t *testing.T) {
+	seg := Build([]Doc{
+		{ID: 3, Title: "quick fox", Body: "the quick brown fox jump over the lazi dog"},
+		{ID: 1, Title: "dog", Body: "a dog is not a fox"},
+		{ID: 7, Title: "brown bear", Body: "bear are brown and quick"},
+	})
+	if seg.Docs != 3 || seg.MinDoc != 1 || seg.MaxDoc != 7 || seg.Tokens != 2+9+1+6+2+5 {
+		t.Fatalf("segment totals = %+v", seg)
+	}
+	r := memReader{seg.Blocks}
+	for _, tc := range []struct {
+		terms []Term
+		title bool
+		want  []int64
+	}{
+		{[]Term{{Words: []string{"fox"}}}, false, []int64{1, 3}},
+		{[]Term{{Words: []string{"fox"}}}, true, []int64{3}},
+		{[]Term{{Words: []string{"quick", "brown"}}}, false, []int64{3}},
+		{[]Term{{Words: []string{"brown", "quick"}}}, false, nil},
+		{[]Term{{Words: []string{"brown"}}, {Words: []string{"quick"}}}, false, []int64{3, 7}},
+		{[]Term{{Words: []string{"fox", "the"}}}, false, nil}, // no phrase from title into text
+		{[]Term{{Words: []string{"qui"}, Prefix: true}}, false, []int64{3, 7}},
+		{[]Term{{Words: []string{"lazi", "do"}, Prefix: true}}, false, []int64{3}},
+		{[]Term{{Words: []string{"b"}, Prefix: true}}, true, []int64{7}},
+		{[]Term{{Words: []string{"zebra"}}}, false, nil},
+	} {
+		hits, err := Match(r, tc.terms, tc.title)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hitDocs(hits); !slices.Equal(got, tc.want) {
+			t.Errorf("Match(%+v, title %v) = %v, want %v", tc.terms, tc.title, got, tc.want)
+		}
+	}
+	hits, _ := Match(r, []Term{{Words: []string{"fox"}}}, false)
+	if hits[0].TF[0] != 1 || hits[1].TF[0] != TitleWeight+1 || hits[1].Len != 11 {
+		t.Errorf("fox hits = %+v", hits)
+	}
+}
+
+// A random corpus, cut into segments, merged, and matched: the same
+// documents as matching each document's terms directly.
+func TestMergeKeepsCurrentEntries(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"}
+	text := func(n int) string {
+		var w []string
+		for range n {
+			w = append(w, vocab[rng.IntN(len(vocab))])
+		}
+		return strings.Join(w, " ")
+	}
+	current := map[int64]Doc{}
+	owner := map[int64]int{}
+	var segs []Segment
+	for s := range 5 {
+		var docs []Doc
+		for range 40 {
+			id := int64(1 + rng.IntN(100))
+			if slices.ContainsFunc(docs, func(d Doc) bool { return d.ID == id }) {
+				continue
+			}
+			d := Doc{ID: id, Title: text(2), Body: text(1 + rng.IntN(3000))}
+			docs = append(docs, d)
+			current[id], owner[id] = d, s
+		}
+		segs = append(segs, Build(docs))
+	}
+	for id := range current {
+		if rng.IntN(10) == 0 {
+			delete(current, id) // deleted: no segment keeps it
+			delete(owner, id)
+		}
+	}
+	var srcs []BlockSource
+	for _, s := range segs {
+		srcs = append(srcs, source(s.Blocks))
+	}
+	var merged []Block
+	total, err := Merge(srcs, 100, func(seg int, doc int64) int64 {
+		if o, ok := owner[doc]; ok && o == seg {
+			return doc
+		}
+		return 0
+	},
+		func(b Block) error { merged = append(merged, b); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total.Docs != len(current) {
+		t.Fatalf("merged docs = %d, want %d", total.Docs, len(current))
+	}
+	if len(merged) < 2 {
+		t.Fatalf("merged into %d blocks: the test should cross blocks", len(merged))
+	}
+	r := memReader{merged}
+	for _, q := range [][]Term{
+		{{Words: []string{"alpha"}}},
+		{{Words: []string{"alpha", "beta"}}},
+		{{Words: []string{"gamma"}}, {Words: []string{"eta", "theta", "zeta"}}},
+		{{Words: []string{"e"}, Prefix: true}},
+	} {
+		hits, err := Match(r, q, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []int64
+		for id, d := range current {
+			s := " " + d.Title + " \x00 " + d.Body + " "
+			ok := true
+			for _, term := range q {
+				p := " " + strings.Join(term.Words, " ")
+				if !term.Prefix {
+					p += " "
+				}
+				ok = ok && strings.Contains(s, p)
+			}
+			if ok {
+				want = append(want, id)
+			}
+		}
+		slices.Sort(want)
+		if got := hitDocs(hits); !slices.Equal(got, want) {
+			t.Errorf("%v: got %v, want %v", q, got, want)
+		}
+	}
+}
+
+func TestCorruptBlocks(t *testing.T) {
+	seg := Build([]Doc{{ID: 1, Title: "a", Body: strings.Repeat("word ", 100)}})
+	data := seg.Blocks[0].Data
+	for i := range len(data) {
+		b := slices.Clone(data[:i])
+		// Whatever a cut block holds, reading it returns or errors.
+		_ = Entries(b, func(k string, l List) bool {
+			_, _ = l.Postings(nil)
+			_, _, _ = l.Positions()
+			return true
+		})
+	}
+}
+
+func BenchmarkBuild(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var docs []Doc
+	for i := range 1000 {
+		var w []string
+		for range 500 {
+			w = append(w, fmt.Sprintf("w%d", int(rng.ExpFloat64()*2000)))
+		}
+		docs = append(docs, Doc{ID: int64(i + 1), Title: "page " + w[0], Body: strings.Join(w, " ")})
+	}
+	b.ResetTimer()
+	for range b.N {
+		Build(docs)
+	}
+}

@@ -1,0 +1,377 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/bits"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/wikid/wikid/internal/search"
+)
+
+// Merging search segments. Every indexing transaction adds a segment (an
+// edit, a segment of one page), so that segments are merged as they
+// accumulate, as in an LSM tree: segments of about the same size (the same
+// tier, by powers of mergeFanout of their current entries) are merged
+// together once there are mergeFanout of them, and a segment most of
+// whose entries are stale is rewritten alone. A query then reads a few
+// segments per tier.
+//
+// A merge reads its segments without holding the writer, writes the new
+// segment's blocks in transactions of their own under a segment row in
+// state 1 (which no query reads), then in one transaction checks that the
+// merged segments are still live, moves their pages' current entries to
+// the new segment and drops them. A page indexed meanwhile names a newer
+// segment and is left alone; a process that dies mid-merge leaves a state
+// 1 segment, removed by the next merge after an hour.
+
+const (
+	mergeFanout = 8
+	// mergeChunk: the merged segment's blocks are written this many
+	// bytes per transaction, so that a merge holds the writer briefly.
+	mergeChunk = 4 << 20
+	// abandonedAfter: a segment still being written after this long was
+	// left by a process that stopped.
+	abandonedAfter = time.Hour
+)
+
+// merger runs merges on one goroutine, woken by kick.
+type merger struct {
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	wake    chan struct{}
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// kick tells the merger there may be work; the first kick starts it.
+func (m *merger) kick(db *DB) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	if !m.started {
+		m.started = true
+		m.wake = make(chan struct{}, 1)
+		m.done = make(chan struct{})
+		var ctx context.Context
+		ctx, m.cancel = context.WithCancel(context.Background())
+		go m.run(ctx, db)
+	}
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close stops the merger, abandoning a merge under way.
+func (m *merger) close() {
+	m.mu.Lock()
+	m.closed = true
+	started := m.started
+	m.mu.Unlock()
+	if started {
+		m.cancel()
+		<-m.done
+	}
+}
+
+func (m *merger) run(ctx context.Context, db *DB) {
+	defer close(m.done)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.wake:
+		}
+		for ctx.Err() == nil {
+			merged, err := db.mergeSearch(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					slog.Warn("sqlite: merging search segments", "err", err)
+				}
+				break
+			}
+			if !merged {
+				break
+			}
+		}
+	}
+}
+
+// segmentLive is a live segment with its count of current entries.
+type segmentLive struct {
+	id, docs, live int64
+}
+
+// tier is a segment's size class.
+func tier(live int64) int {
+	if live <= 1 {
+		return 0
+	}
+	return (bits.Len64(uint64(live-1)) + 2) / 3 // log8, rounded up
+}
+
+// mergePlan picks the segments to merge next: the smallest tier holding
+// mergeFanout segments or more (those of it, up to twice that), else a
+// segment mostly stale; nil when there is nothing to do.
+func mergePlan(segs []segmentLive) []int64 {
+	byTier := map[int][]segmentLive{}
+	for _, s := range segs {
+		byTier[tier(s.live)] = append(byTier[tier(s.live)], s)
+	}
+	tiers := make([]int, 0, len(byTier))
+	for t := range byTier {
+		tiers = append(tiers, t)
+	}
+	slices.Sort(tiers)
+	for _, t := range tiers {
+		if ss := byTier[t]; len(ss) >= mergeFanout {
+			slices.SortFunc(ss, func(a, b segmentLive) int { return cmp.Compare(a.id, b.id) })
+			ids := make([]int64, 0, 2*mergeFanout)
+			for _, s := range ss[:min(len(ss), 2*mergeFanout)] {
+				ids = append(ids, s.id)
+			}
+			return ids
+		}
+	}
+	for _, s := range segs {
+		if s.docs >= 2*mergeFanout && s.live*2 < s.docs {
+			return []int64{s.id}
+		}
+	}
+	return nil
+}
+
+// mergeSearch runs one merge, if there is one to run.
+func (db *DB) mergeSearch(ctx context.Context) (bool, error) {
+	if err := db.write(ctx, func(tx *wtx) error {
+		// Segments a stopped process left half written.
+		_, err := tx.ExecContext(ctx, `DELETE FROM search_blocks WHERE seg IN (SELECT id FROM search_segments WHERE state = 1 AND created < ?)`,
+			time.Now().Add(-abandonedAfter).UnixMilli())
+		if err == nil {
+			_, err = tx.ExecContext(ctx, `DELETE FROM search_segments WHERE state = 1 AND created < ?`, time.Now().Add(-abandonedAfter).UnixMilli())
+		}
+		return err
+	}); err != nil {
+		return false, err
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT s.id, s.docs, (SELECT count(*) FROM pages p WHERE p.search_seg = s.id AND p.search_seg <> 0) FROM search_segments s WHERE s.state = 0`)
+	if err != nil {
+		return false, err
+	}
+	var segs []segmentLive
+	for rows.Next() {
+		var s segmentLive
+		if err := rows.Scan(&s.id, &s.docs, &s.live); err != nil {
+			rows.Close()
+			return false, err
+		}
+		segs = append(segs, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	ids := mergePlan(segs)
+	if ids == nil {
+		return false, nil
+	}
+	if err := db.mergeSegments(ctx, ids); err != nil {
+		return false, fmt.Errorf("merge segments %v: %w", ids, err)
+	}
+	return true, nil
+}
+
+// mergeSegments merges the segments ids into a new one.
+func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
+	idList, _ := json.Marshal(ids)
+	// The pages whose current entry the segments hold.
+	current := map[int64]int64{} // page → segment
+	rows, err := db.r.QueryContext(ctx, `SELECT id, search_seg FROM pages WHERE search_seg <> 0 AND search_seg IN (SELECT value FROM json_each(?))`, string(idList))
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var page, seg int64
+		if err := rows.Scan(&page, &seg); err != nil {
+			rows.Close()
+			return err
+		}
+		current[page] = seg
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	pages := make([]int64, 0, len(current))
+	for p := range current {
+		pages = append(pages, p)
+	}
+	slices.Sort(pages)
+	number := make(map[int64]int64, len(pages)) // page → its document number
+	var docmap []byte
+	prev := int64(0)
+	for i, p := range pages {
+		number[p] = int64(i + 1)
+		docmap = binary.AppendVarint(docmap, p-prev)
+		prev = p
+	}
+	maps := make([][]int64, len(ids))
+	for i, id := range ids {
+		if maps[i], err = db.docmaps.get(ctx, db.r, id); err != nil {
+			return err
+		}
+	}
+	var newID int64
+	if len(pages) > 0 {
+		if err := db.write(ctx, func(tx *wtx) error {
+			return tx.QueryRowContext(ctx, `INSERT INTO search_segments (state, docs, tokens, max_page, docmap, created) VALUES (1, ?, 0, ?, ?, ?) RETURNING id`,
+				len(pages), pages[len(pages)-1], docmap, time.Now().UnixMilli()).Scan(&newID)
+		}); err != nil {
+			return err
+		}
+	}
+	var pending []search.Block
+	size := 0
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		err := db.write(ctx, func(tx *wtx) error {
+			for _, b := range pending {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO search_blocks (seg, first, data) VALUES (?, ?, ?)`, newID, b.First, b.Data); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		pending, size = pending[:0], 0
+		return err
+	}
+	srcs := make([]search.BlockSource, len(ids))
+	for i, id := range ids {
+		srcs[i] = db.blockSource(ctx, id)
+	}
+	seg, err := search.Merge(srcs, len(pages), func(i int, doc int64) int64 {
+		if doc <= 0 || doc >= int64(len(maps[i])) {
+			return 0
+		}
+		p := maps[i][doc]
+		if current[p] != ids[i] {
+			return 0
+		}
+		return number[p]
+	}, func(b search.Block) error {
+		pending = append(pending, b)
+		size += len(b.Data)
+		if size >= mergeChunk {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		db.dropSegment(newID)
+		return err
+	}
+	err = db.write(ctx, func(tx *wtx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM search_segments WHERE state = 0 AND id IN (SELECT value FROM json_each(?))`, string(idList)).Scan(&n); err != nil {
+			return err
+		}
+		if n != len(ids) {
+			return errMergeLost
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE pages SET search_seg = ? WHERE search_seg <> 0 AND search_seg IN (SELECT value FROM json_each(?))`, newID, string(idList)); err != nil {
+			return err
+		}
+		if newID != 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE search_segments SET state = 0, tokens = ? WHERE id = ?`, seg.Tokens, newID); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM search_blocks WHERE seg IN (SELECT value FROM json_each(?))`, string(idList)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM search_segments WHERE id IN (SELECT value FROM json_each(?))`, string(idList))
+		return err
+	})
+	if err == errMergeLost {
+		db.dropSegment(newID) // another process merged them first
+		return nil
+	}
+	if err != nil {
+		db.dropSegment(newID)
+	}
+	return err
+}
+
+var errMergeLost = fmt.Errorf("sqlite: the segments were merged by another process")
+
+// dropSegment removes a segment a merge did not finish.
+func (db *DB) dropSegment(id int64) {
+	if id == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := db.write(ctx, func(tx *wtx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM search_blocks WHERE seg = ?`, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM search_segments WHERE id = ? AND state = 1`, id)
+		return err
+	})
+	if err != nil {
+		slog.Warn("sqlite: dropping an unfinished search segment (the next merge after an hour will)", "segment", id, "err", err)
+	}
+}
+
+// blockSource reads segment seg's blocks in order, a few per query.
+func (db *DB) blockSource(ctx context.Context, seg int64) search.BlockSource {
+	var buf [][]byte
+	after, done := "", false
+	first := true
+	return func() ([]byte, error) {
+		if len(buf) == 0 && !done {
+			cond := `first > ?`
+			if first {
+				cond = `first >= ?`
+				first = false
+			}
+			rows, err := db.r.QueryContext(ctx, `SELECT first, data FROM search_blocks WHERE seg = ? AND `+cond+` ORDER BY first LIMIT 16`, seg, after)
+			if err != nil {
+				return nil, err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var data []byte
+				if err := rows.Scan(&after, &data); err != nil {
+					return nil, err
+				}
+				buf = append(buf, data)
+			}
+			if err := rows.Err(); err != nil {
+				return nil, err
+			}
+			done = len(buf) < 16
+		}
+		if len(buf) == 0 {
+			return nil, nil
+		}
+		b := buf[0]
+		buf = buf[1:]
+		return b, nil
+	}
+}

@@ -1,0 +1,720 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/wikid/wikid/internal/search"
+	"github.com/wikid/wikid/internal/store"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// The search index is package search's: segments of postings, each
+// written whole in the transaction of the saves it indexes (a batch of an
+// import, or one edit), as rows of search_blocks; pages.search_seg names
+// the segment holding a page's current entry. Segments are merged in the
+// background (merger.go).
+
+// searchEntry is a page's search entry to write: title and terms (the
+// page's text as readers see it, through store.IndexText, made before the
+// transaction so that the writer is not held while text is split).
+type searchEntry struct {
+	pageID, revID int64
+	title         wiki.Title
+	terms         string
+}
+
+// segmentOf builds the segment of entries: its document i+1 is
+// entries[i]'s page.
+func segmentOf(entries []searchEntry) search.Segment {
+	docs := make([]search.Doc, len(entries))
+	for i, e := range entries {
+		docs[i] = search.Doc{ID: int64(i + 1), Title: store.IndexText(string(e.title)), Body: e.terms}
+	}
+	return search.Build(docs)
+}
+
+// writeSearch writes entries as one new segment. A page saved more than
+// once (an import of its history) is indexed by its last entry.
+func writeSearch(ctx context.Context, tx *wtx, entries []searchEntry) error {
+	entries = lastPerPage(entries)
+	return writeSegment(ctx, tx, segmentOf(entries), entries)
+}
+
+// writeSegment stores seg, built from entries (document i+1 is
+// entries[i]), and makes it the segment of each entry's page.
+func writeSegment(ctx context.Context, tx *wtx, seg search.Segment, entries []searchEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	var docmap []byte
+	prev, maxPage := int64(0), int64(0)
+	for _, e := range entries {
+		docmap = binary.AppendVarint(docmap, e.pageID-prev)
+		prev, maxPage = e.pageID, max(maxPage, e.pageID)
+	}
+	var id int64
+	if err := tx.QueryRowContext(ctx, `INSERT INTO search_segments (docs, tokens, max_page, docmap, created) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		len(entries), seg.Tokens, maxPage, docmap, time.Now().UnixMilli()).Scan(&id); err != nil {
+		return err
+	}
+	for _, b := range seg.Blocks {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO search_blocks (seg, first, data) VALUES (?, ?, ?)`, id, b.First, b.Data); err != nil {
+			return err
+		}
+	}
+	for _, e := range entries {
+		if _, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = ?, title_fold = ?, search_seg = ? WHERE id = ?`,
+			e.revID, store.Fold(string(e.title)), id, e.pageID); err != nil {
+			return err
+		}
+	}
+	tx.indexed = true
+	return nil
+}
+
+func bySearchRow(a, b searchEntry) int { return cmp.Compare(a.pageID, b.pageID) }
+
+// lastPerPage returns entries in page order with the last entry of each
+// page only.
+func lastPerPage(entries []searchEntry) []searchEntry {
+	out := slices.Clone(entries)
+	slices.SortStableFunc(out, bySearchRow)
+	n := 0
+	for _, e := range out {
+		if n > 0 && out[n-1].pageID == e.pageID {
+			n--
+		}
+		out[n] = e
+		n++
+	}
+	return out[:n]
+}
+
+// unindexPage drops the page's search entry: its segment's entry becomes
+// stale.
+func unindexPage(ctx context.Context, tx *wtx, pageID int64) error {
+	_, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = 0, search_seg = 0 WHERE id = ?`, pageID)
+	return err
+}
+
+// segmentInfo is a live segment as a query sees it.
+type segmentInfo struct {
+	id, docs, tokens, maxPage int64
+}
+
+// querier runs queries: the reader pool, or a search's read
+// transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// docmaps keeps the decoded docmaps of segments (immutable: an ID is
+// never used twice), dropping those of segments gone.
+type docmaps struct {
+	mu sync.Mutex
+	m  map[int64][]int64
+}
+
+// get returns segment id's page IDs by document number (0 unused).
+func (d *docmaps) get(ctx context.Context, r querier, id int64) ([]int64, error) {
+	d.mu.Lock()
+	pages, ok := d.m[id]
+	d.mu.Unlock()
+	if ok {
+		return pages, nil
+	}
+	var blob []byte
+	if err := r.QueryRowContext(ctx, `SELECT docmap FROM search_segments WHERE id = ?`, id).Scan(&blob); err != nil {
+		return nil, err
+	}
+	pages = []int64{0}
+	prev := int64(0)
+	for len(blob) > 0 {
+		v, k := binary.Varint(blob)
+		if k <= 0 {
+			return nil, search.ErrCorrupt
+		}
+		prev += v
+		pages = append(pages, prev)
+		blob = blob[k:]
+	}
+	d.mu.Lock()
+	if d.m == nil {
+		d.m = map[int64][]int64{}
+	}
+	d.m[id] = pages
+	d.mu.Unlock()
+	return pages, nil
+}
+
+// keepOnly forgets the docmaps of segments not in live.
+func (d *docmaps) keepOnly(live []segmentInfo) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.m) <= len(live) {
+		return
+	}
+	ids := map[int64]bool{}
+	for _, s := range live {
+		ids[s.id] = true
+	}
+	for id := range d.m {
+		if !ids[id] {
+			delete(d.m, id)
+		}
+	}
+}
+
+// liveSegments lists the live segments, the one holding the newest pages
+// first.
+func (db *DB) liveSegments(ctx context.Context, r querier) ([]segmentInfo, error) {
+	rows, err := r.QueryContext(ctx, `SELECT id, docs, tokens, max_page FROM search_segments WHERE state = 0 ORDER BY max_page DESC, id DESC`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []segmentInfo
+	for rows.Next() {
+		var s segmentInfo
+		if err := rows.Scan(&s.id, &s.docs, &s.tokens, &s.maxPage); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	db.docmaps.keepOnly(out)
+	if len(out) > 4*mergeFanout {
+		db.merger.kick(db) // an import by another process left them
+	}
+	return out, nil
+}
+
+// segReader reads one segment's lists for a query, keeping those it
+// looked up (a query asks for a word's list to count and then to match).
+type segReader struct {
+	ctx   context.Context
+	r     querier
+	seg   int64
+	lists map[string]*search.List // nil: not in the segment
+}
+
+func (s *segReader) Lookup(key string) (search.List, bool, error) {
+	if l, ok := s.lists[key]; ok {
+		if l == nil {
+			return search.List{}, false, nil
+		}
+		return *l, true, nil
+	}
+	var data []byte
+	err := s.r.QueryRowContext(s.ctx, `SELECT data FROM search_blocks WHERE seg = ? AND first <= ? ORDER BY first DESC LIMIT 1`, s.seg, key).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		s.lists[key] = nil
+		return search.List{}, false, nil
+	}
+	if err != nil {
+		return search.List{}, false, err
+	}
+	l, ok, err := search.Lookup(data, key)
+	if err != nil {
+		return search.List{}, false, err
+	}
+	if ok {
+		s.lists[key] = &l
+	} else {
+		s.lists[key] = nil
+	}
+	return l, ok, nil
+}
+
+func (s *segReader) Range(lo, hi string, each func(string, search.List) bool) error {
+	var start string
+	err := s.r.QueryRowContext(s.ctx, `SELECT first FROM search_blocks WHERE seg = ? AND first <= ? ORDER BY first DESC LIMIT 1`, s.seg, lo).Scan(&start)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	rows, err := s.r.QueryContext(s.ctx, `SELECT first, data FROM search_blocks WHERE seg = ? AND first >= ? AND first < ? ORDER BY first`, s.seg, start, hi)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var first string
+		var data []byte
+		if err := rows.Scan(&first, &data); err != nil {
+			return err
+		}
+		done, err := search.Range(data, lo, hi, each)
+		if err != nil || done {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Search's bounds: its cost follows them, not the number of pages.
+const (
+	// SearchCandidates: the newest pages matching every term that a
+	// search ranks.
+	SearchCandidates = 1000
+)
+
+// searchBudget bounds the index reads of one search: a phrase or prefix of
+// common words can ask for long lists. What was found by then is the
+// answer. A variable for tests, whose results must not depend on how
+// loaded the machine is.
+var searchBudget = 300 * time.Millisecond
+
+// searchRare: a word in at most this many pages is rare enough to rank
+// by. A variable for tests, which cannot make thousands of pages.
+var searchRare = 2000
+
+// searchCand is a page a search found.
+type searchCand struct {
+	page       int64
+	score      float64 // BM25: higher is better
+	titleMatch bool
+	exact      bool
+}
+
+// Search finds live pages holding every term of query (store.ParseQuery):
+// pages whose title holds them first (an exact title before all, then by
+// BM25 over titles), then the others by BM25 over the query's rare words
+// (title words weigh more than text words), or, when every word is
+// common, newest first (common words do not tell pages apart). Only the
+// SearchCandidates newest matches are ranked. Hits carry the latest
+// revision's text in Source, for the caller's snippet.
+//
+// Segments are read newest pages first; one whose pages are all older
+// than the newest matches already found is not read at all, so that a
+// query of common words reads the newest segment only.
+func (db *DB) Search(ctx context.Context, sq wiki.SearchQuery) ([]wiki.SearchHit, error) {
+	query, offset, lim := sq.Text, sq.Offset, sq.Limit
+	q := store.ParseQuery(query)
+	if len(q.Terms) == 0 {
+		return nil, nil
+	}
+	lim = min(limit(lim), 100)
+	offset = max(offset, 0)
+	if offset >= 2*SearchCandidates {
+		return nil, nil
+	}
+	s := &searcher{db: db, sq: sq}
+	for _, t := range q.Terms {
+		s.terms = append(s.terms, search.Term{Words: t.Words, Prefix: t.Prefix})
+	}
+	cands, err := s.run(ctx, offset+lim)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
+	}
+	if offset >= len(cands) {
+		return nil, nil
+	}
+	cands = cands[offset:min(len(cands), offset+lim)]
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
+		ids[i] = c.page
+	}
+	idList, _ := json.Marshal(ids)
+	rows, err := db.r.QueryContext(ctx, `SELECT p.id, p.title, r.text, r.model FROM pages p JOIN revisions r ON r.id = p.latest_rev
+		WHERE p.deleted = 0 AND p.id IN (SELECT value FROM json_each(?))`, string(idList))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
+	}
+	defer rows.Close()
+	found := map[int64]wiki.SearchHit{}
+	for rows.Next() {
+		var h wiki.SearchHit
+		var title, model string
+		if err := rows.Scan(&h.PageID, &title, textColumn{&h.Source}, &model); err != nil {
+			return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
+		}
+		h.Title, h.Model = wiki.Title(title), wiki.ContentModel(model)
+		found[h.PageID] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
+	}
+	hits := make([]wiki.SearchHit, 0, len(cands))
+	for _, c := range cands {
+		if h, ok := found[c.page]; ok {
+			h.TitleMatch = c.titleMatch
+			hits = append(hits, h)
+		}
+	}
+	return hits, nil
+}
+
+// searcher is one search's state.
+type searcher struct {
+	db    *DB
+	r     querier // one read transaction: the segments of one moment
+	sq    wiki.SearchQuery
+	terms []search.Term
+	segs  []segmentInfo
+	rdrs  map[int64]*segReader
+	total int64   // documents in the live segments (stale entries too)
+	avg   float64 // their average length
+}
+
+func (s *searcher) reader(ctx context.Context, seg int64) *segReader {
+	r := s.rdrs[seg]
+	if r == nil {
+		r = &segReader{ctx: ctx, r: s.r, seg: seg, lists: map[string]*search.List{}}
+		s.rdrs[seg] = r
+	}
+	return r
+}
+
+// segHits are one segment's matches, by page.
+type segHit struct {
+	seg  int64
+	page int64
+	hit  search.Hit
+}
+
+// match returns segment seg's matches of the query (title: in titles),
+// with their pages.
+func (s *searcher) match(ctx context.Context, seg segmentInfo, title bool) ([]segHit, error) {
+	hits, err := search.Match(s.reader(ctx, seg.id), s.terms, title)
+	if err != nil || len(hits) == 0 {
+		return nil, err
+	}
+	pages, err := s.db.docmaps.get(ctx, s.r, seg.id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]segHit, 0, len(hits))
+	for _, h := range hits {
+		if h.Doc <= 0 || h.Doc >= int64(len(pages)) {
+			return nil, search.ErrCorrupt
+		}
+		out = append(out, segHit{seg: seg.id, page: pages[h.Doc], hit: h})
+	}
+	return out, nil
+}
+
+// current keeps the hits whose page is live, in the wanted namespaces,
+// and indexed by the hit's segment (the other entries are stale).
+func (s *searcher) current(ctx context.Context, hits []segHit) ([]segHit, error) {
+	if len(hits) == 0 {
+		return hits, nil
+	}
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.page
+	}
+	idList, _ := json.Marshal(ids)
+	args := []any{string(idList)}
+	cond := store.PageNamespaces(s.sq.Namespaces, func(v any) string { args = append(args, v); return "?" })
+	rows, err := s.r.QueryContext(ctx, `SELECT p.id, p.search_seg FROM pages p WHERE p.id IN (SELECT value FROM json_each(?)) AND p.deleted = 0`+cond, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	segOf := map[int64]int64{}
+	for rows.Next() {
+		var id, seg int64
+		if err := rows.Scan(&id, &seg); err != nil {
+			return nil, err
+		}
+		segOf[id] = seg
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if segOf[h.page] == h.seg {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// df returns how many documents of the live segments hold each word
+// (title: in their titles), stale entries included, and for a prefix the
+// documents of its keys; it stops counting a word past limit.
+func (s *searcher) df(ctx context.Context, title bool, limit int) ([]int, error) {
+	var out []int
+	for _, t := range s.terms {
+		for i, w := range t.Words {
+			key := w
+			if title {
+				key = search.TitleKey(w)
+			}
+			n := 0
+			for _, seg := range s.segs {
+				if n > limit {
+					break
+				}
+				r := s.reader(ctx, seg.id)
+				if t.Prefix && i == len(t.Words)-1 {
+					keys := 0
+					err := r.Range(key, search.PrefixEnd(key), func(_ string, l search.List) bool {
+						n += l.Docs()
+						keys++
+						return n <= limit && keys < search.MaxPrefixKeys
+					})
+					if err != nil {
+						return nil, err
+					}
+					continue
+				}
+				l, ok, err := r.Lookup(key)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					n += l.Docs()
+				}
+			}
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// score is the BM25 of a hit over the words whose weight is in idf
+// (nil for words not weighed).
+func (s *searcher) score(h search.Hit, dfs []int, weigh []bool) float64 {
+	total := 0.0
+	for j, tf := range h.TF {
+		if weigh[j] {
+			total += search.BM25(tf, h.Len, dfs[j], int(s.total), s.avg)
+		}
+	}
+	return total
+}
+
+// run returns the ranked candidates, enough for the first want hits.
+func (s *searcher) run(ctx context.Context, want int) ([]searchCand, error) {
+	ctx, cancel := context.WithTimeout(ctx, searchBudget)
+	defer cancel()
+	budgetOK := func(err error) error {
+		if err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.Canceled) {
+			return nil // the budget ran out: rank what was found
+		}
+		return err
+	}
+	// One read transaction: a merge that ends meanwhile replaces
+	// segments this search would read half of.
+	tx, err := s.db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	s.r = tx
+	segs, err := s.db.liveSegments(ctx, tx)
+	if err != nil {
+		return nil, budgetOK(err)
+	}
+	s.segs, s.rdrs = segs, map[int64]*segReader{}
+	var tokens int64
+	for _, seg := range segs {
+		s.total += seg.docs
+		tokens += seg.tokens
+	}
+	if s.total > 0 {
+		s.avg = float64(tokens) / float64(s.total)
+	}
+	words := search.Words(s.terms)
+	all := make([]bool, len(words))
+	for i := range all {
+		all[i] = true
+	}
+	var cands []searchCand
+	byPage := map[int64]int{}
+	err = budgetOK(s.titleMatches(ctx, want, all, &cands, byPage))
+	// The query's rare words, if any: with one, every match is among at
+	// most searchRare pages, all of them ranked.
+	var rare []bool
+	var dfs []int
+	anyRare, allRare := false, true
+	if err == nil {
+		dfs, err = s.df(ctx, false, searchRare)
+		err = budgetOK(err)
+		rare = make([]bool, len(words))
+		j := 0
+		for _, t := range s.terms {
+			for i := range t.Words {
+				rare[j] = j < len(dfs) && dfs[j] <= searchRare && !(t.Prefix && i == len(t.Words)-1)
+				anyRare = anyRare || rare[j]
+				j++
+			}
+			allRare = allRare && len(t.Words) == 1 && !t.Prefix && rare[j-1]
+		}
+	}
+	// Body matches, newest pages first; with a rare word, up to
+	// searchRare of them, ranked by it (with rare words alone, all).
+	if err == nil {
+		n := min(want+len(cands), SearchCandidates)
+		if anyRare {
+			n = searchRare
+		}
+		var found []segHit
+		for _, seg := range s.segs {
+			if len(found) >= n && !allRare {
+				// Stop once the n newest found are newer than any
+				// page of the segments left.
+				slices.SortFunc(found, func(a, b segHit) int { return cmp.Compare(b.page, a.page) })
+				if found[n-1].page > seg.maxPage {
+					break
+				}
+				found = found[:n]
+			}
+			hits, err1 := s.match(ctx, seg, false)
+			if err1 == nil {
+				hits, err1 = s.current(ctx, hits)
+			}
+			if err = budgetOK(err1); err != nil || ctx.Err() != nil {
+				break
+			}
+			found = append(found, hits...)
+		}
+		slices.SortFunc(found, func(a, b segHit) int { return cmp.Compare(b.page, a.page) })
+		if !allRare && len(found) > n {
+			found = found[:n]
+		}
+		for _, h := range found {
+			if _, ok := byPage[h.page]; ok {
+				continue
+			}
+			c := searchCand{page: h.page}
+			if anyRare {
+				c.score = s.score(h.hit, dfs, rare)
+			}
+			byPage[h.page] = len(cands)
+			cands = append(cands, c)
+		}
+	}
+	if err == nil {
+		var id int64
+		args := []any{store.Fold(s.sq.Text)}
+		cond := store.PageNamespaces(s.sq.Namespaces, func(v any) string { args = append(args, v); return "?" })
+		err = s.r.QueryRowContext(ctx, `SELECT p.id FROM pages p WHERE p.deleted = 0 AND p.title_fold = ?`+cond+` ORDER BY p.id LIMIT 1`, args...).Scan(&id)
+		if i, ok := byPage[id]; ok && err == nil {
+			cands[i].exact, cands[i].titleMatch = true, true
+		} else if err == nil {
+			// The page whose title is the query, ranked below the title
+			// matches read: it comes first all the same.
+			byPage[id] = len(cands)
+			cands = append(cands, searchCand{page: id, exact: true, titleMatch: true})
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			err = nil
+		}
+		err = budgetOK(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Title matches keep their order (BM25 over titles); body matches
+	// follow, by BM25 over the rare words when there are, else newest
+	// first (their order as found).
+	slices.SortStableFunc(cands, func(a, b searchCand) int {
+		switch {
+		case a.exact != b.exact:
+			return boolOrder(a.exact)
+		case a.titleMatch != b.titleMatch:
+			return boolOrder(a.titleMatch)
+		case a.titleMatch:
+			return 0
+		}
+		return cmp.Compare(b.score, a.score)
+	})
+	return cands[:min(len(cands), 2*SearchCandidates)], nil
+}
+
+// titleMatches adds the pages whose title holds the query, ranked by BM25
+// over titles: as many as the first want hits need, SearchCandidates at
+// most. They come first, so when there are more, those hits are title
+// matches only, and the ones left out belong to later pages.
+func (s *searcher) titleMatches(ctx context.Context, want int, all []bool, cands *[]searchCand, byPage map[int64]int) error {
+	var found []segHit
+	for _, seg := range s.segs {
+		hits, err := s.match(ctx, seg, true)
+		if err != nil {
+			return err
+		}
+		found = append(found, hits...)
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	// The titles' document frequencies: the matches of each word.
+	words := search.Words(s.terms)
+	dfs := make([]int, len(words))
+	for j := range words {
+		for _, h := range found {
+			if h.hit.TF[j] > 0 {
+				dfs[j]++
+			}
+		}
+	}
+	if n, err := s.df(ctx, true, 1<<30); err == nil {
+		for j := range dfs {
+			dfs[j] = max(dfs[j], n[j])
+		}
+	}
+	type scored struct {
+		segHit
+		score float64
+	}
+	ranked := make([]scored, len(found))
+	for i, h := range found {
+		ranked[i] = scored{h, s.score(h.hit, dfs, all)}
+	}
+	slices.SortStableFunc(ranked, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.page, b.page)
+	})
+	n := min(want, SearchCandidates)
+	for len(ranked) > 0 && len(*cands) < n {
+		chunk := ranked[:min(len(ranked), 2*(n-len(*cands)))]
+		ranked = ranked[len(chunk):]
+		hits := make([]segHit, len(chunk))
+		for i, c := range chunk {
+			hits[i] = c.segHit
+		}
+		live := map[int64]bool{}
+		cur, err := s.current(ctx, hits)
+		if err != nil {
+			return err
+		}
+		for _, h := range cur {
+			live[h.page] = true
+		}
+		for _, c := range chunk {
+			if live[c.page] && len(*cands) < n {
+				if _, ok := byPage[c.page]; ok {
+					continue
+				}
+				byPage[c.page] = len(*cands)
+				*cands = append(*cands, searchCand{page: c.page, score: c.score, titleMatch: true})
+			}
+		}
+	}
+	return nil
+}
+
+// boolOrder sorts true first.
+func boolOrder(a bool) int {
+	if a {
+		return -1
+	}
+	return 1
+}

@@ -1,0 +1,123 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"testing"
+
+	"github.com/wikid/wikid/internal/store/sqlite"
+	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// Every edit writes a search segment of its own: merges keep their number
+// down, drop the entries edits and deletions made stale, and never change
+// what a search finds, also while searches run.
+func TestSearchSegmentsMerge(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	words := []string{"apple", "pear", "plum", "cherry", "quince"}
+	want := map[string]string{} // title → text now
+	save := func(title, text string) {
+		t.Helper()
+		var base int64
+		if p, err := db.FindPage(ctx, wiki.Title(title)); err == nil {
+			base = p.LatestID
+		}
+		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U", BaseRevID: base}); err != nil {
+			t.Fatal(err)
+		}
+		want[title] = text
+	}
+	for i := range 120 {
+		save(fmt.Sprintf("Page %03d", i), fmt.Sprintf("%s and %s number%d", words[i%5], words[(i+1)%5], i))
+	}
+	// Edits and deletions make older entries stale.
+	for i := 0; i < 120; i += 3 {
+		save(fmt.Sprintf("Page %03d", i), fmt.Sprintf("rewritten %s number%d", words[(i+2)%5], i))
+	}
+	for i := 1; i < 120; i += 10 {
+		title := fmt.Sprintf("Page %03d", i)
+		if err := db.DeletePage(ctx, wiki.Title(title), 0, "U", "", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, title)
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, w := range append(slices.Clone(words), "rewritten", "number7", `"apple and"`, "numb*") {
+			var got, exp []string
+			for off := 0; ; off += 50 {
+				hits, err := db.Search(ctx, wiki.SearchQuery{Text: w, Offset: off, Limit: 50})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, h := range hits {
+					got = append(got, string(h.Title))
+				}
+				if len(hits) < 50 {
+					break
+				}
+			}
+			for title, text := range want {
+				q, match := strings.Trim(w, `"*`), false
+				switch {
+				case strings.HasSuffix(w, "*"):
+					match = slices.ContainsFunc(strings.Fields(text), func(f string) bool { return strings.HasPrefix(f, q) })
+				default: // a word, or a phrase: words in a row
+					match = strings.Contains(" "+text+" ", " "+q+" ")
+				}
+				if match {
+					exp = append(exp, title)
+				}
+			}
+			slices.Sort(got)
+			slices.Sort(exp)
+			if !slices.Equal(got, exp) {
+				t.Fatalf("%s: search %q = %v, want %v", when, w, got, exp)
+			}
+		}
+	}
+	check("before merging")
+	// Searches run beside the merges.
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 2 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := db.Search(ctx, wiki.SearchQuery{Text: "apple", Limit: 100}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	if err := sqlite.MergeSearch(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	wg.Wait()
+	check("after merging")
+	segs, docs, indexed, err := sqlite.SearchSegments(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if indexed != len(want) {
+		t.Errorf("%d pages indexed, want %d", indexed, len(want))
+	}
+	if segs > 16 {
+		t.Errorf("%d segments after merging 160 edits' segments", segs)
+	}
+	if docs > indexed+indexed/2 {
+		t.Errorf("the segments hold %d entries for %d pages: merges keep stale entries", docs, indexed)
+	}
+}
