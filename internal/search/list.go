@@ -131,6 +131,80 @@ func (l List) Runs(dst [][]byte) ([][]byte, error) {
 	return dst, nil
 }
 
+// RunsOf calls fn for each document of want (increasing IDs) that the
+// list holds, with its positions as encoded (see Runs), decoding nothing
+// of the other documents but their IDs.
+func (l List) RunsOf(want []int64, fn func(doc int64, run []byte) error) error {
+	d := decoder{b: l.data}
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(l.data)) {
+		return ErrCorrupt
+	}
+	var idx []int // indexes of the wanted documents, increasing
+	var docs []int64
+	prev, j := int64(0), 0
+	for i := range int(n) {
+		prev += int64(d.uvarint())
+		for j < len(want) && want[j] < prev {
+			j++
+		}
+		if j < len(want) && want[j] == prev {
+			idx = append(idx, i)
+			docs = append(docs, prev)
+		}
+	}
+	if d.err != nil {
+		return ErrCorrupt
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	b, ok := skipVarints(d.b, 2*n) // frequencies and lengths
+	if !ok {
+		return ErrCorrupt
+	}
+	d.b = b
+	size := d.uvarint()
+	if d.err != nil || size > uint64(len(d.b)) {
+		return ErrCorrupt
+	}
+	b = d.b[:size]
+	k := 0
+	for i := 0; i < int(n) && k < len(idx); i++ {
+		c, w := binary.Uvarint(b)
+		if w <= 0 || c > uint64(len(b)) {
+			return ErrCorrupt
+		}
+		rest, ok := skipVarints(b[w:], c)
+		if !ok {
+			return ErrCorrupt
+		}
+		if i == idx[k] {
+			if err := fn(docs[k], b[:len(b)-len(rest)]); err != nil {
+				return err
+			}
+			k++
+		}
+		b = rest
+	}
+	return nil
+}
+
+// skipVarints returns b after its first n uvarints.
+func skipVarints(b []byte, n uint64) ([]byte, bool) {
+	i := 0
+	for n > 0 {
+		if i == len(b) {
+			return nil, false
+		}
+		if b[i] < 0x80 {
+			n--
+		}
+		i++
+	}
+	return b[i:], true
+}
+
 type decoder struct {
 	b   []byte
 	err error

@@ -206,30 +206,19 @@ func intersect(cands []int64, ps []Posting) []int64 {
 	return out
 }
 
-// positions returns the positions of wl's word in each document of cands,
-// merged over a prefix's keys.
+// positions returns the positions of wl's word in each document of cands
+// (increasing), merged over a prefix's keys; the other documents' are
+// skipped, not decoded.
 func (wl *wordList) positions(cands []int64) (map[int64][]uint32, error) {
-	want := make(map[int64]bool, len(cands))
-	for _, d := range cands {
-		want[d] = true
-	}
 	out := make(map[int64][]uint32, len(cands))
-	var ps []Posting
 	for _, l := range wl.lists {
-		var err error
-		if ps, err = l.Postings(ps[:0]); err != nil {
+		err := l.RunsOf(cands, func(doc int64, run []byte) error {
+			var err error
+			out[doc], err = decodeRun(out[doc], run)
+			return err
+		})
+		if err != nil {
 			return nil, err
-		}
-		pos, ends, err := l.Positions()
-		if err != nil || len(ends) != len(ps) {
-			return nil, ErrCorrupt
-		}
-		start := 0
-		for i, p := range ps {
-			if want[p.Doc] {
-				out[p.Doc] = append(out[p.Doc], pos[start:ends[i]]...)
-			}
-			start = ends[i]
 		}
 	}
 	if len(wl.lists) > 1 {
@@ -239,6 +228,21 @@ func (wl *wordList) positions(cands []int64) (map[int64][]uint32, error) {
 		}
 	}
 	return out, nil
+}
+
+// decodeRun appends the positions of one document's run (List.Runs).
+func decodeRun(dst []uint32, run []byte) ([]uint32, error) {
+	d := decoder{b: run}
+	n := d.uvarint()
+	p := uint32(0)
+	for range min(n, uint64(len(run))) {
+		p += uint32(d.uvarint())
+		dst = append(dst, p)
+	}
+	if d.err != nil {
+		return dst, ErrCorrupt
+	}
+	return dst, nil
 }
 
 // phrase keeps the documents of cands in which words stand one after

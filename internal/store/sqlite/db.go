@@ -54,8 +54,8 @@ type DB struct {
 
 	bulkOnce sync.Once // ImportPages grew the writer's page cache
 
-	docmaps docmaps // of search segments, as queries read them
-	merger  merger  // of search segments, in the background
+	segcache segcache // what queries read of search segments
+	merger   merger   // of search segments, in the background
 }
 
 // bulkCacheKiB is the writer's page cache once the process imports in

@@ -227,9 +227,11 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 	}
 	maps := make([][]int64, len(ids))
 	for i, id := range ids {
-		if maps[i], err = db.docmaps.get(ctx, db.r, id); err != nil {
+		seg, err := db.segcache.segment(ctx, db.r, id)
+		if err != nil {
 			return err
 		}
+		maps[i] = seg.pages
 	}
 	var newID int64
 	if len(pages) > 0 {

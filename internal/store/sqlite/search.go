@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/wikid/wikid/internal/search"
@@ -118,63 +117,6 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// docmaps keeps the decoded docmaps of segments (immutable: an ID is
-// never used twice), dropping those of segments gone.
-type docmaps struct {
-	mu sync.Mutex
-	m  map[int64][]int64
-}
-
-// get returns segment id's page IDs by document number (0 unused).
-func (d *docmaps) get(ctx context.Context, r querier, id int64) ([]int64, error) {
-	d.mu.Lock()
-	pages, ok := d.m[id]
-	d.mu.Unlock()
-	if ok {
-		return pages, nil
-	}
-	var blob []byte
-	if err := r.QueryRowContext(ctx, `SELECT docmap FROM search_segments WHERE id = ?`, id).Scan(&blob); err != nil {
-		return nil, err
-	}
-	pages = []int64{0}
-	prev := int64(0)
-	for len(blob) > 0 {
-		v, k := binary.Varint(blob)
-		if k <= 0 {
-			return nil, search.ErrCorrupt
-		}
-		prev += v
-		pages = append(pages, prev)
-		blob = blob[k:]
-	}
-	d.mu.Lock()
-	if d.m == nil {
-		d.m = map[int64][]int64{}
-	}
-	d.m[id] = pages
-	d.mu.Unlock()
-	return pages, nil
-}
-
-// keepOnly forgets the docmaps of segments not in live.
-func (d *docmaps) keepOnly(live []segmentInfo) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if len(d.m) <= len(live) {
-		return
-	}
-	ids := map[int64]bool{}
-	for _, s := range live {
-		ids[s.id] = true
-	}
-	for id := range d.m {
-		if !ids[id] {
-			delete(d.m, id)
-		}
-	}
-}
-
 // liveSegments lists the live segments, the one holding the newest pages
 // first.
 func (db *DB) liveSegments(ctx context.Context, r querier) ([]segmentInfo, error) {
@@ -194,7 +136,7 @@ func (db *DB) liveSegments(ctx context.Context, r querier) ([]segmentInfo, error
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	db.docmaps.keepOnly(out)
+	db.segcache.keepOnly(out)
 	if len(out) > 4*mergeFanout {
 		db.merger.kick(db) // an import by another process left them
 	}
@@ -205,8 +147,9 @@ func (db *DB) liveSegments(ctx context.Context, r querier) ([]segmentInfo, error
 // looked up (a query asks for a word's list to count and then to match).
 type segReader struct {
 	ctx   context.Context
+	db    *DB
 	r     querier
-	seg   int64
+	seg   *segment
 	lists map[string]*search.List // nil: not in the segment
 }
 
@@ -217,12 +160,12 @@ func (s *segReader) Lookup(key string) (search.List, bool, error) {
 		}
 		return *l, true, nil
 	}
-	var data []byte
-	err := s.r.QueryRowContext(s.ctx, `SELECT data FROM search_blocks WHERE seg = ? AND first <= ? ORDER BY first DESC LIMIT 1`, s.seg, key).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
+	i := s.seg.blockOf(key)
+	if i < 0 {
 		s.lists[key] = nil
 		return search.List{}, false, nil
 	}
+	data, err := s.db.segcache.block(s.ctx, s.r, s.seg, i)
 	if err != nil {
 		return search.List{}, false, err
 	}
@@ -239,20 +182,9 @@ func (s *segReader) Lookup(key string) (search.List, bool, error) {
 }
 
 func (s *segReader) Range(lo, hi string, each func(string, search.List) bool) error {
-	var start string
-	err := s.r.QueryRowContext(s.ctx, `SELECT first FROM search_blocks WHERE seg = ? AND first <= ? ORDER BY first DESC LIMIT 1`, s.seg, lo).Scan(&start)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
-	}
-	rows, err := s.r.QueryContext(s.ctx, `SELECT first, data FROM search_blocks WHERE seg = ? AND first >= ? AND first < ? ORDER BY first`, s.seg, start, hi)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var first string
-		var data []byte
-		if err := rows.Scan(&first, &data); err != nil {
+	for i := max(s.seg.blockOf(lo), 0); i < len(s.seg.firsts) && s.seg.firsts[i] < hi; i++ {
+		data, err := s.db.segcache.block(s.ctx, s.r, s.seg, i)
+		if err != nil {
 			return err
 		}
 		done, err := search.Range(data, lo, hi, each)
@@ -260,7 +192,7 @@ func (s *segReader) Range(lo, hi string, each func(string, search.List) bool) er
 			return err
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
 // Search's bounds: its cost follows them, not the number of pages.
@@ -368,13 +300,17 @@ type searcher struct {
 	avg   float64 // their average length
 }
 
-func (s *searcher) reader(ctx context.Context, seg int64) *segReader {
+func (s *searcher) reader(ctx context.Context, seg int64) (*segReader, error) {
 	r := s.rdrs[seg]
 	if r == nil {
-		r = &segReader{ctx: ctx, r: s.r, seg: seg, lists: map[string]*search.List{}}
+		loaded, err := s.db.segcache.segment(ctx, s.r, seg)
+		if err != nil {
+			return nil, err
+		}
+		r = &segReader{ctx: ctx, db: s.db, r: s.r, seg: loaded, lists: map[string]*search.List{}}
 		s.rdrs[seg] = r
 	}
-	return r
+	return r, nil
 }
 
 // segHits are one segment's matches, by page.
@@ -387,14 +323,15 @@ type segHit struct {
 // match returns segment seg's matches of the query (title: in titles),
 // with their pages.
 func (s *searcher) match(ctx context.Context, seg segmentInfo, title bool) ([]segHit, error) {
-	hits, err := search.Match(s.reader(ctx, seg.id), s.terms, title)
-	if err != nil || len(hits) == 0 {
-		return nil, err
-	}
-	pages, err := s.db.docmaps.get(ctx, s.r, seg.id)
+	r, err := s.reader(ctx, seg.id)
 	if err != nil {
 		return nil, err
 	}
+	hits, err := search.Match(r, s.terms, title)
+	if err != nil || len(hits) == 0 {
+		return nil, err
+	}
+	pages := r.seg.pages
 	out := make([]segHit, 0, len(hits))
 	for _, h := range hits {
 		if h.Doc <= 0 || h.Doc >= int64(len(pages)) {
@@ -459,7 +396,10 @@ func (s *searcher) df(ctx context.Context, title bool, limit int) ([]int, error)
 				if n > limit {
 					break
 				}
-				r := s.reader(ctx, seg.id)
+				r, err := s.reader(ctx, seg.id)
+				if err != nil {
+					return nil, err
+				}
 				if t.Prefix && i == len(t.Words)-1 {
 					keys := 0
 					err := r.Range(key, search.PrefixEnd(key), func(_ string, l search.List) bool {
