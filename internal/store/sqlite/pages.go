@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -171,22 +172,42 @@ func replaceLinks(ctx context.Context, tx *wtx, pageID int64, page wiki.Title, l
 }
 
 // insertLinkRows writes the rows in the order of the target index
-// (LinkRows.Sort). One statement per row: a statement writing many rows
-// keeps a journal of its own (its foreign key may abort it), which costs
-// more than the statements. OR IGNORE drops duplicates.
+// (LinkRows.Sort), linkChunk rows per statement; OR IGNORE drops
+// duplicates. A statement writing many rows keeps a journal of its own (its
+// foreign key may abort it), a copy of each page it changes: rows in index
+// order change few pages each, so that the journal of 64 rows costs less
+// than the 63 statements it saves, each of which costs about as much as
+// its row. The rows after the last full chunk go one per statement, so
+// that the writer prepares two texts, not one per length.
 func insertLinkRows(ctx context.Context, tx *wtx, rs *store.LinkRows) error {
 	rs.Sort()
+	args := make([]any, 0, 5*linkChunk)
+	n := 0
 	for _, r := range rs.Rows {
 		if r.Title == "" {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO links (from_page, kind, target_title, sortkey, subcat) VALUES (?, ?, ?, ?, ?)`,
-			r.From, r.Kind, r.Title, r.SortKey, b2i(r.Subcat)); err != nil {
+		args = append(args, r.From, r.Kind, r.Title, r.SortKey, b2i(r.Subcat))
+		if n++; n == linkChunk {
+			if _, err := tx.ExecContext(ctx, insertLinkChunk, args...); err != nil {
+				return err
+			}
+			args, n = args[:0], 0
+		}
+	}
+	for i := 0; i < len(args); i += 5 {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO links (from_page, kind, target_title, sortkey, subcat) VALUES (?, ?, ?, ?, ?)`, args[i:i+5]...); err != nil {
 			return err
 		}
 	}
 	return writeAdditions(ctx, tx, rs)
 }
+
+// linkChunk is how many link rows one statement of insertLinkRows writes.
+const linkChunk = 64
+
+var insertLinkChunk = `INSERT OR IGNORE INTO links (from_page, kind, target_title, sortkey, subcat) VALUES (?, ?, ?, ?, ?)` +
+	strings.Repeat(`, (?, ?, ?, ?, ?)`, linkChunk-1)
 
 // writeAdditions keeps category_added in step with the category rows just
 // written for rs's pages: a membership new to its page is recorded as
