@@ -222,13 +222,15 @@ func writeAdditions(ctx context.Context, tx *wtx, rs *store.LinkRows) error {
 			return err
 		}
 	}
-	for _, id := range rs.PageIDs() {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM category_added WHERE page_id = ? AND NOT EXISTS (SELECT 1 FROM links l
-			WHERE l.from_page = category_added.page_id AND l.kind = 'category' AND l.target_title = category_added.category)`, id); err != nil {
-			return err
-		}
+	// One statement for all the pages (their IDs travel as one JSON
+	// array): an import batch has a thousand.
+	ids, err := json.Marshal(rs.PageIDs())
+	if err != nil {
+		return err
 	}
-	return nil
+	_, err = tx.ExecContext(ctx, `DELETE FROM category_added WHERE page_id IN (SELECT value FROM json_each(?)) AND NOT EXISTS (SELECT 1 FROM links l
+		WHERE l.from_page = category_added.page_id AND l.kind = 'category' AND l.target_title = category_added.category)`, string(ids))
+	return err
 }
 
 func insertChange(ctx context.Context, tx *wtx, c wiki.Change) (int64, error) {
