@@ -386,6 +386,12 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 	res := make([]wiki.SaveResult, len(reqs))
 	db.growCache(ctx)
 	err := db.write(ctx, func(tx *wtx) error {
+		// Most wikis protect few titles or none: with none, the pages
+		// need no lookup each.
+		var protected bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM protection)`).Scan(&protected); err != nil {
+			return err
+		}
 		entries := make([]searchEntry, 0, len(reqs))
 		// The batch's link rows, written together in index order.
 		var links store.LinkRows
@@ -396,16 +402,13 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		}
 		var deferred []batchJobs
 		for i, req := range reqs {
-			var latest int64
-			var deleted bool
-			err := tx.QueryRowContext(ctx, `SELECT latest_rev, deleted FROM pages WHERE title = ?`, string(req.Title)).Scan(&latest, &deleted)
-			switch {
-			case errors.Is(err, sql.ErrNoRows) || (err == nil && deleted):
-				req.BaseRevID = 0
-			case err != nil:
+			cur, err := findPageTx(ctx, tx, req.Title)
+			if err != nil {
 				return err
-			default:
-				req.BaseRevID = latest
+			}
+			req.BaseRevID = 0
+			if cur.exists && !cur.Deleted {
+				req.BaseRevID = cur.LatestID
 			}
 			jobs := req.Jobs[:0:0]
 			looked := false
@@ -428,8 +431,13 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			// condition of a transclusions job reads.
 			deferred = append(deferred, batchJobs{jobs, now(req.Time)})
 			req.Jobs = nil
+			if protected {
+				if err := allowedTx(ctx, tx, req.Title, req.Group, now(req.Time), wiki.ProtectEdit); err != nil {
+					return fmt.Errorf("%q: %w", req.Title, err)
+				}
+			}
 			var entry searchEntry
-			if res[i], entry, err = savePageTx(ctx, tx, req, texts[i], terms[i], &links); err != nil {
+			if res[i], entry, err = saveOnPageTx(ctx, tx, req, cur, texts[i], terms[i], &links); err != nil {
 				return fmt.Errorf("%q: %w", req.Title, err)
 			}
 			for _, t := range req.Links.Links {
@@ -522,25 +530,36 @@ func searchTerms(req wiki.SaveRequest) string {
 // the page's old link rows are deleted and its new ones added to links,
 // for the caller to insert.
 func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedText, terms string, links *store.LinkRows) (wiki.SaveResult, searchEntry, error) {
-	setLinks := func(pageID int64) error {
-		if links == nil {
-			return replaceLinks(ctx, tx, pageID, req.Title, req.Links, req.Time)
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
-			return err
-		}
-		links.Add(pageID, req.Title, req.Links)
-		links.At = req.Time
-		return nil
-	}
-	at := now(req.Time)
-	if err := allowedTx(ctx, tx, req.Title, req.Group, at, wiki.ProtectEdit); err != nil {
+	if err := allowedTx(ctx, tx, req.Title, req.Group, now(req.Time), wiki.ProtectEdit); err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
 	}
 	cur, err := findPageTx(ctx, tx, req.Title)
 	if err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
 	}
+	return saveOnPageTx(ctx, tx, req, cur, text, terms, links)
+}
+
+// saveOnPageTx is savePageTx once the protection is checked, on cur, the
+// row of req.Title as tx reads it (findPageTx).
+func saveOnPageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, cur pageRow, text storedText, terms string, links *store.LinkRows) (wiki.SaveResult, searchEntry, error) {
+	setLinks := func(pageID int64) error {
+		if links == nil {
+			return replaceLinks(ctx, tx, pageID, req.Title, req.Links, req.Time)
+		}
+		// A row this save creates has no link rows yet: the foreign key
+		// deletes those of a page row deleted before, whose ID it may
+		// reuse.
+		if cur.exists {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
+				return err
+			}
+		}
+		links.Add(pageID, req.Title, req.Links)
+		links.At = req.Time
+		return nil
+	}
+	at := now(req.Time)
 	live := cur.exists && !cur.Deleted
 	switch {
 	case req.BaseRevID == 0 && live:
@@ -577,8 +596,11 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 	}
 	pageID := cur.ID
 	if !cur.exists {
-		err := tx.QueryRowContext(ctx, `INSERT INTO pages (title, ns, touched) VALUES (?, ?, ?) RETURNING id`,
-			string(req.Title), req.Title.Namespace(), ms(at)).Scan(&pageID)
+		// The new row is written whole but for its latest revision, which
+		// needs the row first: the update that follows then changes no
+		// column an index holds.
+		err := tx.QueryRowContext(ctx, `INSERT INTO pages (title, ns, touched, redirect, size, model) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+			string(req.Title), req.Title.Namespace(), ms(at), string(req.Links.Redirect), text.size, string(model)).Scan(&pageID)
 		if err != nil {
 			return wiki.SaveResult{}, searchEntry{}, err
 		}
@@ -592,8 +614,13 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 	}
 	rev.Title, rev.ParentSize = req.Title, oldSize
 	page := wiki.Page{ID: pageID, Title: req.Title, LatestID: rev.ID, Redirect: req.Links.Redirect, Touched: at, Size: rev.Size, Model: model}
-	if _, err := tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ?, redirect = ?, deleted = 0, touched = ?, size = ?, model = ? WHERE id = ?`,
-		page.LatestID, string(page.Redirect), ms(at), page.Size, string(model), pageID); err != nil {
+	if !cur.exists {
+		_, err = tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ? WHERE id = ?`, page.LatestID, pageID)
+	} else {
+		_, err = tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ?, redirect = ?, deleted = 0, touched = ?, size = ?, model = ? WHERE id = ?`,
+			page.LatestID, string(page.Redirect), ms(at), page.Size, string(model), pageID)
+	}
+	if err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
 	}
 	if err := setLinks(pageID); err != nil {
