@@ -386,10 +386,15 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 	res := make([]wiki.SaveResult, len(reqs))
 	db.growCache(ctx)
 	err := db.write(ctx, func(tx *wtx) error {
+		// The batch's statements run without ctx: the driver watches a
+		// context that can end with a goroutine per statement, which costs
+		// as much as a short statement. The batch checks ctx between
+		// pages instead, and the transaction rolls back when it ends.
+		sctx := context.WithoutCancel(ctx)
 		// Most wikis protect few titles or none: with none, the pages
 		// need no lookup each.
 		var protected bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM protection)`).Scan(&protected); err != nil {
+		if err := tx.QueryRowContext(sctx, `SELECT EXISTS (SELECT 1 FROM protection)`).Scan(&protected); err != nil {
 			return err
 		}
 		entries := make([]searchEntry, 0, len(reqs))
@@ -402,7 +407,10 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		}
 		var deferred []batchJobs
 		for i, req := range reqs {
-			cur, err := findPageTx(ctx, tx, req.Title)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			cur, err := findPageTx(sctx, tx, req.Title)
 			if err != nil {
 				return err
 			}
@@ -416,7 +424,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 				if wiki.DependentsJob(j.Kind) {
 					is := linked[string(req.Title)]
 					if !is && !looked {
-						if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM links WHERE target_title = ?)`, string(req.Title)).Scan(&is); err != nil {
+						if err := tx.QueryRowContext(sctx, `SELECT EXISTS (SELECT 1 FROM links WHERE target_title = ?)`, string(req.Title)).Scan(&is); err != nil {
 							return err
 						}
 						looked, linked[string(req.Title)] = true, is
@@ -432,12 +440,12 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			deferred = append(deferred, batchJobs{jobs, now(req.Time)})
 			req.Jobs = nil
 			if protected {
-				if err := allowedTx(ctx, tx, req.Title, req.Group, now(req.Time), wiki.ProtectEdit); err != nil {
+				if err := allowedTx(sctx, tx, req.Title, req.Group, now(req.Time), wiki.ProtectEdit); err != nil {
 					return fmt.Errorf("%q: %w", req.Title, err)
 				}
 			}
 			var entry searchEntry
-			if res[i], entry, err = saveOnPageTx(ctx, tx, req, cur, texts[i], terms[i], &links); err != nil {
+			if res[i], entry, err = saveOnPageTx(sctx, tx, req, cur, texts[i], terms[i], &links); err != nil {
 				return fmt.Errorf("%q: %w", req.Title, err)
 			}
 			for _, t := range req.Links.Links {
@@ -459,11 +467,11 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 				entries = append(entries, entry)
 			}
 		}
-		if err := insertLinkRows(ctx, tx, &links); err != nil {
+		if err := insertLinkRows(sctx, tx, &links); err != nil {
 			return err
 		}
 		for _, d := range deferred {
-			if err := insertJobs(ctx, tx, d.jobs, d.at); err != nil {
+			if err := insertJobs(sctx, tx, d.jobs, d.at); err != nil {
 				return err
 			}
 		}
