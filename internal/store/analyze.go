@@ -69,7 +69,7 @@ func tokenize(s string, index bool, yield func(Token) bool) {
 	}
 	flush := func() {
 		if wordStart >= 0 && len(word) > 0 {
-			t := stem(string(word))
+			t := stem(word)
 			if len(t) > MaxTermBytes {
 				t = t[:MaxTermBytes]
 				for !utf8.ValidString(t) {
@@ -140,27 +140,37 @@ func tokenize(s string, index bool, yield func(Token) bool) {
 	flush()
 }
 
-// stem returns the English stem (Porter2) of a word of ASCII letters
-// longer than three, so that tomato finds tomatoes; other words as they
-// are. Stems are remembered in a fixed table indexed by the word's hash
-// (a newer word takes an older one's slot): text repeats its words, a
-// stem costs microseconds, and the table's size cannot grow.
-func stem(w string) string {
-	if len(w) <= 3 || len(w) > 24 {
-		return w
+// stem returns the term of a folded word: the English stem (Porter2) of
+// a word of ASCII letters longer than three, so that tomato finds
+// tomatoes; other words as they are. Terms are remembered in a fixed table
+// indexed by the word's hash (a newer word takes an older one's slot):
+// text repeats its words, a stem costs microseconds, a word found there
+// costs no allocation, and the table's size cannot grow.
+func stem(w []byte) string {
+	if len(w) > 24 {
+		return string(w)
 	}
-	for i := 0; i < len(w); i++ {
-		if w[i] < 'a' || w[i] > 'z' {
-			return w
-		}
-	}
-	slot := &stems[maphash.String(stemSeed, w)&uint64(len(stems)-1)]
-	if e := slot.Load(); e != nil && e.word == w {
+	slot := &stems[maphash.Bytes(stemSeed, w)&uint64(len(stems)-1)]
+	if e := slot.Load(); e != nil && e.word == string(w) {
 		return e.stem
 	}
-	e := &stemEntry{word: w, stem: english.Stem(w, false)}
+	word := string(w)
+	e := &stemEntry{word: word, stem: word}
+	if len(w) > 3 && isLowerASCII(w) {
+		e.stem = english.Stem(word, false)
+	}
 	slot.Store(e)
 	return e.stem
+}
+
+// isLowerASCII reports whether w holds only the letters a to z.
+func isLowerASCII(w []byte) bool {
+	for _, c := range w {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 type stemEntry struct{ word, stem string }

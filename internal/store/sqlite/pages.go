@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -171,22 +172,42 @@ func replaceLinks(ctx context.Context, tx *wtx, pageID int64, page wiki.Title, l
 }
 
 // insertLinkRows writes the rows in the order of the target index
-// (LinkRows.Sort). One statement per row: a statement writing many rows
-// keeps a journal of its own (its foreign key may abort it), which costs
-// more than the statements. OR IGNORE drops duplicates.
+// (LinkRows.Sort), linkChunk rows per statement; OR IGNORE drops
+// duplicates. A statement writing many rows keeps a journal of its own (its
+// foreign key may abort it), a copy of each page it changes: rows in index
+// order change few pages each, so that the journal of 64 rows costs less
+// than the 63 statements it saves, each of which costs about as much as
+// its row. The rows after the last full chunk go one per statement, so
+// that the writer prepares two texts, not one per length.
 func insertLinkRows(ctx context.Context, tx *wtx, rs *store.LinkRows) error {
 	rs.Sort()
+	args := make([]any, 0, 5*linkChunk)
+	n := 0
 	for _, r := range rs.Rows {
 		if r.Title == "" {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO links (from_page, kind, target_title, sortkey, subcat) VALUES (?, ?, ?, ?, ?)`,
-			r.From, r.Kind, r.Title, r.SortKey, b2i(r.Subcat)); err != nil {
+		args = append(args, r.From, r.Kind, r.Title, r.SortKey, b2i(r.Subcat))
+		if n++; n == linkChunk {
+			if _, err := tx.ExecContext(ctx, insertLinkChunk, args...); err != nil {
+				return err
+			}
+			args, n = args[:0], 0
+		}
+	}
+	for i := 0; i < len(args); i += 5 {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO links (from_page, kind, target_title, sortkey, subcat) VALUES (?, ?, ?, ?, ?)`, args[i:i+5]...); err != nil {
 			return err
 		}
 	}
 	return writeAdditions(ctx, tx, rs)
 }
+
+// linkChunk is how many link rows one statement of insertLinkRows writes.
+const linkChunk = 64
+
+var insertLinkChunk = `INSERT OR IGNORE INTO links (from_page, kind, target_title, sortkey, subcat) VALUES (?, ?, ?, ?, ?)` +
+	strings.Repeat(`, (?, ?, ?, ?, ?)`, linkChunk-1)
 
 // writeAdditions keeps category_added in step with the category rows just
 // written for rs's pages: a membership new to its page is recorded as
@@ -201,13 +222,15 @@ func writeAdditions(ctx context.Context, tx *wtx, rs *store.LinkRows) error {
 			return err
 		}
 	}
-	for _, id := range rs.PageIDs() {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM category_added WHERE page_id = ? AND NOT EXISTS (SELECT 1 FROM links l
-			WHERE l.from_page = category_added.page_id AND l.kind = 'category' AND l.target_title = category_added.category)`, id); err != nil {
-			return err
-		}
+	// One statement for all the pages (their IDs travel as one JSON
+	// array): an import batch has a thousand.
+	ids, err := json.Marshal(rs.PageIDs())
+	if err != nil {
+		return err
 	}
-	return nil
+	_, err = tx.ExecContext(ctx, `DELETE FROM category_added WHERE page_id IN (SELECT value FROM json_each(?)) AND NOT EXISTS (SELECT 1 FROM links l
+		WHERE l.from_page = category_added.page_id AND l.kind = 'category' AND l.target_title = category_added.category)`, string(ids))
+	return err
 }
 
 func insertChange(ctx context.Context, tx *wtx, c wiki.Change) (int64, error) {
@@ -289,6 +312,17 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 	res := make([]wiki.SaveResult, len(reqs))
 	db.growCache(ctx)
 	err := db.write(ctx, func(tx *wtx) error {
+		// The batch's statements run without ctx: the driver watches a
+		// context that can end with a goroutine per statement, which costs
+		// as much as a short statement. The batch checks ctx between
+		// pages instead, and the transaction rolls back when it ends.
+		sctx := context.WithoutCancel(ctx)
+		// Most wikis protect few titles or none: with none, the pages
+		// need no lookup each.
+		var protected bool
+		if err := tx.QueryRowContext(sctx, `SELECT EXISTS (SELECT 1 FROM protection)`).Scan(&protected); err != nil {
+			return err
+		}
 		// The batch's link rows, written together in index order.
 		var links store.LinkRows
 		linked := map[string]bool{}
@@ -298,16 +332,16 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		}
 		var deferred []batchJobs
 		for i, req := range reqs {
-			var latest int64
-			var deleted bool
-			err := tx.QueryRowContext(ctx, `SELECT latest_rev, deleted FROM pages WHERE title = ?`, string(req.Title)).Scan(&latest, &deleted)
-			switch {
-			case errors.Is(err, sql.ErrNoRows) || (err == nil && deleted):
-				req.BaseRevID = 0
-			case err != nil:
+			if err := ctx.Err(); err != nil {
 				return err
-			default:
-				req.BaseRevID = latest
+			}
+			cur, err := findPageTx(sctx, tx, req.Title)
+			if err != nil {
+				return err
+			}
+			req.BaseRevID = 0
+			if cur.exists && !cur.Deleted {
+				req.BaseRevID = cur.LatestID
 			}
 			jobs := req.Jobs[:0:0]
 			looked := false
@@ -315,7 +349,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 				if wiki.DependentsJob(j.Kind) {
 					is := linked[string(req.Title)]
 					if !is && !looked {
-						if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM links WHERE target_title = ?)`, string(req.Title)).Scan(&is); err != nil {
+						if err := tx.QueryRowContext(sctx, `SELECT EXISTS (SELECT 1 FROM links WHERE target_title = ?)`, string(req.Title)).Scan(&is); err != nil {
 							return err
 						}
 						looked, linked[string(req.Title)] = true, is
@@ -330,7 +364,12 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			// condition of a transclusions job reads.
 			deferred = append(deferred, batchJobs{jobs, now(req.Time)})
 			req.Jobs = nil
-			if res[i], _, err = savePageTx(ctx, tx, req, texts[i], terms[i], &links); err != nil {
+			if protected {
+				if err := allowedTx(sctx, tx, req.Title, req.Group, now(req.Time), wiki.ProtectEdit); err != nil {
+					return fmt.Errorf("%q: %w", req.Title, err)
+				}
+			}
+			if res[i], _, err = saveOnPageTx(sctx, tx, req, cur, texts[i], terms[i], &links); err != nil {
 				return fmt.Errorf("%q: %w", req.Title, err)
 			}
 			for _, t := range req.Links.Links {
@@ -349,11 +388,11 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 				linked[string(t)] = true
 			}
 		}
-		if err := insertLinkRows(ctx, tx, &links); err != nil {
+		if err := insertLinkRows(sctx, tx, &links); err != nil {
 			return err
 		}
 		for _, d := range deferred {
-			if err := insertJobs(ctx, tx, d.jobs, d.at); err != nil {
+			if err := insertJobs(sctx, tx, d.jobs, d.at); err != nil {
 				return err
 			}
 		}
@@ -362,7 +401,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			for k, i := range share {
 				entries[k] = searchEntry{pageID: res[i].Page.ID, revID: res[i].Revision.ID, title: reqs[i].Title, terms: terms[i]}
 			}
-			if err := writeSegment(ctx, tx, segs[w], entries); err != nil {
+			if err := writeSegment(sctx, tx, segs[w], entries); err != nil {
 				return err
 			}
 		}
@@ -429,25 +468,36 @@ func searchTerms(req wiki.SaveRequest) string {
 // the page's old link rows are deleted and its new ones added to links,
 // for the caller to insert.
 func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedText, terms string, links *store.LinkRows) (wiki.SaveResult, searchEntry, error) {
-	setLinks := func(pageID int64) error {
-		if links == nil {
-			return replaceLinks(ctx, tx, pageID, req.Title, req.Links, req.Time)
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
-			return err
-		}
-		links.Add(pageID, req.Title, req.Links)
-		links.At = req.Time
-		return nil
-	}
-	at := now(req.Time)
-	if err := allowedTx(ctx, tx, req.Title, req.Group, at, wiki.ProtectEdit); err != nil {
+	if err := allowedTx(ctx, tx, req.Title, req.Group, now(req.Time), wiki.ProtectEdit); err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
 	}
 	cur, err := findPageTx(ctx, tx, req.Title)
 	if err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
 	}
+	return saveOnPageTx(ctx, tx, req, cur, text, terms, links)
+}
+
+// saveOnPageTx is savePageTx once the protection is checked, on cur, the
+// row of req.Title as tx reads it (findPageTx).
+func saveOnPageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, cur pageRow, text storedText, terms string, links *store.LinkRows) (wiki.SaveResult, searchEntry, error) {
+	setLinks := func(pageID int64) error {
+		if links == nil {
+			return replaceLinks(ctx, tx, pageID, req.Title, req.Links, req.Time)
+		}
+		// A row this save creates has no link rows yet: the foreign key
+		// deletes those of a page row deleted before, whose ID it may
+		// reuse.
+		if cur.exists {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE from_page = ?`, pageID); err != nil {
+				return err
+			}
+		}
+		links.Add(pageID, req.Title, req.Links)
+		links.At = req.Time
+		return nil
+	}
+	at := now(req.Time)
 	live := cur.exists && !cur.Deleted
 	switch {
 	case req.BaseRevID == 0 && live:
@@ -484,8 +534,11 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 	}
 	pageID := cur.ID
 	if !cur.exists {
-		err := tx.QueryRowContext(ctx, `INSERT INTO pages (title, ns, touched) VALUES (?, ?, ?) RETURNING id`,
-			string(req.Title), req.Title.Namespace(), ms(at)).Scan(&pageID)
+		// The new row is written whole but for its latest revision, which
+		// needs the row first: the update that follows then changes no
+		// column an index holds.
+		err := tx.QueryRowContext(ctx, `INSERT INTO pages (title, ns, touched, redirect, size, model) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+			string(req.Title), req.Title.Namespace(), ms(at), string(req.Links.Redirect), text.size, string(model)).Scan(&pageID)
 		if err != nil {
 			return wiki.SaveResult{}, searchEntry{}, err
 		}
@@ -499,8 +552,13 @@ func savePageTx(ctx context.Context, tx *wtx, req wiki.SaveRequest, text storedT
 	}
 	rev.Title, rev.ParentSize = req.Title, oldSize
 	page := wiki.Page{ID: pageID, Title: req.Title, LatestID: rev.ID, Redirect: req.Links.Redirect, Touched: at, Size: rev.Size, Model: model}
-	if _, err := tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ?, redirect = ?, deleted = 0, touched = ?, size = ?, model = ? WHERE id = ?`,
-		page.LatestID, string(page.Redirect), ms(at), page.Size, string(model), pageID); err != nil {
+	if !cur.exists {
+		_, err = tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ? WHERE id = ?`, page.LatestID, pageID)
+	} else {
+		_, err = tx.ExecContext(ctx, `UPDATE pages SET latest_rev = ?, redirect = ?, deleted = 0, touched = ?, size = ?, model = ? WHERE id = ?`,
+			page.LatestID, string(page.Redirect), ms(at), page.Size, string(model), pageID)
+	}
+	if err != nil {
 		return wiki.SaveResult{}, searchEntry{}, err
 	}
 	if err := setLinks(pageID); err != nil {

@@ -72,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"title completion ignores case and accents and skips deleted pages", testSearchTitles},
 		{"an import saves pages in one batch, found by search at once", testImportPages},
 		{"an import batch saving a page twice indexes its last text only", testImportTwiceSearch},
+		{"an import into a protected title needs a group that may edit it", testImportProtected},
 		{"random page and page count see live pages", testRandomCount},
 		{"user names are unique case-insensitively", testUsers},
 		{"a user name that looks like an existing one is refused, naming it", testUserLookAlike},
@@ -2071,6 +2072,28 @@ func testImportTwiceSearch(t *testing.T, s wiki.Store) {
 		if got := hitTitles(searchTitles(t, s, q)); got != want {
 			t.Errorf("search %q after the import = %q, want %q", q, got, want)
 		}
+	}
+}
+
+// An import checks each title's protection, as an edit does: a page the
+// importer's group may not edit fails the batch, and no page of it is
+// written.
+func testImportProtected(t *testing.T, s wiki.Store) {
+	create(t, s, "Guarded", "guarded text")
+	must[string](t)(s.ProtectPage(ctx, wiki.ProtectRequest{Title: "Guarded", Edit: wiki.ProtectAdmins, UserName: "Admin", Time: at(2)}))
+	req := func(title string, g wiki.Group) wiki.SaveRequest {
+		return wiki.SaveRequest{Title: wiki.Title(title), Text: "imported " + title, UserName: "Importer", Group: g, Time: at(3)}
+	}
+	_, err := s.ImportPages(ctx, []wiki.SaveRequest{req("Unguarded", wiki.GroupUser), req("Guarded", wiki.GroupUser)})
+	if !errors.Is(err, wiki.ErrProtected) {
+		t.Fatalf("import of a protected title by a user: %v, want ErrProtected", err)
+	}
+	if _, err := s.FindPage(ctx, "Unguarded"); !errors.Is(err, wiki.ErrNotFound) {
+		t.Fatalf("a page of the refused batch: %v, want ErrNotFound", err)
+	}
+	res := must[[]wiki.SaveResult](t)(s.ImportPages(ctx, []wiki.SaveRequest{req("Unguarded", wiki.GroupAdmin), req("Guarded", wiki.GroupAdmin)}))
+	if !res[0].Created || res[1].Created || res[1].Unchanged {
+		t.Fatalf("import by an admin = %+v", res)
 	}
 }
 
