@@ -225,13 +225,20 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 		docmap = binary.AppendVarint(docmap, p-prev)
 		prev = p
 	}
-	maps := make([][]int64, len(ids))
+	// Each merged segment's document numbers, mapped to the new one's (0:
+	// a stale entry, dropped).
+	renumber := make([][]int64, len(ids))
 	for i, id := range ids {
 		seg, err := db.segcache.segment(ctx, db.r, id)
 		if err != nil {
 			return err
 		}
-		maps[i] = seg.pages
+		renumber[i] = make([]int64, len(seg.pages))
+		for doc, p := range seg.pages {
+			if doc > 0 && current[p] == id {
+				renumber[i][doc] = number[p]
+			}
+		}
 	}
 	var newID int64
 	if len(pages) > 0 {
@@ -264,14 +271,10 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 		srcs[i] = db.blockSource(ctx, id)
 	}
 	seg, err := search.Merge(srcs, len(pages), func(i int, doc int64) int64 {
-		if doc <= 0 || doc >= int64(len(maps[i])) {
+		if doc <= 0 || doc >= int64(len(renumber[i])) {
 			return 0
 		}
-		p := maps[i][doc]
-		if current[p] != ids[i] {
-			return 0
-		}
-		return number[p]
+		return renumber[i][doc]
 	}, func(b search.Block) error {
 		pending = append(pending, b)
 		size += len(b.Data)

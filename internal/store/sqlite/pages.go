@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wikid/wikid/internal/search"
@@ -265,28 +266,46 @@ func (db *DB) SavePage(ctx context.Context, req wiki.SaveRequest) (wiki.SaveResu
 	return res, nil
 }
 
+// importChunk: an import's texts are compressed this many at a time, in
+// order, while its transaction writes the pages before them.
+const importChunk = 50
+
 // ImportPages saves pages in one transaction, each on top of its latest
 // revision: a missing (or deleted) title is created, text equal to the
-// latest is a null edit; BaseRevID is ignored. The search entries' terms
-// are made in parallel before the transaction. A JobBacklinks among a
+// latest is a null edit; BaseRevID is ignored. The texts are compressed
+// and the search segments built on the other cores while the transaction
+// writes (the writer is what bounds an import). A JobBacklinks among a
 // request's jobs is dropped when no page links to its title: no page
 // shows that link's colour. One failed page fails the batch.
 func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.SaveResult, error) {
-	terms, texts := make([]string, len(reqs)), make([]storedText, len(reqs))
-	var wg sync.WaitGroup
-	workers := min(runtime.GOMAXPROCS(0), len(reqs))
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(reqs); i += workers {
-				terms[i], texts[i] = searchTerms(reqs[i]), encodeText(reqs[i].Text)
-			}
-		})
+	terms := make([]string, len(reqs))
+	for i, req := range reqs {
+		terms[i] = searchTerms(req) // made by the caller, as a rule
 	}
-	wg.Wait()
-	// The batch's search segments, built before the transaction too, one
-	// per core: document k+1 of segment w is the page of
-	// reqs[shares[w][k]], the last request of its title (the page
-	// numbers are the transaction's to give).
+	// The texts are compressed while the transaction writes the pages
+	// before them, importChunk pages at a time, in order: a chunk is ready
+	// once its channel is closed.
+	texts := make([]storedText, len(reqs))
+	ready := make([]chan struct{}, (len(reqs)+importChunk-1)/importChunk)
+	for c := range ready {
+		ready[c] = make(chan struct{})
+	}
+	var next atomic.Int64
+	workers := min(runtime.GOMAXPROCS(0), len(ready))
+	for range workers {
+		go func() {
+			for c := int(next.Add(1) - 1); c < len(ready); c = int(next.Add(1) - 1) {
+				for i := c * importChunk; i < min((c+1)*importChunk, len(reqs)); i++ {
+					texts[i] = encodeText(reqs[i].Text)
+				}
+				close(ready[c])
+			}
+		}()
+	}
+	// The batch's search segments, built meanwhile too, one per core:
+	// document k+1 of segment w is the page of reqs[shares[w][k]], the
+	// last request of its title (the page numbers are the transaction's
+	// to give).
 	var last []int
 	seen := make(map[wiki.Title]bool, len(reqs))
 	for i := len(reqs) - 1; i >= 0; i-- {
@@ -296,11 +315,12 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		}
 	}
 	slices.Reverse(last)
-	shares := make([][]int, min(workers, len(last)))
+	shares := make([][]int, min(runtime.GOMAXPROCS(0), len(last)))
 	segs := make([]search.Segment, len(shares))
+	var built sync.WaitGroup
 	for w := range shares {
 		shares[w] = last[w*len(last)/len(shares) : (w+1)*len(last)/len(shares)]
-		wg.Go(func() {
+		built.Go(func() {
 			docs := make([]search.Doc, len(shares[w]))
 			for k, i := range shares[w] {
 				docs[k] = search.Doc{ID: int64(k + 1), Title: store.IndexText(string(reqs[i].Title)), Body: terms[i]}
@@ -308,7 +328,6 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			segs[w] = search.Build(docs)
 		})
 	}
-	wg.Wait()
 	res := make([]wiki.SaveResult, len(reqs))
 	db.growCache(ctx)
 	err := db.write(ctx, func(tx *wtx) error {
@@ -332,8 +351,12 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		}
 		var deferred []batchJobs
 		for i, req := range reqs {
-			if err := ctx.Err(); err != nil {
-				return err
+			if i%importChunk == 0 {
+				select {
+				case <-ready[i/importChunk]:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
 			}
 			cur, err := findPageTx(sctx, tx, req.Title)
 			if err != nil {
@@ -396,6 +419,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 				return err
 			}
 		}
+		built.Wait()
 		for w, share := range shares {
 			entries := make([]searchEntry, len(share))
 			for k, i := range share {
