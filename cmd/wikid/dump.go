@@ -127,6 +127,7 @@ func importDump(ctx context.Context, cfg config.Config, log *slog.Logger, in *co
 	st, err := a.Engine.ImportDump(ctx, body, opts)
 	close(done)
 	wg.Wait()
+	mergeSearch(ctx, a.Store, log, err)
 	took := time.Since(t0)
 	fmt.Fprintf(stdout, "imported %d pages (%d created, %d updated), %d revisions in %v, %.0f revisions/s: %d added, %d skipped, already present\n",
 		st.Pages, st.Created, st.Updated, st.Revisions, took.Round(time.Millisecond), float64(st.Revisions)/max(took.Seconds(), 1e-9), st.Added, st.Skipped)

@@ -83,6 +83,7 @@ func importCommand(ctx context.Context, cfg config.Config, log *slog.Logger, arg
 			fmt.Fprintf(stderr, "import: %d pages, %.0f pages/s\n", st.Pages, float64(st.Pages)/time.Since(t0).Seconds())
 		}
 	})
+	mergeSearch(ctx, a.Store, log, err)
 	took := time.Since(t0)
 	fmt.Fprintf(stdout, "imported %d pages (%d created, %d changed, %d unchanged) in %v, %.0f pages/s\n",
 		st.Pages, st.Created, st.Changed, st.Unchanged, took.Round(time.Millisecond), float64(st.Pages)/max(took.Seconds(), 1e-9))
@@ -90,6 +91,20 @@ func importCommand(ctx context.Context, cfg config.Config, log *slog.Logger, arg
 		return fmt.Errorf("import stopped after %d pages (they are saved): %w", st.Pages, err)
 	}
 	return nil
+}
+
+// mergeSearch ends an import that went well: its search segments merge in
+// the background, and it waits for them (counting that in its time), so
+// that the wiki it leaves searches at full speed. A store whose index has
+// no segments (PostgreSQL's) has nothing to wait for.
+func mergeSearch(ctx context.Context, st wiki.Store, log *slog.Logger, importErr error) {
+	s, ok := st.(interface{ MergeSearch(context.Context) error })
+	if !ok || importErr != nil {
+		return
+	}
+	if err := s.MergeSearch(ctx); err != nil {
+		log.Warn("import: merging the search index (the server will)", "err", err)
+	}
 }
 
 // jsonLines reads one page per line: {"title": "…", "text": "…"}, with

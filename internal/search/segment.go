@@ -84,7 +84,7 @@ func Build(docs []Doc) Segment {
 		add := func(key string, pos uint32, weight int32, title bool) {
 			l := b.lists[key]
 			if l == nil {
-				l = &listBuilder{title: title}
+				l = b.newList(title)
 				b.lists[key] = l
 			}
 			if l.cur.doc != d.ID {
@@ -145,6 +145,7 @@ func fields(s string) func(func(string) bool) {
 // builder gathers lists in document order.
 type builder struct {
 	lists map[string]*listBuilder
+	slab  []listBuilder // lists not yet used (newList)
 }
 
 // listBuilder is a key's list being built (Build) or merged (Merge).
@@ -154,6 +155,25 @@ type listBuilder struct {
 	entries []entry
 	pos     []uint32 // the documents' positions, one after another (Build)
 	posEnc  []byte   // the positions section, encoded (Merge)
+	// Room for a list of one document and two positions, the most
+	// common kind: entries and pos start there, allocating nothing.
+	oneEntry [1]entry
+	twoPos   [2]uint32
+}
+
+// newList returns a new list, from a slab of them: most of a segment's
+// keys are in one document or two, and a list allocated alone costs more
+// than the rest of its building.
+func (b *builder) newList(title bool) *listBuilder {
+	if len(b.slab) == 0 {
+		b.slab = make([]listBuilder, 1024)
+	}
+	l := &b.slab[0]
+	b.slab = b.slab[1:]
+	l.title = title
+	l.entries = l.oneEntry[:0:1]
+	l.pos = l.twoPos[:0:2]
+	return l
 }
 
 // entry is one document of a list being built; count is the number of its
@@ -204,17 +224,21 @@ func (l *listBuilder) encode(dst, scratch []byte) ([]byte, []byte) {
 
 // blocks encodes the lists in key order.
 func (b *builder) blocks() []Block {
-	keys := make([]string, 0, len(b.lists))
-	for k := range b.lists {
-		keys = append(keys, k)
+	type keyed struct {
+		key string
+		l   *listBuilder
 	}
-	slices.Sort(keys)
+	lists := make([]keyed, 0, len(b.lists))
+	for k, l := range b.lists {
+		lists = append(lists, keyed{k, l})
+	}
+	slices.SortFunc(lists, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
 	var w blockWriter
 	var out []Block
 	var list, scratch []byte
-	for _, k := range keys {
-		list, scratch = b.lists[k].encode(list[:0], scratch)
-		if blk, ok := w.add(k, list); ok {
+	for _, kl := range lists {
+		list, scratch = kl.l.encode(list[:0], scratch)
+		if blk, ok := w.add(kl.key, list); ok {
 			out = append(out, blk)
 		}
 	}

@@ -134,17 +134,6 @@ const (
 	FindFileVersionQuery = findFileVersionQuery
 )
 
-// MergeSearch runs search segment merges until there is none to run, as
-// the background merger does.
-func MergeSearch(ctx context.Context, db *DB) error {
-	for {
-		merged, err := db.mergeSearch(ctx)
-		if err != nil || !merged {
-			return err
-		}
-	}
-}
-
 // SearchSegments reports the live search segments' count and documents
 // (stale entries included), and how many pages have an entry.
 func SearchSegments(ctx context.Context, db *DB) (segments, docs, indexed int, err error) {

@@ -107,6 +107,21 @@ func (m *merger) run(ctx context.Context, db *DB) {
 	}
 }
 
+// MergeSearch runs the merges there are to run now, and returns when
+// none is left: a bulk import ends with it. The background merger may run
+// one meanwhile; each merge checks that its segments are still live.
+func (db *DB) MergeSearch(ctx context.Context) error {
+	for {
+		merged, err := db.mergeSearch(ctx)
+		if err != nil {
+			return fmt.Errorf("sqlite: merge the search index: %w", err)
+		}
+		if !merged {
+			return nil
+		}
+	}
+}
+
 // segmentLive is a live segment with its count of current entries.
 type segmentLive struct {
 	id, docs, live int64

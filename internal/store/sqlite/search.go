@@ -382,11 +382,16 @@ func (s *searcher) current(ctx context.Context, hits []segHit) ([]segHit, error)
 
 // df returns how many documents of the live segments hold each word
 // (title: in their titles), stale entries included, and for a prefix the
-// documents of its keys; it stops counting a word past limit.
+// documents of its keys (in text, prefixes are not weighed: 0); it stops
+// counting a word past limit.
 func (s *searcher) df(ctx context.Context, title bool, limit int) ([]int, error) {
 	var out []int
 	for _, t := range s.terms {
 		for i, w := range t.Words {
+			if !title && t.Prefix && i == len(t.Words)-1 {
+				out = append(out, 0)
+				continue
+			}
 			key := w
 			if title {
 				key = search.TitleKey(w)

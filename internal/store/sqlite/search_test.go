@@ -101,7 +101,7 @@ func TestSearchSegmentsMerge(t *testing.T) {
 			}
 		})
 	}
-	if err := sqlite.MergeSearch(ctx, db); err != nil {
+	if err := db.MergeSearch(ctx); err != nil {
 		t.Fatal(err)
 	}
 	close(stop)
