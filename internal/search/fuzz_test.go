@@ -20,6 +20,7 @@ func FuzzBlock(f *testing.F) {
 			_, _, _ = l.Positions()
 			_, _ = l.Runs(nil)
 			_ = l.RunsOf([]int64{1, 2, 5}, func(int64, []byte) error { return nil })
+			_, _ = l.PostingsOf(nil, []int64{1, 2, 5})
 			return true
 		})
 		_, _, _ = Lookup(data, key)

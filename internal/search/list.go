@@ -131,6 +131,66 @@ func (l List) Runs(dst [][]byte) ([][]byte, error) {
 	return dst, nil
 }
 
+// PostingsOf appends to dst the postings of the documents of want
+// (increasing IDs) that the list holds, in order: an intersection with a
+// short list of candidates, which skips over the others' frequencies and
+// lengths without decoding them.
+func (l List) PostingsOf(dst []Posting, want []int64) ([]Posting, error) {
+	d := decoder{b: l.data}
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(l.data)) {
+		return dst, ErrCorrupt
+	}
+	start := len(dst)
+	var idx []int
+	prev, j := int64(0), 0
+	i := 0
+	for ; i < int(n) && j < len(want); i++ {
+		prev += int64(d.uvarint())
+		for j < len(want) && want[j] < prev {
+			j++
+		}
+		if j < len(want) && want[j] == prev {
+			idx = append(idx, i)
+			dst = append(dst, Posting{Doc: prev})
+		}
+	}
+	if d.err != nil {
+		return dst[:start], ErrCorrupt
+	}
+	if len(idx) == 0 {
+		return dst, nil
+	}
+	b, ok := skipVarints(d.b, n-uint64(i)) // the documents not read
+	if !ok {
+		return dst[:start], ErrCorrupt
+	}
+	ps := dst[start:]
+	for section := range 2 { // frequencies, then lengths
+		k, at := 0, 0
+		for k < len(idx) {
+			var skipped bool
+			if b, skipped = skipVarints(b, uint64(idx[k]-at)); !skipped {
+				return dst[:start], ErrCorrupt
+			}
+			v, w := binary.Uvarint(b)
+			if w <= 0 {
+				return dst[:start], ErrCorrupt
+			}
+			if section == 0 {
+				ps[k].TF = int32(v)
+			} else {
+				ps[k].Len = int32(v)
+			}
+			b, at, k = b[w:], idx[k]+1, k+1
+		}
+		if b, ok = skipVarints(b, n-uint64(at)); !ok {
+			return dst[:start], ErrCorrupt
+		}
+	}
+	return dst, nil
+}
+
 // RunsOf calls fn for each document of want (increasing IDs) that the
 // list holds, with its positions as encoded (see Runs), decoding nothing
 // of the other documents but their IDs.

@@ -106,7 +106,9 @@ func Match(r Reader, terms []Term, title bool) ([]Hit, error) {
 	var cands []int64 // increasing
 	for k, wi := range order {
 		wl := words[wi]
-		if err := wl.decode(); err != nil {
+		// The shortest list whole, then each other only where it meets
+		// the candidates.
+		if err := wl.decode(cands, k > 0); err != nil {
 			return nil, err
 		}
 		if k == 0 {
@@ -158,16 +160,18 @@ func Match(r Reader, terms []Term, title bool) ([]Hit, error) {
 	return hits, nil
 }
 
-// decode sets wl.ps from its lists, summing a document's frequencies over
-// a prefix's keys.
-func (wl *wordList) decode() error {
-	if wl.ps != nil {
-		return nil
-	}
+// decode sets wl.ps from its lists (with only, those of the documents of
+// want), summing a document's frequencies over a prefix's keys.
+func (wl *wordList) decode(want []int64, only bool) error {
 	var ps []Posting
 	for _, l := range wl.lists {
 		var err error
-		if ps, err = l.Postings(ps); err != nil {
+		if only {
+			ps, err = l.PostingsOf(ps, want)
+		} else {
+			ps, err = l.Postings(ps)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -94,6 +94,15 @@ func TestBuildAndMatch(t *testing.T) {
 	if hits[0].TF[0] != 1 || hits[1].TF[0] != TitleWeight+1 || hits[1].Len != 11 {
 		t.Errorf("fox hits = %+v", hits)
 	}
+	// The second word's list is read only where it meets the first's.
+	hits, _ = Match(r, []Term{{Words: []string{"fox"}}, {Words: []string{"the"}}}, false)
+	if len(hits) != 1 || hits[0].TF[0] != TitleWeight+1 || hits[0].TF[1] != 2 || hits[0].Len != 11 {
+		t.Errorf("fox the hits = %+v", hits)
+	}
+	hits, _ = Match(r, []Term{{Words: []string{"the"}}, {Words: []string{"lazi"}}, {Words: []string{"b"}, Prefix: true}}, false)
+	if len(hits) != 1 || hits[0].Doc != 3 || !slices.Equal(hits[0].TF, []int32{2, 1, 1}) {
+		t.Errorf("the lazi b* hits = %+v", hits)
+	}
 }
 
 // A random corpus, cut into segments, merged, and matched: the same
