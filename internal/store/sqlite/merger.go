@@ -276,7 +276,10 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 					return err
 				}
 			}
-			return nil
+			// created doubles as a heartbeat: a long merge that is still
+			// writing is not taken for abandoned by another process.
+			_, err := tx.ExecContext(ctx, `UPDATE search_segments SET created = ? WHERE id = ?`, time.Now().UnixMilli(), newID)
+			return err
 		})
 		pending, size = pending[:0], 0
 		return err
@@ -313,13 +316,23 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 		if n != len(ids) {
 			return errMergeLost
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE pages SET search_seg = ? WHERE search_seg <> 0 AND search_seg IN (SELECT value FROM json_each(?))`, newID, string(idList)); err != nil {
-			return err
-		}
 		if newID != 0 {
-			if _, err := tx.ExecContext(ctx, `UPDATE search_segments SET state = 0, tokens = ? WHERE id = ?`, seg.Tokens, newID); err != nil {
+			// The new segment must still be there, whole: another process
+			// removes a segment in state 1 it takes for abandoned (this
+			// merge ran past abandonedAfter, or its clock is ahead), and
+			// pages moved to a segment that is gone would not be found.
+			res, err := tx.ExecContext(ctx, `UPDATE search_segments SET state = 0, tokens = ? WHERE id = ? AND state = 1`, seg.Tokens, newID)
+			if err != nil {
 				return err
 			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n != 1 {
+				return errMergeRemoved
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE pages SET search_seg = ? WHERE search_seg <> 0 AND search_seg IN (SELECT value FROM json_each(?))`, newID, string(idList)); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM search_blocks WHERE seg IN (SELECT value FROM json_each(?))`, string(idList)); err != nil {
 			return err
@@ -338,6 +351,10 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 }
 
 var errMergeLost = fmt.Errorf("sqlite: the segments were merged by another process")
+
+// errMergeRemoved: the segment a merge was writing was removed as
+// abandoned before it was published; the merged segments stay live.
+var errMergeRemoved = fmt.Errorf("sqlite: the merged segment was removed (taken for abandoned) before it was published")
 
 // dropSegment removes a segment a merge did not finish.
 func (db *DB) dropSegment(id int64) {
