@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"math"
 	"slices"
 )
@@ -46,6 +47,7 @@ func Words(terms []Term) []string {
 // wordList is one word's postings in a segment: a key's list, or for a
 // prefix the union of its keys' lists.
 type wordList struct {
+	key   string // the word's key, with a * for a prefix
 	lists []List
 	ps    []Posting // increasing Doc, TF summed over lists
 }
@@ -54,6 +56,17 @@ type wordList struct {
 // term, in increasing ID order; with title, the terms of their titles
 // (TitleKey).
 func Match(r Reader, terms []Term, title bool) ([]Hit, error) {
+	return MatchContext(context.Background(), r, terms, title)
+}
+
+// checkEvery: the documents a phrase checks between two looks at its
+// context.
+const checkEvery = 256
+
+// MatchContext is Match, stopping with ctx's error once ctx is done: a
+// phrase of common words over a large segment reads every position of
+// them, and a query has a budget.
+func MatchContext(ctx context.Context, r Reader, terms []Term, title bool) ([]Hit, error) {
 	key := func(w string) string { return w }
 	if title {
 		key = TitleKey
@@ -61,8 +74,9 @@ func Match(r Reader, terms []Term, title bool) ([]Hit, error) {
 	var words []*wordList
 	for _, t := range terms {
 		for i, w := range t.Words {
-			wl := &wordList{}
+			wl := &wordList{key: key(w)}
 			if t.Prefix && i == len(t.Words)-1 {
+				wl.key += "*"
 				n := 0
 				err := r.Range(key(w), PrefixEnd(key(w)), func(_ string, l List) bool {
 					wl.lists = append(wl.lists, l)
@@ -105,6 +119,9 @@ func Match(r Reader, terms []Term, title bool) ([]Hit, error) {
 	slices.SortStableFunc(order, func(a, b int) int { return size(words[a]) - size(words[b]) })
 	var cands []int64 // increasing
 	for k, wi := range order {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		wl := words[wi]
 		// The shortest list whole, then each other only where it meets
 		// the candidates.
@@ -128,7 +145,7 @@ func Match(r Reader, terms []Term, title bool) ([]Hit, error) {
 	for _, t := range terms {
 		if len(t.Words) > 1 {
 			var err error
-			if cands, err = phrase(cands, words[wi:wi+len(t.Words)]); err != nil {
+			if cands, err = phrase(ctx, cands, words[wi:wi+len(t.Words)]); err != nil {
 				return nil, err
 			}
 			if len(cands) == 0 {
@@ -210,28 +227,46 @@ func intersect(cands []int64, ps []Posting) []int64 {
 	return out
 }
 
-// positions returns the positions of wl's word in each document of cands
-// (increasing), merged over a prefix's keys; the other documents' are
-// skipped, not decoded.
-func (wl *wordList) positions(cands []int64) (map[int64][]uint32, error) {
-	out := make(map[int64][]uint32, len(cands))
+// runs returns the positions of wl's word in each document of cands, as
+// encoded (List.Runs: one run per key of a prefix holding it), indexed
+// like cands; the other documents' are skipped. The runs point into the
+// blocks: a phrase decodes one document's at a time, so that what it
+// holds does not grow with the positions of common words.
+func (wl *wordList) runs(cands []int64) ([][][]byte, error) {
+	out := make([][][]byte, len(cands))
 	for _, l := range wl.lists {
+		i := 0
 		err := l.RunsOf(cands, func(doc int64, run []byte) error {
-			var err error
-			out[doc], err = decodeRun(out[doc], run)
-			return err
+			for i < len(cands) && cands[i] < doc {
+				i++
+			}
+			if i == len(cands) || cands[i] != doc {
+				return ErrCorrupt
+			}
+			out[i] = append(out[i], run)
+			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	if len(wl.lists) > 1 {
-		for d, p := range out {
-			slices.Sort(p)
-			out[d] = p
+	return out, nil
+}
+
+// decodeRuns sets dst to the positions of runs (a document's, one per key
+// of a prefix), increasing.
+func decodeRuns(dst []uint32, runs [][]byte) ([]uint32, error) {
+	dst = dst[:0]
+	for _, run := range runs {
+		var err error
+		if dst, err = decodeRun(dst, run); err != nil {
+			return dst, err
 		}
 	}
-	return out, nil
+	if len(runs) > 1 {
+		slices.Sort(dst)
+	}
+	return dst, nil
 }
 
 // decodeRun appends the positions of one document's run (List.Runs).
@@ -251,21 +286,52 @@ func decodeRun(dst []uint32, run []byte) ([]uint32, error) {
 
 // phrase keeps the documents of cands in which words stand one after
 // another.
-func phrase(cands []int64, words []*wordList) ([]int64, error) {
-	pos := make([]map[int64][]uint32, len(words))
+func phrase(ctx context.Context, cands []int64, words []*wordList) ([]int64, error) {
+	runs := make([][][][]byte, len(words))
 	for i, wl := range words {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// A word repeated in the phrase is read once.
+		for j := range i {
+			if words[j].key == wl.key {
+				runs[i] = runs[j]
+				break
+			}
+		}
+		if runs[i] != nil {
+			continue
+		}
 		var err error
-		if pos[i], err = wl.positions(cands); err != nil {
+		if runs[i], err = wl.runs(cands); err != nil {
 			return nil, err
 		}
 	}
+	pos := make([][]uint32, len(words)) // one document's, reused
 	out := cands[:0]
-	for _, d := range cands {
-		first := pos[0][d]
+	for c, d := range cands {
+		if c%checkEvery == checkEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		// Decode each word's positions in d only once the words before
+		// it leave a chance.
+		var err error
+		if pos[0], err = decodeRuns(pos[0], runs[0][c]); err != nil {
+			return nil, err
+		}
+		decoded := 1
 	start:
-		for _, p := range first {
+		for _, p := range pos[0] {
 			for i := 1; i < len(words); i++ {
-				if _, ok := slices.BinarySearch(pos[i][d], p+uint32(i)); !ok {
+				if i == decoded {
+					if pos[i], err = decodeRuns(pos[i], runs[i][c]); err != nil {
+						return nil, err
+					}
+					decoded++
+				}
+				if _, ok := slices.BinarySearch(pos[i], p+uint32(i)); !ok {
 					continue start
 				}
 			}

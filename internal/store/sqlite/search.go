@@ -327,7 +327,7 @@ func (s *searcher) match(ctx context.Context, seg segmentInfo, title bool) ([]se
 	if err != nil {
 		return nil, err
 	}
-	hits, err := search.Match(r, s.terms, title)
+	hits, err := search.MatchContext(ctx, r, s.terms, title)
 	if err != nil || len(hits) == 0 {
 		return nil, err
 	}
