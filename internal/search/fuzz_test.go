@@ -69,3 +69,39 @@ func FuzzBuildMatch(f *testing.F) {
 		}
 	})
 }
+
+// A corrupt block read by a query (words, a phrase, a prefix) or by a
+// merge yields an error or values, never a panic or a runaway allocation.
+func FuzzCorruptMatchMerge(f *testing.F) {
+	seg := Build([]Doc{{ID: 1, Title: "a b", Body: "c d c e"}, {ID: 3, Title: "c", Body: "a c d a"}})
+	for _, b := range seg.Blocks {
+		f.Add(b.Data)
+	}
+	f.Add([]byte{1, 1, 'c', 5, 2, 1, 0x7f, 1, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := memReader{[]Block{{First: "", Data: data}}}
+		for _, q := range [][]Term{
+			{{Words: []string{"c"}}},
+			{{Words: []string{"c", "d"}}},
+			{{Words: []string{"a", "c"}}, {Words: []string{"c"}, Prefix: true}},
+			{{Words: []string{"c", "c", "c"}}},
+		} {
+			for _, title := range []bool{false, true} {
+				hits, err := Match(r, q, title)
+				if err == nil {
+					for _, h := range hits {
+						if len(h.TF) != len(Words(q)) {
+							t.Fatalf("hit %+v for %d words", h, len(Words(q)))
+						}
+					}
+				}
+			}
+		}
+		_, _ = Merge([]BlockSource{source([]Block{{Data: data}}), source(seg.Blocks)}, 3, func(i int, d int64) int64 {
+			if d >= 1 && d <= 3 {
+				return d
+			}
+			return 0
+		}, func(Block) error { return nil })
+	})
+}
