@@ -89,6 +89,18 @@ func TestSearchBudgetHonouredInsideSegment(t *testing.T) {
 	if err := db.MergeSearch(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// A common word alone: every page of the merged segment is a match,
+	// though 20 are wanted.
+	for _, q := range []string{"the", "the of and to in a is that"} {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		start := time.Now()
+		if _, err := db.Search(ctx, wiki.SearchQuery{Text: q, Limit: 20}); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&m1)
+		t.Logf("%q: took %v, allocated %d KB", q, time.Since(start), (m1.TotalAlloc-m0.TotalAlloc)>>10)
+	}
 	budget := 20 * time.Millisecond
 	sqlite.SetSearchBudget(t, budget)
 	segs, docs, indexed, _ := sqlite.SearchSegments(ctx, db)
