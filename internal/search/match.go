@@ -59,9 +59,9 @@ func Match(r Reader, terms []Term, title bool) ([]Hit, error) {
 	return MatchContext(context.Background(), r, terms, title)
 }
 
-// checkEvery: the documents a phrase checks between two looks at its
+// checkWork: the positions a phrase looks at between two looks at its
 // context.
-const checkEvery = 256
+const checkWork = 1 << 16
 
 // MatchContext is Match, stopping with ctx's error once ctx is done: a
 // phrase of common words over a large segment reads every position of
@@ -307,36 +307,56 @@ func phrase(ctx context.Context, cands []int64, words []*wordList) ([]int64, err
 			return nil, err
 		}
 	}
-	pos := make([][]uint32, len(words)) // one document's, reused
+	var (
+		pos   []uint32 // the word's positions in the document, reused
+		at    []uint32 // the phrase's start positions still possible
+		work  int      // positions looked at since ctx was
+		other []uint32
+	)
 	out := cands[:0]
 	for c, d := range cands {
-		if c%checkEvery == checkEvery-1 {
+		if work >= checkWork {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+			work = 0
 		}
-		// Decode each word's positions in d only once the words before
-		// it leave a chance.
+		// The start positions of the phrase, kept while each word stands
+		// at its place after them: one pass over each word's positions,
+		// where looking each start up in every word's cost the start
+		// positions times the words (and a 2 MiB page of one word has
+		// half a million of them).
 		var err error
-		if pos[0], err = decodeRuns(pos[0], runs[0][c]); err != nil {
+		if at, err = decodeRuns(at, runs[0][c]); err != nil {
 			return nil, err
 		}
-		decoded := 1
-	start:
-		for _, p := range pos[0] {
-			for i := 1; i < len(words); i++ {
-				if i == decoded {
-					if pos[i], err = decodeRuns(pos[i], runs[i][c]); err != nil {
-						return nil, err
-					}
-					decoded++
+		work += len(at)
+		for i := 1; i < len(words) && len(at) > 0; i++ {
+			if pos, err = decodeRuns(pos, runs[i][c]); err != nil {
+				return nil, err
+			}
+			work += len(at) + len(pos)
+			other = at[:0]
+			j := 0
+			for _, p := range at {
+				want := p + uint32(i)
+				for j < len(pos) && pos[j] < want {
+					j++
 				}
-				if _, ok := slices.BinarySearch(pos[i], p+uint32(i)); !ok {
-					continue start
+				if j < len(pos) && pos[j] == want {
+					other = append(other, p)
 				}
 			}
+			at = other
+			if work >= checkWork {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				work = 0
+			}
+		}
+		if len(at) > 0 {
 			out = append(out, d)
-			break
 		}
 	}
 	return out, nil
