@@ -125,7 +125,7 @@ func MatchContext(ctx context.Context, r Reader, terms []Term, title bool) ([]Hi
 		wl := words[wi]
 		// The shortest list whole, then each other only where it meets
 		// the candidates.
-		if err := wl.decode(cands, k > 0); err != nil {
+		if err := wl.decode(ctx, cands, k > 0); err != nil {
 			return nil, err
 		}
 		if k == 0 {
@@ -179,9 +179,16 @@ func MatchContext(ctx context.Context, r Reader, terms []Term, title bool) ([]Hi
 
 // decode sets wl.ps from its lists (with only, those of the documents of
 // want), summing a document's frequencies over a prefix's keys.
-func (wl *wordList) decode(want []int64, only bool) error {
+func (wl *wordList) decode(ctx context.Context, want []int64, only bool) error {
 	var ps []Posting
-	for _, l := range wl.lists {
+	for i, l := range wl.lists {
+		// A prefix (one CJK character: every bigram it starts) stands
+		// for up to MaxPrefixKeys lists.
+		if i%64 == 63 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		var err error
 		if only {
 			ps, err = l.PostingsOf(ps, want)
