@@ -124,3 +124,24 @@ func TestSearchBudgetHonouredInsideSegment(t *testing.T) {
 		t.Fatalf("search took %v with a budget of %v, allocated %d MB", d, budget, (m1.TotalAlloc-m0.TotalAlloc)>>20)
 	}
 }
+
+// The page whose title is the query comes first even when the search's
+// budget runs out before the index is read (README: "an exact title
+// before all"; a search "ranks what it found").
+func TestSearchExactTitleSurvivesBudget(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	for _, title := range []string{"Orchard", "Orchard keeping", "Field"} {
+		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(title), Text: "an orchard", SearchText: "an orchard", UserName: "U"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sqlite.SetSearchBudget(t, time.Nanosecond)
+	hits, err := db.Search(ctx, wiki.SearchQuery{Text: "orchard", Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 || hits[0].Title != "Orchard" {
+		t.Fatalf("hits %v with the budget spent at once, want Orchard first", hits)
+	}
+}
