@@ -444,26 +444,31 @@ func (s *searcher) score(h search.Hit, dfs []int, weigh []bool) float64 {
 }
 
 // run returns the ranked candidates, enough for the first want hits.
-func (s *searcher) run(ctx context.Context, want int) ([]searchCand, error) {
-	ctx, cancel := context.WithTimeout(ctx, searchBudget)
+func (s *searcher) run(parent context.Context, want int) ([]searchCand, error) {
+	// The budget bounds the index reads (ctx); the transaction, the list
+	// of segments, the liveness of title matches found and the exact
+	// title, each one short query, run on the caller's context (parent):
+	// once the budget is spent there is still an answer to rank, and the
+	// exact title still comes first.
+	ctx, cancel := context.WithTimeout(parent, searchBudget)
 	defer cancel()
 	budgetOK := func(err error) error {
-		if err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.Canceled) {
+		if err != nil && ctx.Err() != nil && parent.Err() == nil {
 			return nil // the budget ran out: rank what was found
 		}
 		return err
 	}
 	// One read transaction: a merge that ends meanwhile replaces
 	// segments this search would read half of.
-	tx, err := s.db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.db.r.BeginTx(parent, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
 	s.r = tx
-	segs, err := s.db.liveSegments(ctx, tx)
+	segs, err := s.db.liveSegments(parent, tx)
 	if err != nil {
-		return nil, budgetOK(err)
+		return nil, err
 	}
 	s.segs, s.rdrs = segs, map[int64]*segReader{}
 	var tokens int64
@@ -481,7 +486,7 @@ func (s *searcher) run(ctx context.Context, want int) ([]searchCand, error) {
 	}
 	var cands []searchCand
 	byPage := map[int64]int{}
-	err = budgetOK(s.titleMatches(ctx, want, all, &cands, byPage))
+	err = budgetOK(s.titleMatches(ctx, parent, want, all, &cands, byPage))
 	// The query's rare words, if any: with one, every match is among at
 	// most searchRare pages, all of them ranked.
 	var rare []bool
@@ -548,7 +553,7 @@ func (s *searcher) run(ctx context.Context, want int) ([]searchCand, error) {
 		var id int64
 		args := []any{store.Fold(s.sq.Text)}
 		cond := store.PageNamespaces(s.sq.Namespaces, func(v any) string { args = append(args, v); return "?" })
-		err = s.r.QueryRowContext(ctx, `SELECT p.id FROM pages p WHERE p.deleted = 0 AND p.title_fold = ?`+cond+` ORDER BY p.id LIMIT 1`, args...).Scan(&id)
+		err = s.r.QueryRowContext(parent, `SELECT p.id FROM pages p WHERE p.deleted = 0 AND p.title_fold = ?`+cond+` ORDER BY p.id LIMIT 1`, args...).Scan(&id)
 		if i, ok := byPage[id]; ok && err == nil {
 			cands[i].exact, cands[i].titleMatch = true, true
 		} else if err == nil {
@@ -586,11 +591,17 @@ func (s *searcher) run(ctx context.Context, want int) ([]searchCand, error) {
 // over titles: as many as the first want hits need, SearchCandidates at
 // most. They come first, so when there are more, those hits are title
 // matches only, and the ones left out belong to later pages.
-func (s *searcher) titleMatches(ctx context.Context, want int, all []bool, cands *[]searchCand, byPage map[int64]int) error {
+//
+// ctx bounds the index reads: once it ends, the matches found by then are
+// ranked, their liveness read on parent.
+func (s *searcher) titleMatches(ctx, parent context.Context, want int, all []bool, cands *[]searchCand, byPage map[int64]int) error {
 	var found []segHit
 	for _, seg := range s.segs {
 		hits, err := s.match(ctx, seg, true)
 		if err != nil {
+			if ctx.Err() != nil && parent.Err() == nil {
+				break // the budget ran out: rank what was found
+			}
 			return err
 		}
 		found = append(found, hits...)
@@ -636,7 +647,7 @@ func (s *searcher) titleMatches(ctx context.Context, want int, all []bool, cands
 			hits[i] = c.segHit
 		}
 		live := map[int64]bool{}
-		cur, err := s.current(ctx, hits)
+		cur, err := s.current(parent, hits)
 		if err != nil {
 			return err
 		}
