@@ -1,6 +1,9 @@
 package search
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // BlockSource returns a segment's blocks in order, one per call, and nil
 // after the last.
@@ -16,7 +19,7 @@ func Merge(segs []BlockSource, docs int, remap func(seg int, doc int64) int64, e
 	for i, src := range segs {
 		c := &cursor{src: src}
 		if err := c.next(); err != nil {
-			return Segment{}, err
+			return Segment{}, segmentError(i, err)
 		}
 		cursors[i] = c
 	}
@@ -49,11 +52,11 @@ func Merge(segs []BlockSource, docs int, remap func(seg int, doc int64) int64, e
 			var err error
 			ps, err = l.Postings(ps[:0])
 			if err != nil {
-				return Segment{}, err
+				return Segment{}, segmentError(i, err)
 			}
 			runs, err = l.Runs(runs[:0])
 			if err != nil || len(runs) != len(ps) {
-				return Segment{}, ErrCorrupt
+				return Segment{}, segmentError(i, ErrCorrupt)
 			}
 			for j, p := range ps {
 				if p.Doc = remap(i, p.Doc); p.Doc > 0 && p.Doc <= int64(docs) {
@@ -61,7 +64,7 @@ func Merge(segs []BlockSource, docs int, remap func(seg int, doc int64) int64, e
 				}
 			}
 			if err := c.advance(); err != nil {
-				return Segment{}, err
+				return Segment{}, segmentError(i, err)
 			}
 		}
 		if len(items) == 0 {
@@ -107,6 +110,19 @@ func Merge(segs []BlockSource, docs int, remap func(seg int, doc int64) int64, e
 	}
 	return out, nil
 }
+
+// SegmentError is a merge's failure to read one of its segments (Index,
+// in the order given): a backend's error, or ErrCorrupt for a segment
+// that does not decode.
+type SegmentError struct {
+	Index int
+	Err   error
+}
+
+func (e *SegmentError) Error() string { return fmt.Sprintf("segment %d: %v", e.Index, e.Err) }
+func (e *SegmentError) Unwrap() error { return e.Err }
+
+func segmentError(i int, err error) error { return &SegmentError{Index: i, Err: err} }
 
 type mergeItem struct {
 	p   Posting

@@ -54,8 +54,9 @@ type DB struct {
 
 	bulkOnce sync.Once // ImportPages grew the writer's page cache
 
-	segcache segcache // what queries read of search segments
-	merger   merger   // of search segments, in the background
+	segcache   segcache // what queries read of search segments
+	rebuilding sync.Map // search segments found corrupt, being rebuilt (corrupt)
+	merger     merger   // of search segments, in the background
 }
 
 // bulkCacheKiB is the writer's page cache once the process imports in

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/bits"
@@ -304,6 +305,12 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 	if err == nil {
 		err = flush()
 	}
+	if se := (*search.SegmentError)(nil); errors.As(err, &se) && errors.Is(err, search.ErrCorrupt) {
+		// A segment that does not decode is rebuilt from its pages,
+		// rather than stall every merge of its tier.
+		db.dropSegment(newID)
+		return db.rebuildSegment(ctx, ids[se.Index], err)
+	}
 	if err != nil {
 		db.dropSegment(newID)
 		return err
@@ -355,6 +362,35 @@ var errMergeLost = fmt.Errorf("sqlite: the segments were merged by another proce
 // errMergeRemoved: the segment a merge was writing was removed as
 // abandoned before it was published; the merged segments stay live.
 var errMergeRemoved = fmt.Errorf("sqlite: the merged segment was removed (taken for abandoned) before it was published")
+
+// rebuildSegment removes segment id, which cause says does not decode,
+// and queues a search job for each page it held the entry of (the job's
+// kind, payload and key are those of migration 0021): they are searchable
+// again once their jobs have run.
+func (db *DB) rebuildSegment(ctx context.Context, id int64, cause error) error {
+	slog.Error("sqlite: a search segment does not decode; its pages are indexed again", "segment", id, "err", cause)
+	at := time.Now().UnixMilli()
+	err := db.write(ctx, func(tx *wtx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (kind, payload, dedupe_key, run_at, created, updated)
+			SELECT 'search', json_object('title', title), 'search:' || title, ?, ?, ?
+			FROM pages WHERE search_seg = ? AND search_seg <> 0 AND deleted = 0 ORDER BY id
+			ON CONFLICT (dedupe_key) WHERE state = 'queued' AND dedupe_key <> '' DO NOTHING`, at, at, at, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = 0, search_seg = 0 WHERE search_seg = ? AND search_seg <> 0`, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM search_blocks WHERE seg = ?`, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM search_segments WHERE id = ?`, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("rebuild search segment %d: %w", id, err)
+	}
+	return nil
+}
 
 // dropSegment removes a segment a merge did not finish.
 func (db *DB) dropSegment(id int64) {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -329,17 +330,34 @@ func (s *searcher) match(ctx context.Context, seg segmentInfo, title bool) ([]se
 	}
 	hits, err := search.MatchContext(ctx, r, s.terms, title)
 	if err != nil || len(hits) == 0 {
-		return nil, err
+		return nil, s.db.corrupt(seg.id, err)
 	}
 	pages := r.seg.pages
 	out := make([]segHit, 0, len(hits))
 	for _, h := range hits {
 		if h.Doc <= 0 || h.Doc >= int64(len(pages)) {
-			return nil, search.ErrCorrupt
+			return nil, s.db.corrupt(seg.id, search.ErrCorrupt)
 		}
 		out = append(out, segHit{seg: seg.id, page: pages[h.Doc], hit: h})
 	}
 	return out, nil
+}
+
+// corrupt passes err on, unless it says that segment seg does not
+// decode: a search then goes on without it, and the segment is rebuilt
+// from its pages in the background (once per process).
+func (db *DB) corrupt(seg int64, err error) error {
+	if !errors.Is(err, search.ErrCorrupt) {
+		return err
+	}
+	if _, done := db.rebuilding.LoadOrStore(seg, true); !done {
+		go func() {
+			if err := db.rebuildSegment(context.Background(), seg, err); err != nil {
+				slog.Error("sqlite: rebuilding a search segment", "err", err)
+			}
+		}()
+	}
+	return nil
 }
 
 // current keeps the hits whose page is live, in the wanted namespaces,
@@ -412,13 +430,13 @@ func (s *searcher) df(ctx context.Context, title bool, limit int) ([]int, error)
 						keys++
 						return n <= limit && keys < search.MaxPrefixKeys
 					})
-					if err != nil {
+					if err := s.db.corrupt(seg.id, err); err != nil {
 						return nil, err
 					}
 					continue
 				}
 				l, ok, err := r.Lookup(key)
-				if err != nil {
+				if err := s.db.corrupt(seg.id, err); err != nil {
 					return nil, err
 				}
 				if ok {

@@ -114,7 +114,7 @@ func TestSearchSegmentsMerge(t *testing.T) {
 	if indexed != len(want) {
 		t.Errorf("%d pages indexed, want %d", indexed, len(want))
 	}
-	if segs > 16 {
+	if segs > 4*(8-1) { // fewer than eight per tier, of at most four tiers here
 		t.Errorf("%d segments after merging 160 edits' segments", segs)
 	}
 	if docs > indexed+indexed/2 {

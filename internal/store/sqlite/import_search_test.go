@@ -11,7 +11,7 @@ import (
 
 // An import batch saving a title twice indexes its last text only, and
 // the others' documents stay their own pages.
-func TestReviewImportTitleTwice(t *testing.T) {
+func TestImportTitleTwiceSearch(t *testing.T) {
 	ctx := context.Background()
 	db := sqlitetest.Open(t)
 	var reqs []wiki.SaveRequest

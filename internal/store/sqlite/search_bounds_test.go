@@ -146,12 +146,11 @@ func TestSearchExactTitleSurvivesBudget(t *testing.T) {
 	}
 }
 
-// One corrupt block (a torn write, a bad disk sector) fails every search
-// that reads it, and every merge of its tier: the merge plan picks the
-// same segments again, so that segments pile up behind it. Evidence for
-// the review; the intended behaviour (skip and log, or rebuild the
-// segment's pages) is the maintainers' to choose.
-func TestSearchCorruptBlockStallsMerges(t *testing.T) {
+// A block that does not decode (a torn write, a bad disk sector) neither
+// fails the searches that read it nor stalls the merges of its tier (the
+// plan would pick the same segments again and again): its segment is
+// rebuilt from its pages' search jobs.
+func TestSearchCorruptBlockRebuilt(t *testing.T) {
 	ctx := context.Background()
 	db := sqlitetest.Open(t)
 	save := func(i int) {
@@ -175,7 +174,14 @@ func TestSearchCorruptBlockStallsMerges(t *testing.T) {
 	}
 	hits, searchErr := db.Search(ctx, wiki.SearchQuery{Text: "orchard", Limit: 50})
 	t.Logf("merge: %v; %d segments; search: %d hits, %v", mergeErr, segs, len(hits), searchErr)
-	if searchErr != nil || segs > 16 {
-		t.Fatalf("one corrupt block: search error %v, %d segments left unmerged", searchErr, segs)
+	if searchErr != nil || mergeErr != nil || segs > 16 {
+		t.Fatalf("one corrupt block: search error %v, merge error %v, %d segments left unmerged", searchErr, mergeErr, segs)
+	}
+	var queued int
+	if err := sqlite.QueryRow(ctx, db, `SELECT count(*) FROM jobs WHERE kind = 'search' AND dedupe_key = 'search:Page 0' AND state = 'queued'`, nil, &queued); err != nil {
+		t.Fatal(err)
+	}
+	if queued != 1 {
+		t.Fatalf("the corrupt segment's page has %d search jobs queued, want 1", queued)
 	}
 }
