@@ -246,6 +246,9 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 	renumber := make([][]int64, len(ids))
 	for i, id := range ids {
 		seg, err := db.segcache.segment(ctx, db.r, id)
+		if errors.Is(err, search.ErrCorrupt) {
+			return db.rebuildSegment(ctx, id, err) // its docmap does not decode
+		}
 		if err != nil {
 			return err
 		}

@@ -326,7 +326,7 @@ type segHit struct {
 func (s *searcher) match(ctx context.Context, seg segmentInfo, title bool) ([]segHit, error) {
 	r, err := s.reader(ctx, seg.id)
 	if err != nil {
-		return nil, err
+		return nil, s.db.corrupt(seg.id, err)
 	}
 	hits, err := search.MatchContext(ctx, r, s.terms, title)
 	if err != nil || len(hits) == 0 {
@@ -421,7 +421,10 @@ func (s *searcher) df(ctx context.Context, title bool, limit int) ([]int, error)
 				}
 				r, err := s.reader(ctx, seg.id)
 				if err != nil {
-					return nil, err
+					if err := s.db.corrupt(seg.id, err); err != nil {
+						return nil, err
+					}
+					continue
 				}
 				if t.Prefix && i == len(t.Words)-1 {
 					keys := 0
