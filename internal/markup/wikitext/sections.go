@@ -97,12 +97,15 @@ func (r *Renderer) sections(src string) (secs []section, err error) {
 }
 
 // headingLine reads a heading line as the heading pass does (a trailing
-// comment allowed): its level, its text and where the text starts.
+// comment allowed): its level, its text and where the text starts. A
+// comment the line does not close runs on past it (to a later line, or to
+// the end of the text, as the first pass reads it): the line ends where
+// it starts.
 func headingLine(line string) (level int, text string, textStart int, ok bool) {
 	body := strings.TrimRight(line, " \t\r")
-	for strings.HasSuffix(body, "-->") {
+	for {
 		i := strings.LastIndex(body, "<!--")
-		if i < 0 {
+		if i < 0 || (strings.Contains(body[i+4:], "-->") && !strings.HasSuffix(body, "-->")) {
 			break
 		}
 		body = strings.TrimRight(body[:i], " \t")

@@ -403,6 +403,7 @@ func FuzzRender(f *testing.F) {
 		"#REDIRECT [[T]]\n__TOC__ <!-- c --> ~~~~",
 		"== __TOC__ ==\n== b ==\n== c ==",
 		"==<!--m==\n<!--\n<h2 id=content>x</h2>",
+		"==<!--0=", // a comment not closed on a heading line
 		"{|\n|a||b\n|-\n{|\nx\n<table>y<tr>z",
 		"<ref name=a>x</ref><ref follow=a>y</ref><references><ref name=b>z</ref></references>",
 		"<ref group=g>[[G]]</ref>text [[Category:C]] <references>\n== R ==\n</references>",
