@@ -180,8 +180,8 @@ var (
 	stemSeed = maphash.MakeSeed()
 )
 
-// IndexText returns the terms of s separated by spaces: the text a
-// backend's word index (FTS5 unicode61, PostgreSQL 'simple') stores.
+// IndexText returns the terms of s separated by spaces: what a backend's
+// index stores (SQLite's segments, package search; PostgreSQL's tsvector).
 func IndexText(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))

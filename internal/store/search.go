@@ -100,20 +100,6 @@ func ParseQuery(query string) Query {
 	return q
 }
 
-// FTS5Match returns q as an FTS5 query: every term a quoted phrase (a word
-// is a phrase of one), the prefix ones with *, all of them required.
-// Analyzer terms hold no quotes, so the quoting cannot be broken out of.
-func FTS5Match(q Query) string {
-	parts := make([]string, len(q.Terms))
-	for i, t := range q.Terms {
-		parts[i] = `"` + strings.Join(t.Words, " ") + `"`
-		if t.Prefix {
-			parts[i] += " *"
-		}
-	}
-	return strings.Join(parts, " AND ")
-}
-
 // Words returns every word of every term.
 func (q Query) Words() []string {
 	var out []string

@@ -112,8 +112,8 @@ func (st *searchTx) budgetOK(err error) error {
 // tests, which cannot make thousands of pages.
 var searchRare = 2000
 
-// BM25's parameters (as SQLite FTS5's bm25()), and the weight of a
-// title's words against the body's.
+// BM25's parameters (as SQLite's index, search.BM25), and the weight of
+// a title's words against the body's.
 const (
 	bm25K1      = 1.2
 	bm25B       = 0.75
@@ -121,8 +121,8 @@ const (
 )
 
 // termsMatch returns the SQL condition "search s holds every term of
-// terms", each term whole in the title or whole in the body (as an FTS5
-// phrase matches within one column), with its tsquery literals appended to
+// terms", each term whole in the title or whole in the body (a phrase
+// matches within one of them, as in SQLite's index), with its tsquery literals appended to
 // args as parameters. Every term is a GIN lookup (title or body), so the
 // matches are an AND of ORs of index bitmaps.
 func termsMatch(terms []store.QueryTerm, args *[]any) string {
@@ -213,7 +213,7 @@ func (db *DB) Search(ctx context.Context, sq wiki.SearchQuery) ([]wiki.SearchHit
 	// asked for needs, SearchCandidates at most. They come first, so when
 	// there are more, that page holds title matches only, and the ones
 	// left out belong to later pages (each asks for its own). Equal ranks
-	// go oldest first, as FTS5 returns them: with more title matches than
+	// go oldest first, as SQLite's index ranks them: with more title matches than
 	// SearchCandidates, the body matches, read newest first, are then
 	// others than those.
 	args := []any{tsquery(q), min(offset+lim, SearchCandidates)}
@@ -401,8 +401,8 @@ func (st *searchTx) rareWords(ctx context.Context, q store.Query) (rare []string
 }
 
 // bm25 scores the pages holding every word of rare (df: the number of
-// pages holding each, pages: how many the index holds) by BM25 as FTS5's
-// bm25() computes it, negated (lower is better): a word's hits in the
+// pages holding each, pages: how many the index holds) by BM25 as SQLite
+// FTS5's bm25() computed it, negated (lower is better): a word's hits in the
 // title count titleWeight times. A page's length is its number of
 // distinct words (a tsvector keeps no total), and the average length is
 // that of the pages scored.
