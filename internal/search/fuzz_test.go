@@ -17,7 +17,6 @@ func FuzzBlock(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, key string) {
 		_ = Entries(data, func(k string, l List) bool {
 			_, _ = l.Postings(nil)
-			_, _, _ = l.Positions()
 			_, _ = l.Runs(nil)
 			_ = l.RunsOf([]int64{1, 2, 5}, func(int64, []byte) error { return nil })
 			_, _ = l.PostingsOf(nil, []int64{1, 2, 5})

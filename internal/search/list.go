@@ -55,42 +55,6 @@ func (l List) Postings(dst []Posting) ([]Posting, error) {
 	return dst, nil
 }
 
-// Positions returns, for each document of the list in order, its
-// positions (increasing), as one slice and the end of each document's run
-// in it.
-func (l List) Positions() (pos []uint32, ends []int, err error) {
-	d := decoder{b: l.data}
-	n := d.uvarint()
-	if d.err != nil || n > uint64(len(l.data)) {
-		return nil, nil, ErrCorrupt
-	}
-	for range 3 * n {
-		d.uvarint()
-	}
-	size := d.uvarint()
-	if d.err != nil || size > uint64(len(d.b)) {
-		return nil, nil, ErrCorrupt
-	}
-	d.b = d.b[:size]
-	ends = make([]int, 0, n)
-	for range n {
-		c := d.uvarint()
-		if c > uint64(len(d.b)) {
-			return nil, nil, ErrCorrupt
-		}
-		p := uint32(0)
-		for range c {
-			p += uint32(d.uvarint())
-			pos = append(pos, p)
-		}
-		ends = append(ends, len(pos))
-	}
-	if d.err != nil {
-		return nil, nil, ErrCorrupt
-	}
-	return pos, ends, nil
-}
-
 // Runs appends to dst, for each document of the list in order, its
 // positions as encoded (the count, then the deltas): a merge copies them
 // without decoding.

@@ -201,7 +201,7 @@ func TestCorruptBlocks(t *testing.T) {
 		// Whatever a cut block holds, reading it returns or errors.
 		_ = Entries(b, func(k string, l List) bool {
 			_, _ = l.Postings(nil)
-			_, _, _ = l.Positions()
+			_, _ = l.Runs(nil)
 			return true
 		})
 	}

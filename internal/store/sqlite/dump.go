@@ -150,25 +150,32 @@ func (db *DB) WriteRows(ctx context.Context, t *dump.Table, rows []dump.Row) err
 	return nil
 }
 
+// queueSearchJobs queues a search job for each live page matching cond
+// (SQL over pages, with args) that has none queued, and returns how many
+// it queued. The job's kind, payload and key are those of migrations 0009
+// and 0021, which queue the same.
+func queueSearchJobs(ctx context.Context, tx *wtx, cond string, args ...any) (int64, error) {
+	at := time.Now().UnixMilli()
+	res, err := tx.ExecContext(ctx, `INSERT INTO jobs (kind, payload, dedupe_key, run_at, created, updated)
+		SELECT 'search', json_object('title', title), 'search:' || title, ?, ?, ?
+		FROM pages WHERE deleted = 0 AND (`+cond+`) ORDER BY id
+		ON CONFLICT (dedupe_key) WHERE state = 'queued' AND dedupe_key <> '' DO NOTHING`, append([]any{at, at, at}, args...)...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // FinishCopy resets every page's search entry and queues a search job for
-// each live page that has none queued, in one transaction (the job's
-// kind, payload and key are those of migration 0009). The file has no
-// sequences to set: a new row's ID is one more than the largest.
+// each live page that has none queued, in one transaction. The file has
+// no sequences to set: a new row's ID is one more than the largest.
 func (db *DB) FinishCopy(ctx context.Context) (int, error) {
 	var n int64
-	at := time.Now().UnixMilli()
-	err := db.write(ctx, func(tx *wtx) error {
+	err := db.write(ctx, func(tx *wtx) (err error) {
 		if _, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = 0 WHERE search_rev <> ?`, 0); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO jobs (kind, payload, dedupe_key, run_at, created, updated)
-			SELECT 'search', json_object('title', title), 'search:' || title, ?, ?, ?
-			FROM pages WHERE deleted = 0 ORDER BY id
-			ON CONFLICT (dedupe_key) WHERE state = 'queued' AND dedupe_key <> '' DO NOTHING`, at, at, at)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
+		n, err = queueSearchJobs(ctx, tx, `1`)
 		return err
 	})
 	if err != nil {

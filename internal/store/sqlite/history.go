@@ -92,11 +92,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 				jobs = append(jobs, j)
 			}
 			deferred = append(deferred, pending{jobs, now(time.Time{})}) // queued now, not at the revision's time
-			for _, ts := range [][]wiki.Title{req.Links.Links, req.Links.Categories, req.Links.Templates, req.Links.Files, {req.Links.Redirect}} {
-				for _, t := range ts {
-					linked[string(t)] = true
-				}
-			}
+			markLinked(linked, req.Links)
 		}
 		if err := insertLinkRows(ctx, tx, &links); err != nil {
 			return err

@@ -93,17 +93,8 @@ func (m *merger) run(ctx context.Context, db *DB) {
 			return
 		case <-m.wake:
 		}
-		for ctx.Err() == nil {
-			merged, err := db.mergeSearch(ctx)
-			if err != nil {
-				if ctx.Err() == nil {
-					slog.Warn("sqlite: merging search segments", "err", err)
-				}
-				break
-			}
-			if !merged {
-				break
-			}
+		if err := db.MergeSearch(ctx); err != nil && ctx.Err() == nil {
+			slog.Warn("sqlite: merging search segments", "err", err)
 		}
 	}
 }
@@ -367,17 +358,12 @@ var errMergeLost = fmt.Errorf("sqlite: the segments were merged by another proce
 var errMergeRemoved = fmt.Errorf("sqlite: the merged segment was removed (taken for abandoned) before it was published")
 
 // rebuildSegment removes segment id, which cause says does not decode,
-// and queues a search job for each page it held the entry of (the job's
-// kind, payload and key are those of migration 0021): they are searchable
-// again once their jobs have run.
+// and queues a search job for each page it held the entry of: they are
+// searchable again once their jobs have run.
 func (db *DB) rebuildSegment(ctx context.Context, id int64, cause error) error {
 	slog.Error("sqlite: a search segment does not decode; its pages are indexed again", "segment", id, "err", cause)
-	at := time.Now().UnixMilli()
 	err := db.write(ctx, func(tx *wtx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (kind, payload, dedupe_key, run_at, created, updated)
-			SELECT 'search', json_object('title', title), 'search:' || title, ?, ?, ?
-			FROM pages WHERE search_seg = ? AND search_seg <> 0 AND deleted = 0 ORDER BY id
-			ON CONFLICT (dedupe_key) WHERE state = 'queued' AND dedupe_key <> '' DO NOTHING`, at, at, at, id); err != nil {
+		if _, err := queueSearchJobs(ctx, tx, `search_seg = ? AND search_seg <> 0`, id); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE pages SET search_rev = 0, search_seg = 0 WHERE search_seg = ? AND search_seg <> 0`, id); err != nil {

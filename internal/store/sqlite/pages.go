@@ -395,21 +395,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			if res[i], _, err = saveOnPageTx(sctx, tx, req, cur, texts[i], terms[i], &links); err != nil {
 				return fmt.Errorf("%q: %w", req.Title, err)
 			}
-			for _, t := range req.Links.Links {
-				linked[string(t)] = true
-			}
-			for _, t := range req.Links.Categories {
-				linked[string(t)] = true
-			}
-			if t := req.Links.Redirect; t != "" {
-				linked[string(t)] = true
-			}
-			for _, t := range req.Links.Templates {
-				linked[string(t)] = true
-			}
-			for _, t := range req.Links.Files {
-				linked[string(t)] = true
-			}
+			markLinked(linked, req.Links)
 		}
 		if err := insertLinkRows(sctx, tx, &links); err != nil {
 			return err
@@ -436,6 +422,19 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 	}
 	db.restartWAL(ctx)
 	return res, nil
+}
+
+// markLinked notes in linked every title ls links to, in any way: an
+// import batch's later pages see them linked before the rows are written.
+func markLinked(linked map[string]bool, ls wiki.LinkSet) {
+	for _, ts := range [][]wiki.Title{ls.Links, ls.Categories, ls.Templates, ls.Files} {
+		for _, t := range ts {
+			linked[string(t)] = true
+		}
+	}
+	if ls.Redirect != "" {
+		linked[string(ls.Redirect)] = true
+	}
 }
 
 // growCache gives the writer a larger page cache, once, for an import:
