@@ -61,8 +61,13 @@ func parse(b []byte, r *request) bool {
 	if r.target[0] != '/' {
 		return false // not origin form
 	}
-	for _, c := range r.target {
+	for i, c := range r.target {
 		if c <= ' ' || c >= 0x7f {
+			return false
+		}
+		// An escape must be one (net/http refuses "/0%"): anything else is
+		// net/http's to answer.
+		if c == '%' && (i+2 >= len(r.target) || !isHex(r.target[i+1]) || !isHex(r.target[i+2])) {
 			return false
 		}
 	}
@@ -251,3 +256,7 @@ var isToken = func() (t [256]bool) {
 
 // bytesString views b as a string for a call that does not keep it.
 func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}

@@ -21,6 +21,8 @@ func FuzzParse(f *testing.F) {
 		"GET /wiki/A HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
 		"GET /wiki/A HTTP/1.1\r\nHost: a\r\n X: y\r\n\r\n",
 		"GET  /wiki/A HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /0% HTTP/1.0\r\n\r\n", // not an escape: net/http's to refuse
+		"GET /wiki/A%2 HTTP/1.1\r\nHost: a\r\n\r\n",
 	} {
 		f.Add([]byte(s))
 	}
