@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/config"
+	"github.com/wikid/wikid/internal/cores"
 	"github.com/wikid/wikid/internal/edge"
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/front"
@@ -95,6 +96,12 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	if err != nil {
 		return nil, err
 	}
+	// An import's writer (SQLite's one) keeps a core; its parses, the
+	// search segments and merges share the others.
+	gate := cores.New(runtime.GOMAXPROCS(0))
+	if s, ok := db.(interface{ ShareCores(*cores.Gate) }); ok {
+		s.ShareCores(gate)
+	}
 	views, err := view.Parse(cfg.TitleRules())
 	if err != nil {
 		db.Close()
@@ -132,7 +139,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	})
 	wt := newWikitext(cfg)
 	a.Engine = engine.New(engine.Options{
-		Store: store.Timed{Store: db}, Logger: log,
+		Store: store.Timed{Store: db}, Logger: log, Cores: gate,
 		// The title rules (capital_links) go with the renderer: the engine
 		// expands templates and keys stored renders by them.
 		Renderer:     render.New(render.WithTimeout(time.Duration(cfg.RenderTimeout)), render.WithTitleRules(cfg.TitleRules())),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/maypok86/otter/v2"
 
+	"github.com/wikid/wikid/internal/cores"
 	"github.com/wikid/wikid/internal/diff"
 	"github.com/wikid/wikid/internal/markup/template"
 	"github.com/wikid/wikid/internal/media"
@@ -87,6 +88,7 @@ type Rendered struct {
 // Engine ties the store, the renderers and the caches together.
 type Engine struct {
 	store wiki.Store
+	cores *cores.Gate // Options.Cores
 	// markups are the renderers by content model (markup.go); markdown
 	// is always there, and its title rules are the wiki's.
 	markups      map[wiki.ContentModel]Markup
@@ -175,6 +177,9 @@ type Options struct {
 	// JobsQueued is called after a change committed jobs: it wakes the
 	// workers. Never blocks.
 	JobsQueued func()
+	// Cores is shared with the store's import writer: an import's parses
+	// take the cores it leaves (nil: every core).
+	Cores *cores.Gate
 	// KeepChanges is how long recent-changes entries are kept (0: forever);
 	// KeepDoneJobs how long finished jobs stay listed (default 24h).
 	KeepChanges, KeepDoneJobs time.Duration
@@ -232,7 +237,7 @@ func New(o Options) *Engine {
 			return uint32(len(v.r.HTML) + len(v.r.TOC) + 128)
 		},
 	})
-	return &Engine{store: o.Store, markups: markups, defaultModel: o.DefaultModel.Or(wiki.ModelMarkdown), toMarkdown: o.WikitextToMarkdown, purger: o.Purger, cdn: o.CDN, hasCDN: hasCDN, onQueued: o.JobsQueued,
+	return &Engine{store: o.Store, cores: o.Cores, markups: markups, defaultModel: o.DefaultModel.Or(wiki.ModelMarkdown), toMarkdown: o.WikitextToMarkdown, purger: o.Purger, cdn: o.CDN, hasCDN: hasCDN, onQueued: o.JobsQueued,
 		log: o.Logger, maxPage: o.MaxPageBytes, siteName: o.SiteName, now: o.Now, mem: mem, noCache: o.NoRenderCache,
 		keepChanges: o.KeepChanges, keepDoneJobs: o.KeepDoneJobs, gate: newRenderGate(o.RenderLimits), sectionMark: newSectionMark(),
 		files: o.Files, thumbGate: newRenderGate(RenderLimits{Concurrency: o.Files.ThumbSlots, Queue: o.Files.ThumbQueue})}

@@ -219,7 +219,9 @@ func (e *Engine) historyRequests(ctx context.Context, pages []HistoryPage, opts 
 					continue
 				}
 				latest := revs[len(revs)-1]
+				e.cores.Acquire()
 				links, plain, err := e.analyzeHistory(ctx, p.Title, latest)
+				e.cores.Release()
 				if err != nil {
 					errs[i] = fmt.Errorf("page %q: %w", p.Title, err)
 					continue

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
@@ -143,7 +144,8 @@ func (e *Engine) Import(ctx context.Context, pages iter.Seq2[ImportPage, error],
 	return st, ctx.Err()
 }
 
-// importRequests parses a batch of pages on every core.
+// importRequests parses a batch of pages on every core the writer of
+// the batch before leaves (Options.Cores).
 func (e *Engine) importRequests(ctx context.Context, pages []ImportPage, ed Editor, summary string) ([]wiki.SaveRequest, error) {
 	reqs := make([]wiki.SaveRequest, len(pages))
 	errs := make([]error, len(pages))
@@ -153,35 +155,38 @@ func (e *Engine) importRequests(ctx context.Context, pages []ImportPage, ed Edit
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < len(pages); i += workers {
-				p := pages[i]
-				text := normalizeText(p.Text)
-				if err := e.checkSize(text); err != nil {
-					errs[i] = fmt.Errorf("page %q: %w", p.Title, err)
-					continue
-				}
-				if err := checkModel(p.Model); err != nil {
-					errs[i] = fmt.Errorf("page %q: %w", p.Title, err)
-					continue
-				}
-				model := p.Model.Or(e.defaultModel)
-				links, plain, err := e.analyzeNow(ctx, p.Title, text, model)
-				if err != nil {
-					errs[i] = fmt.Errorf("page %q: %w", p.Title, err)
-					continue
-				}
-				reqs[i] = wiki.SaveRequest{
-					Title: p.Title, Text: text, Summary: summary, UserID: ed.UserID, UserName: ed.UserName,
-					Links: links, SearchText: plain, SearchTerms: store.IndexText(plain), Time: now, Group: ed.Group,
-					Model: model,
-					// Whether the page is created is known after: its
-					// pair is purged at external caches either way.
-					Jobs: e.changeJobs(p.Title, true, false, withPair(slices.Clone(links.Categories), p.Title)...),
-				}
+				e.cores.Acquire()
+				reqs[i], errs[i] = e.importRequest(ctx, pages[i], ed, summary, now)
+				e.cores.Release()
 			}
 		})
 	}
 	wg.Wait()
 	return reqs, errors.Join(errs...)
+}
+
+// importRequest parses page p for importRequests.
+func (e *Engine) importRequest(ctx context.Context, p ImportPage, ed Editor, summary string, now time.Time) (wiki.SaveRequest, error) {
+	text := normalizeText(p.Text)
+	if err := e.checkSize(text); err != nil {
+		return wiki.SaveRequest{}, fmt.Errorf("page %q: %w", p.Title, err)
+	}
+	if err := checkModel(p.Model); err != nil {
+		return wiki.SaveRequest{}, fmt.Errorf("page %q: %w", p.Title, err)
+	}
+	model := p.Model.Or(e.defaultModel)
+	links, plain, err := e.analyzeNow(ctx, p.Title, text, model)
+	if err != nil {
+		return wiki.SaveRequest{}, fmt.Errorf("page %q: %w", p.Title, err)
+	}
+	return wiki.SaveRequest{
+		Title: p.Title, Text: text, Summary: summary, UserID: ed.UserID, UserName: ed.UserName,
+		Links: links, SearchText: plain, SearchTerms: store.IndexText(plain), Time: now, Group: ed.Group,
+		Model: model,
+		// Whether the page is created is known after: its pair is purged
+		// at external caches either way.
+		Jobs: e.changeJobs(p.Title, true, false, withPair(slices.Clone(links.Categories), p.Title)...),
+	}, nil
 }
 
 // importWritten does for a written import batch what afterChange does for

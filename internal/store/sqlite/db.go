@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wikid/wikid/internal/cores"
 	"github.com/wikid/wikid/internal/wiki"
 	_ "modernc.org/sqlite" // registers driver "sqlite"
 )
@@ -57,7 +58,19 @@ type DB struct {
 	segcache   segcache // what queries read of search segments
 	rebuilding sync.Map // search segments found corrupt, being rebuilt (corrupt)
 	merger     merger   // of search segments, in the background
+	// bulkBatches counts import batches, checkpointed bulkCheckpointEvery
+	// at a time (writeBulk).
+	bulkBatches atomic.Int64
+	// cores: an import's writer keeps one; the search segments it builds
+	// and the merges take the others as the engine's parses do
+	// (ShareCores).
+	cores *cores.Gate
 }
+
+// ShareCores makes the store's import writer keep a core of g's while it
+// writes, and the work that feeds it (a batch's search segment, merges)
+// take cores from g. Call it before the store is used.
+func (db *DB) ShareCores(g *cores.Gate) { db.cores = g }
 
 // bulkCacheKiB is the writer's page cache once the process imports in
 // bulk (ImportPages), where it is otherwise that of the dsn. A batch

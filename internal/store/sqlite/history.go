@@ -53,8 +53,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 	}
 	wg.Wait()
 	res := make([]wiki.HistoryResult, len(reqs))
-	db.growCache(ctx)
-	err = db.write(ctx, func(tx *wtx) error {
+	err = db.writeBulk(ctx, func(tx *wtx) error {
 		var entries []searchEntry
 		var links store.LinkRows
 		linked := map[string]bool{}
@@ -107,7 +106,6 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: import history: %w", err)
 	}
-	db.restartWAL(ctx)
 	return res, nil
 }
 

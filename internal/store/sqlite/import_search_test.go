@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/wikid/wikid/internal/cores"
+	"github.com/wikid/wikid/internal/store/sqlite"
 	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -39,5 +41,35 @@ func TestImportTitleTwiceSearch(t *testing.T) {
 	}
 	if err := db.MergeSearch(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An import whose writer keeps the only core of its gate still builds its
+// segments and merges them: the writer holds none of the cores the work
+// that feeds it waits for.
+func TestImportOnOneCore(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	db.ShareCores(cores.New(1))
+	for batch := range 10 { // enough segments for a merge
+		var reqs []wiki.SaveRequest
+		for i := range 3 {
+			text := fmt.Sprintf("batch%d page%d shared", batch, i)
+			reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("B%d P%d", batch, i)), Text: text, SearchText: text, UserName: "U"})
+		}
+		if _, err := db.ImportPages(ctx, reqs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.MergeSearch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := db.Search(ctx, wiki.SearchQuery{Text: "shared", Limit: 50})
+	if err != nil || len(hits) != 30 {
+		t.Errorf("shared: %d hits (%v), want 30", len(hits), err)
+	}
+	segs, _, indexed, err := sqlite.SearchSegments(ctx, db)
+	if err != nil || segs > 3 || indexed != 30 {
+		t.Errorf("%d search segments, %d pages indexed after the merges (%v), want the ten batches' merged and 30", segs, indexed, err)
 	}
 }

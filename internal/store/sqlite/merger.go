@@ -283,6 +283,9 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 	for i, id := range ids {
 		srcs[i] = db.blockSource(ctx, id)
 	}
+	// The merge takes a core from an import's writer's share
+	// (ShareCores), and gives it back while it waits for the writer.
+	db.cores.Acquire()
 	seg, err := search.Merge(srcs, len(pages), func(i int, doc int64) int64 {
 		if doc <= 0 || doc >= int64(len(renumber[i])) {
 			return 0
@@ -291,11 +294,14 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 	}, func(b search.Block) error {
 		pending = append(pending, b)
 		size += len(b.Data)
-		if size >= mergeChunk {
-			return flush()
+		if size < mergeChunk {
+			return nil
 		}
-		return nil
+		db.cores.Release()
+		defer db.cores.Acquire()
+		return flush()
 	})
+	db.cores.Release()
 	if err == nil {
 		err = flush()
 	}
