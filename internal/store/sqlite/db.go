@@ -55,9 +55,10 @@ type DB struct {
 
 	bulkOnce sync.Once // ImportPages grew the writer's page cache
 
-	segcache   segcache // what queries read of search segments
-	rebuilding sync.Map // search segments found corrupt, being rebuilt (corrupt)
-	merger     merger   // of search segments, in the background
+	segcache   segcache   // what queries read of search segments
+	rebuilding sync.Map   // search segments found corrupt, being rebuilt (corrupt)
+	merger     merger     // of search segments, in the background
+	mergeMu    sync.Mutex // one merge at a time (mergeSearch)
 	// bulkBatches counts import batches, checkpointed bulkCheckpointEvery
 	// at a time (writeBulk).
 	bulkBatches atomic.Int64

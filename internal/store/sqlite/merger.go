@@ -100,8 +100,9 @@ func (m *merger) run(ctx context.Context, db *DB) {
 }
 
 // MergeSearch runs the merges there are to run now, and returns when
-// none is left: a bulk import ends with it. The background merger may run
-// one meanwhile; each merge checks that its segments are still live.
+// none is left: a bulk import ends with it. The background merger's merges
+// take turns with its own; another process may run one meanwhile (each
+// merge checks that its segments are still live).
 func (db *DB) MergeSearch(ctx context.Context) error {
 	for {
 		merged, err := db.mergeSearch(ctx)
@@ -158,8 +159,13 @@ func mergePlan(segs []segmentLive) []int64 {
 	return nil
 }
 
-// mergeSearch runs one merge, if there is one to run.
+// mergeSearch runs one merge, if there is one to run. The merges of one
+// process run one at a time (mergeMu): MergeSearch beside the merger
+// would otherwise plan the merge the merger is running, and run it again
+// for nothing (the second to finish finds its segments gone).
 func (db *DB) mergeSearch(ctx context.Context) (bool, error) {
+	db.mergeMu.Lock()
+	defer db.mergeMu.Unlock()
 	if err := db.write(ctx, func(tx *wtx) error {
 		// Segments a stopped process left half written.
 		_, err := tx.ExecContext(ctx, `DELETE FROM search_blocks WHERE seg IN (SELECT id FROM search_segments WHERE state = 1 AND created < ?)`,
