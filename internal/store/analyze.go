@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"iter"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
@@ -51,6 +52,8 @@ func Tokens(s string) iter.Seq[Token] {
 // character stays, as in the text, so that the phrase's terms stand next
 // to each other as the text's do.
 func tokenize(s string, index bool, yield func(Token) bool) {
+	cache := stemCaches.Get().(*stemCache)
+	defer stemCaches.Put(cache)
 	word := make([]byte, 0, 32)
 	wordStart, lastEnd := -1, 0
 	stopped := false
@@ -69,7 +72,7 @@ func tokenize(s string, index bool, yield func(Token) bool) {
 	}
 	flush := func() {
 		if wordStart >= 0 && len(word) > 0 {
-			t := stem(word)
+			t := cache.stem(word)
 			if len(t) > MaxTermBytes {
 				t = t[:MaxTermBytes]
 				for !utf8.ValidString(t) {
@@ -140,17 +143,18 @@ func tokenize(s string, index bool, yield func(Token) bool) {
 	flush()
 }
 
-// stem returns the term of a folded word: the English stem (Porter2) of
-// a word of ASCII letters longer than three, so that tomato finds
-// tomatoes; other words as they are. Terms are remembered in a fixed table
-// indexed by the word's hash (a newer word takes an older one's slot):
-// text repeats its words, a stem costs microseconds, a word found there
-// costs no allocation, and the table's size cannot grow.
-func stem(w []byte) string {
-	if len(w) > 24 {
-		return string(w)
-	}
-	slot := &stems[maphash.Bytes(stemSeed, w)&uint64(len(stems)-1)]
+// maxStemmed: a longer word is its own term, and is not remembered.
+const maxStemmed = 24
+
+// stemHashed returns the term of a folded word w of at most maxStemmed
+// bytes, whose hash (stemSeed) is h: the English stem (Porter2) of a word
+// of ASCII letters longer than three, so that tomato finds tomatoes;
+// other words as they are. Terms are remembered in a fixed table indexed
+// by the word's hash (a newer word takes an older one's slot): text
+// repeats its words, a stem costs microseconds, a word found there costs
+// no allocation, and the table's size cannot grow.
+func stemHashed(w []byte, h uint64) string {
+	slot := &stems[h&uint64(len(stems)-1)]
 	if e := slot.Load(); e != nil && e.word == string(w) {
 		return e.stem
 	}
@@ -174,6 +178,38 @@ func isLowerASCII(w []byte) bool {
 }
 
 type stemEntry struct{ word, stem string }
+
+// stemCache is a tokenizer's own small table in front of stems (a
+// tokenize call takes one from stemCaches): a word found there costs one
+// read of memory the core has seen lately, where stems costs three
+// (slot, entry, word) in a table larger than a core's cache. An import
+// tokenizes every page's text, and those reads were half its analyzer's
+// time.
+type stemCache [1 << 12]stemSlot
+
+type stemSlot struct {
+	n    uint8 // the word's length; 0: an empty slot
+	word [maxStemmed]byte
+	stem string
+}
+
+var stemCaches = sync.Pool{New: func() any { return new(stemCache) }}
+
+// stem is the package's stem, remembered in c too.
+func (c *stemCache) stem(w []byte) string {
+	if len(w) > maxStemmed {
+		return string(w)
+	}
+	h := maphash.Bytes(stemSeed, w)
+	s := &c[h&uint64(len(c)-1)]
+	if int(s.n) == len(w) && string(s.word[:s.n]) == string(w) {
+		return s.stem
+	}
+	t := stemHashed(w, h)
+	s.n = uint8(copy(s.word[:], w))
+	s.stem = t
+	return t
+}
 
 var (
 	stems    [1 << 18]atomic.Pointer[stemEntry]

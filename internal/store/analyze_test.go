@@ -1,6 +1,8 @@
 package store
 
 import (
+	"fmt"
+	"hash/maphash"
 	"strings"
 	"testing"
 )
@@ -106,5 +108,31 @@ func TestTokensStops(t *testing.T) {
 	Tokenize("one two 日本語", func(tok Token) { want = append(want, tok.Term) })
 	if strings.Join(all, " ") != strings.Join(want, " ") {
 		t.Fatalf("Tokens = %v, Tokenize = %v", all, want)
+	}
+}
+
+// A tokenizer's stem cache gives every word its own term, whether the word
+// is new to it, found in it, or took the slot of another (more words than
+// slots, each seen twice).
+func TestStemCache(t *testing.T) {
+	var c stemCache
+	words := []string{"tomatoes", "tomato", "running", "runs", "don", "a", "été", strings.Repeat("x", maxStemmed), strings.Repeat("y", maxStemmed+1)}
+	for i := range 3 * len(c) {
+		words = append(words, fmt.Sprintf("word%dings", i))
+	}
+	want := map[string]string{"tomatoes": "tomato", "tomato": "tomato", "running": "run", "runs": "run", "don": "don", "a": "a", "été": "été"}
+	for round := range 2 {
+		for _, w := range words {
+			got := c.stem([]byte(w))
+			if len(w) <= maxStemmed && got != stemHashed([]byte(w), maphash.Bytes(stemSeed, []byte(w))) {
+				t.Fatalf("round %d: %q: cache says %q, the table %q", round, w, got, stemHashed([]byte(w), maphash.Bytes(stemSeed, []byte(w))))
+			}
+			if len(w) > maxStemmed && got != w {
+				t.Fatalf("round %d: %q, longer than any stemmed word, became %q", round, w, got)
+			}
+			if x, ok := want[w]; ok && got != x {
+				t.Errorf("round %d: %q → %q, want %q", round, w, got, x)
+			}
+		}
 	}
 }
