@@ -461,15 +461,18 @@ const walAutocheckpoint = 1000
 // cache grown for imports (growCache) and a core of its own (ShareCores).
 func (db *DB) writeBulk(ctx context.Context, fn func(tx *wtx) error) error {
 	db.growCache(ctx)
-	// The writer bounds an import's pace: it keeps a core to itself.
-	done := db.cores.Writer()
-	defer done()
+	release := func() {}
 	err := db.write(ctx, func(tx *wtx) error {
+		// The writer bounds an import's pace: it keeps a core to itself
+		// from when it holds the database to its commit (imports waiting
+		// for it take none).
+		release = db.cores.Writer()
 		if _, err := tx.ExecContext(ctx, `PRAGMA wal_autocheckpoint = 0`); err != nil {
 			return err
 		}
 		return fn(tx)
 	})
+	release()
 	// Other writes checkpoint as before. A write that takes the writer
 	// connection first commits without one: the next one does it.
 	if _, rerr := db.w.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, walAutocheckpoint)); rerr != nil {
