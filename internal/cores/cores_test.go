@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // run starts n workers that each take a core, note how many hold one at
@@ -92,4 +93,58 @@ func TestNilGateDoesNotLimit(t *testing.T) {
 	if m := most(); m != 5 {
 		t.Errorf("%d workers held a core at once, want all 5", m)
 	}
+}
+
+// waiting waits until n callers wait in Acquire.
+func waiting(t *testing.T, g *Gate, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		w := len(g.waiting)
+		g.mu.Unlock()
+		if w == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d callers wait in Acquire, want %d", w, n)
+		}
+	}
+}
+
+// A worker that gives its core back and asks again at once waits behind
+// one that was waiting already: the writer's segment build is not starved
+// by the next batch's parses.
+func TestGateFirstComeFirstServed(t *testing.T) {
+	g := New(2)
+	done := g.Writer() // one core left
+	defer done()
+	g.Acquire() // a parse worker's
+	order := make(chan string, 2)
+	go func() {
+		g.Acquire()
+		order <- "build"
+		g.Release()
+	}()
+	waiting(t, g, 1)
+	g.Release() // the parse is done...
+	g.Acquire() // ...and the next one asks at once
+	order <- "parse"
+	g.Release()
+	if first := <-order; first != "build" {
+		t.Errorf("%s got the core first, want the build that waited for it", first)
+	}
+}
+
+// A writer that is done hands its core to a waiter.
+func TestGateWriterDoneHandsOff(t *testing.T) {
+	g := New(2)
+	done := g.Writer()
+	g.Acquire()
+	got := make(chan struct{})
+	go func() { g.Acquire(); close(got) }()
+	waiting(t, g, 1)
+	done()
+	<-got // blocks forever (the test times out) if the core is not handed over
+	g.Release()
+	g.Release()
 }

@@ -55,12 +55,12 @@ type DB struct {
 
 	bulkOnce sync.Once // ImportPages grew the writer's page cache
 
-	segcache   segcache   // what queries read of search segments
-	rebuilding sync.Map   // search segments found corrupt, being rebuilt (corrupt)
-	merger     merger     // of search segments, in the background
-	mergeMu    sync.Mutex // one merge at a time (mergeSearch)
-	// bulkBatches counts import batches, checkpointed bulkCheckpointEvery
-	// at a time (writeBulk).
+	segcache   segcache      // what queries read of search segments
+	rebuilding sync.Map      // search segments found corrupt, being rebuilt (corrupt)
+	merger     merger        // of search segments, in the background
+	mergeTurn  chan struct{} // one merge at a time (mergeSearch)
+	// bulkBatches counts import batches: the WAL restarts every
+	// bulkRestartEvery (writeBulk).
 	bulkBatches atomic.Int64
 	// cores: an import's writer keeps one; the search segments it builds
 	// and the merges take the others as the engine's parses do
@@ -84,7 +84,7 @@ const bulkCacheKiB = 128 << 10
 // Open opens (creating if needed) the database at path and applies any
 // pending schema migrations.
 func Open(ctx context.Context, path string) (*DB, error) {
-	db := &DB{path: path}
+	db := &DB{path: path, mergeTurn: make(chan struct{}, 1)}
 	var err error
 	db.w, err = sql.Open("sqlite", dsn(path, false))
 	if err != nil {

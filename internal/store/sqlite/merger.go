@@ -160,12 +160,17 @@ func mergePlan(segs []segmentLive) []int64 {
 }
 
 // mergeSearch runs one merge, if there is one to run. The merges of one
-// process run one at a time (mergeMu): MergeSearch beside the merger
+// process run one at a time (mergeTurn): MergeSearch beside the merger
 // would otherwise plan the merge the merger is running, and run it again
-// for nothing (the second to finish finds its segments gone).
+// for nothing (the second to finish finds its segments gone). Waiting
+// for its turn ends with ctx.
 func (db *DB) mergeSearch(ctx context.Context) (bool, error) {
-	db.mergeMu.Lock()
-	defer db.mergeMu.Unlock()
+	select {
+	case db.mergeTurn <- struct{}{}:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	defer func() { <-db.mergeTurn }()
 	if err := db.write(ctx, func(tx *wtx) error {
 		// Segments a stopped process left half written.
 		_, err := tx.ExecContext(ctx, `DELETE FROM search_blocks WHERE seg IN (SELECT id FROM search_segments WHERE state = 1 AND created < ?)`,

@@ -1,6 +1,9 @@
 package sqlite
 
 import (
+	"context"
+	"errors"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -33,5 +36,23 @@ func TestMergePlan(t *testing.T) {
 		if got := mergePlan(tc.segs); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: plan %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A MergeSearch waiting for its turn behind a merge under way (the
+// merger's) stops when its context ends: `wikid import` interrupted does
+// not wait for the merger's merge.
+func TestMergeSearchTurnEndsWithContext(t *testing.T) {
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "wikid.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.mergeTurn <- struct{}{} // a merge under way
+	defer func() { <-db.mergeTurn }()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := db.MergeSearch(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("MergeSearch behind a merge under way, its context ended: %v, want context.Canceled", err)
 	}
 }

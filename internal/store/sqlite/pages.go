@@ -441,24 +441,20 @@ func (db *DB) growCache(ctx context.Context) {
 	})
 }
 
-// bulkCheckpointEvery: the WAL is checkpointed once every this many
-// import batches (writeBulk), not at each batch's commit. A batch dirties
-// pages all over the link target and title indexes, which the next
-// batches dirty again: checkpointed together, such a page is copied into
-// the database once for them all (at 100,000 pages, four batches at a time
-// saved a fifth of the commits' time). The WAL holds up to that many
-// batches meanwhile (about 400 MB at 100,000 pages).
-const bulkCheckpointEvery = 4
-
-// walAutocheckpoint is SQLite's default, which writes other than an
-// import's keep: a commit that leaves more than this many pages in the WAL
-// checkpoints it.
-const walAutocheckpoint = 1000
+// bulkRestartEvery: an import starts the WAL over (restartWAL) once every
+// this many batches, not after each. Each batch's pages are copied into
+// the database by the automatic checkpoint of the next commit, as any
+// write's are; the RESTART, which waits for the readers of the moment and
+// holds off writers, then finds little to copy, and is needed only to keep
+// the WAL from growing beside a server's readers: every fourth batch keeps
+// it to about four batches (at 100,000 pages, fewer RESTARTs took the
+// import 4 s less).
+const bulkRestartEvery = 4
 
 // writeBulk runs fn in a write transaction of an import (ImportPages,
-// ImportHistory), whose commit leaves the WAL to be checkpointed with
-// those of the next batches (bulkCheckpointEvery), with the writer's page
-// cache grown for imports (growCache) and a core of its own (ShareCores).
+// ImportHistory), with the writer's page cache grown for imports
+// (growCache) and a core of its own (ShareCores), and restarts the WAL
+// every bulkRestartEvery batches.
 func (db *DB) writeBulk(ctx context.Context, fn func(tx *wtx) error) error {
 	db.growCache(ctx)
 	release := func() {}
@@ -467,18 +463,10 @@ func (db *DB) writeBulk(ctx context.Context, fn func(tx *wtx) error) error {
 		// from when it holds the database to its commit (imports waiting
 		// for it take none).
 		release = db.cores.Writer()
-		if _, err := tx.ExecContext(ctx, `PRAGMA wal_autocheckpoint = 0`); err != nil {
-			return err
-		}
 		return fn(tx)
 	})
 	release()
-	// Other writes checkpoint as before. A write that takes the writer
-	// connection first commits without one: the next one does it.
-	if _, rerr := db.w.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, walAutocheckpoint)); rerr != nil {
-		slog.Warn("sqlite: restoring the WAL's automatic checkpoints after an import batch", "err", rerr)
-	}
-	if err == nil && db.bulkBatches.Add(1)%bulkCheckpointEvery == 0 {
+	if err == nil && db.bulkBatches.Add(1)%bulkRestartEvery == 0 {
 		db.restartWAL(ctx)
 	}
 	return err

@@ -45,19 +45,6 @@ func (db *DB) DeleteRenders(ctx context.Context, pageIDs []int64) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: delete renders: %w", err)
 	}
-	// Most pages have none (a backlinks job's, after an import): a read,
-	// which does not wait for the writer, tells. A render stored after it
-	// is one begun before the caller moved the pages' epochs on, which
-	// drops itself as it would after the deletion.
-	var has bool
-	err = db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM renders WHERE rev_id IN
-		(SELECT id FROM revisions WHERE page_id IN (SELECT value FROM json_each(?))))`, string(arg)).Scan(&has)
-	if err != nil || !has {
-		if err != nil {
-			err = fmt.Errorf("sqlite: delete renders: %w", err)
-		}
-		return err
-	}
 	err = db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM renders WHERE rev_id IN
 			(SELECT id FROM revisions WHERE page_id IN (SELECT value FROM json_each(?)))`, string(arg))
