@@ -73,3 +73,16 @@ func TestImportOnOneCore(t *testing.T) {
 		t.Errorf("%d search segments, %d pages indexed after the merges (%v), want the ten batches' merged and 30", segs, indexed, err)
 	}
 }
+
+// An import batch commits without checkpointing the WAL; the writer
+// connection checkpoints the other writes as before.
+func TestImportBatchLeavesCheckpointsOn(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	if _, err := db.ImportPages(ctx, []wiki.SaveRequest{{Title: "A", Text: "a", SearchText: "a", UserName: "U"}}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := sqlite.Pragma(ctx, db, "wal_autocheckpoint", false); err != nil || v != "1000" {
+		t.Errorf("the writer's wal_autocheckpoint after an import batch: %q (%v), want 1000", v, err)
+	}
+}

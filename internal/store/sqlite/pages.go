@@ -442,19 +442,25 @@ func (db *DB) growCache(ctx context.Context) {
 }
 
 // bulkRestartEvery: an import starts the WAL over (restartWAL) once every
-// this many batches, not after each. Each batch's pages are copied into
-// the database by the automatic checkpoint of the next commit, as any
-// write's are; the RESTART, which waits for the readers of the moment and
-// holds off writers, then finds little to copy, and is needed only to keep
-// the WAL from growing beside a server's readers: every fourth batch keeps
-// it to about four batches (at 100,000 pages, fewer RESTARTs took the
-// import 4 s less).
+// this many batches, not after each: the RESTART waits for the readers of
+// the moment and holds off writers, and is needed only to keep the WAL from
+// growing beside a server's readers; every fourth batch keeps it to about
+// four batches (at 100,000 pages, fewer RESTARTs took the import 4 s
+// less).
 const bulkRestartEvery = 4
+
+// walAutocheckpoint is SQLite's default, which writes other than an
+// import batch's keep: a commit that leaves more than this many pages in
+// the WAL checkpoints it.
+const walAutocheckpoint = 1000
 
 // writeBulk runs fn in a write transaction of an import (ImportPages,
 // ImportHistory), with the writer's page cache grown for imports
 // (growCache) and a core of its own (ShareCores), and restarts the WAL
-// every bulkRestartEvery batches.
+// every bulkRestartEvery batches. The batch's commit does not checkpoint
+// the WAL: the next write's does, on its own time, where the import's
+// writer bounds the import's pace (beside a server, the server's next
+// write; alone, the import's purge-log append after the batch).
 func (db *DB) writeBulk(ctx context.Context, fn func(tx *wtx) error) error {
 	db.growCache(ctx)
 	release := func() {}
@@ -463,9 +469,17 @@ func (db *DB) writeBulk(ctx context.Context, fn func(tx *wtx) error) error {
 		// from when it holds the database to its commit (imports waiting
 		// for it take none).
 		release = db.cores.Writer()
+		if _, err := tx.ExecContext(ctx, `PRAGMA wal_autocheckpoint = 0`); err != nil {
+			return err
+		}
 		return fn(tx)
 	})
 	release()
+	// A write that takes the writer connection before this commits without
+	// a checkpoint: the next one makes it.
+	if _, rerr := db.w.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, walAutocheckpoint)); rerr != nil {
+		slog.Warn("sqlite: restoring the WAL's automatic checkpoints after an import batch", "err", rerr)
+	}
 	if err == nil && db.bulkBatches.Add(1)%bulkRestartEvery == 0 {
 		db.restartWAL(ctx)
 	}
