@@ -52,8 +52,11 @@ func Tokens(s string) iter.Seq[Token] {
 // character stays, as in the text, so that the phrase's terms stand next
 // to each other as the text's do.
 func tokenize(s string, index bool, yield func(Token) bool) {
-	cache := stemCaches.Get().(*stemCache)
-	defer stemCaches.Put(cache)
+	var cache *stemCache // a short text (a query, a title) does without
+	if len(s) >= stemCacheMin {
+		cache = stemCaches.Get().(*stemCache)
+		defer stemCaches.Put(cache)
+	}
 	word := make([]byte, 0, 32)
 	wordStart, lastEnd := -1, 0
 	stopped := false
@@ -195,12 +198,21 @@ type stemSlot struct {
 
 var stemCaches = sync.Pool{New: func() any { return new(stemCache) }}
 
-// stem is the package's stem, remembered in c too.
+// stemCacheMin: a text shorter than this is tokenized without a stem
+// cache, which would cost more to fill than it saves, and whose 200 KB
+// would otherwise be held by every request tokenizing a query at once.
+const stemCacheMin = 1 << 10
+
+// stem is the package's stem, remembered in c too (nil: in the shared
+// table only).
 func (c *stemCache) stem(w []byte) string {
 	if len(w) > maxStemmed {
 		return string(w)
 	}
 	h := maphash.Bytes(stemSeed, w)
+	if c == nil {
+		return stemHashed(w, h)
+	}
 	s := &c[h&uint64(len(c)-1)]
 	if int(s.n) == len(w) && string(s.word[:s.n]) == string(w) {
 		return s.stem

@@ -130,6 +130,9 @@ func TestStemCache(t *testing.T) {
 			if len(w) > maxStemmed && got != w {
 				t.Fatalf("round %d: %q, longer than any stemmed word, became %q", round, w, got)
 			}
+			if none := (*stemCache)(nil).stem([]byte(w)); none != got {
+				t.Fatalf("round %d: %q: %q without a cache, %q with one", round, w, none, got)
+			}
 			if x, ok := want[w]; ok && got != x {
 				t.Errorf("round %d: %q → %q, want %q", round, w, got, x)
 			}
