@@ -62,6 +62,7 @@ type DB struct {
 	// bulkBatches counts import batches: the WAL restarts every
 	// bulkRestartEvery (writeBulk).
 	bulkBatches atomic.Int64
+	bulk        bulkCheckpoints // an import holds off the writer's checkpoints
 	// cores: an import's writer keeps one; the search segments it builds
 	// and the merges take the others as the engine's parses do
 	// (ShareCores).
@@ -168,6 +169,7 @@ func (db *DB) prepare(ctx context.Context) error {
 // Close closes every connection.
 func (db *DB) Close() error {
 	db.merger.close()
+	db.bulk.close()
 	var errs []error
 	for _, s := range []*sql.Stmt{db.findPage, db.findRevision, db.existingTitles, db.findSession, db.findRender} {
 		if s != nil {

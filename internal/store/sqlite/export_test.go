@@ -15,6 +15,10 @@ func JournalMode(ctx context.Context, db *DB) (string, error) {
 	return mode, err
 }
 
+// SetBulkIdle sets how long after an import's last batch the writer
+// connection checkpoints again (bulkIdle).
+func SetBulkIdle(db *DB, d time.Duration) { db.bulk.wait = d }
+
 // Pragma reads a pragma on the writer (reader false) or a reader connection.
 func Pragma(ctx context.Context, db *DB, name string, reader bool) (string, error) {
 	conn := db.w

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -441,28 +442,36 @@ func (db *DB) growCache(ctx context.Context) {
 	})
 }
 
-// bulkRestartEvery: an import starts the WAL over (restartWAL) once every
-// this many batches, not after each: the RESTART waits for the readers of
-// the moment and holds off writers, and is needed only to keep the WAL from
-// growing beside a server's readers; every fourth batch keeps it to about
-// four batches (at 100,000 pages, fewer RESTARTs took the import 4 s
-// less).
+// bulkRestartEvery: an import checkpoints the WAL and starts it over
+// (restartWAL) once every this many batches, and its batches and the
+// writes between them do not checkpoint otherwise (writeBulk): the pages
+// an import dirties all over its indexes (the link targets' above all) are
+// copied into the database once per this many batches instead of once
+// each. The WAL holds up to this many batches (about 500 MB at 100,000
+// pages); fewer batches per RESTART cost the import more time (at 100,000
+// pages, a checkpoint after each batch took it 5 s more).
 const bulkRestartEvery = 4
 
-// walAutocheckpoint is SQLite's default, which writes other than an
-// import batch's keep: a commit that leaves more than this many pages in
-// the WAL checkpoints it.
+// walAutocheckpoint is SQLite's default, which the writer connection keeps
+// but while an import's batches follow each other: a commit that leaves
+// more than this many pages in the WAL checkpoints it.
 const walAutocheckpoint = 1000
+
+// bulkIdle: this long after an import's last batch, the writer connection
+// checkpoints as any other again (bulkCheckpoints).
+const bulkIdle = 2 * time.Second
 
 // writeBulk runs fn in a write transaction of an import (ImportPages,
 // ImportHistory), with the writer's page cache grown for imports
-// (growCache) and a core of its own (ShareCores), and restarts the WAL
-// every bulkRestartEvery batches. The batch's commit does not checkpoint
-// the WAL: the next write's does, on its own time, where the import's
-// writer bounds the import's pace (beside a server, the server's next
-// write; alone, the import's purge-log append after the batch).
+// (growCache) and a core of its own (ShareCores). The import holds off the
+// writer connection's automatic checkpoints while its batches follow each
+// other, the writes between them included (its purge log's), and restarts
+// the WAL every bulkRestartEvery batches instead; bulkIdle after its last
+// batch, the writer connection checkpoints again. Beside a server, the
+// server's writes checkpoint as ever, on its own connection.
 func (db *DB) writeBulk(ctx context.Context, fn func(tx *wtx) error) error {
 	db.growCache(ctx)
+	db.bulk.hold()
 	release := func() {}
 	err := db.write(ctx, func(tx *wtx) error {
 		// The writer bounds an import's pace: it keeps a core to itself
@@ -475,21 +484,73 @@ func (db *DB) writeBulk(ctx context.Context, fn func(tx *wtx) error) error {
 		return fn(tx)
 	})
 	release()
-	// A write that takes the writer connection before this commits without
-	// a checkpoint: the next one makes it.
-	if _, rerr := db.w.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, walAutocheckpoint)); rerr != nil {
-		slog.Warn("sqlite: restoring the WAL's automatic checkpoints after an import batch", "err", rerr)
-	}
 	if err == nil && db.bulkBatches.Add(1)%bulkRestartEvery == 0 {
 		db.restartWAL(ctx)
 	}
+	db.bulk.idle(db)
 	return err
 }
 
-// restartWAL checkpoints the WAL and starts it over (writeBulk). The
-// automatic checkpoints copy each transaction's pages into the database
-// but cannot start the WAL over while a reader (a running server's) is in
-// it: beside a server, a bulk import's WAL grew by every batch (gigabytes
+// bulkCheckpoints gives the writer connection its automatic checkpoints
+// back once an import pauses (writeBulk): a timer, stopped by each batch
+// and set again after it.
+type bulkCheckpoints struct {
+	wait   time.Duration // bulkIdle (tests shorten it)
+	mu     sync.Mutex
+	timer  *time.Timer
+	gen    int // batches begun: a timer set before the latest does nothing
+	closed bool
+}
+
+// hold stops the timer: a batch begins.
+func (b *bulkCheckpoints) hold() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.gen++
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+}
+
+// idle sets the timer: bulkIdle from now, unless another batch begins,
+// the writer connection checkpoints again.
+func (b *bulkCheckpoints) idle(db *DB) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	gen := b.gen
+	wait := b.wait
+	if wait == 0 {
+		wait = bulkIdle
+	}
+	b.timer = time.AfterFunc(wait, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.closed || b.gen != gen {
+			return
+		}
+		if _, err := db.w.Exec(fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, walAutocheckpoint)); err != nil {
+			slog.Warn("sqlite: restoring the WAL's automatic checkpoints after an import", "err", err)
+		}
+	})
+}
+
+// close stops the timer for good (DB.Close).
+func (b *bulkCheckpoints) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+}
+
+// restartWAL checkpoints the WAL and starts it over (writeBulk): while an
+// import's batches follow each other, it is the writer connection's only
+// checkpoint. A checkpoint alone cannot start the WAL over while a reader
+// (a running server's) is in it: beside a server, a bulk import's WAL grew by every batch (gigabytes
 // at 100,000 pages), and every read and write with it. RESTART waits for
 // the readers of the moment, which are short, and holds off writers
 // meanwhile: so for 200 ms at most (a longer reader, such as a backup,
