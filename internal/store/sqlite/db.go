@@ -352,7 +352,13 @@ func backfillSortKeys(ctx context.Context, tx *sql.Tx) error {
 // write runs fn in a write transaction (BEGIN IMMEDIATE on the single
 // writer connection) and commits if fn returns nil.
 func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) error {
-	tx, err := db.w.BeginTx(ctx, nil)
+	return db.writeOn(ctx, db.w.BeginTx, fn)
+}
+
+// writeOn is write, its transaction begun by begin: the writer pool's, or
+// one of its connection's, held with settings of its own (writeBulk).
+func (db *DB) writeOn(ctx context.Context, begin func(context.Context, *sql.TxOptions) (*sql.Tx, error), fn func(tx *wtx) error) error {
+	tx, err := begin(ctx, nil)
 	if err != nil {
 		return err
 	}

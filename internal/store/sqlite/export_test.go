@@ -19,6 +19,20 @@ func JournalMode(ctx context.Context, db *DB) (string, error) {
 // connection checkpoints again (bulkIdle).
 func SetBulkIdle(db *DB, d time.Duration) { db.bulk.wait = d }
 
+// ForeignKeyViolations counts the rows PRAGMA foreign_key_check reports.
+func ForeignKeyViolations(ctx context.Context, db *DB) (int, error) {
+	rows, err := db.w.QueryContext(ctx, `PRAGMA foreign_key_check`)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	return n, rows.Err()
+}
+
 // Pragma reads a pragma on the writer (reader false) or a reader connection.
 func Pragma(ctx context.Context, db *DB, name string, reader bool) (string, error) {
 	conn := db.w

@@ -107,3 +107,29 @@ func TestImportBatchLeavesCheckpointsOn(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// An import batch runs without foreign key checks (its rows refer to the
+// pages it writes): it leaves none broken, and the writer connection
+// checks them again after it.
+func TestImportBatchKeepsForeignKeys(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	links := wiki.LinkSet{Links: []wiki.Title{"B", "Missing"}, Categories: []wiki.Title{"Category:Things"}}
+	if _, err := db.ImportPages(ctx, []wiki.SaveRequest{
+		{Title: "A", Text: "[[B]] [[Missing]]", SearchText: "a", UserName: "U", Links: links},
+		{Title: "B", Text: "b", SearchText: "b", UserName: "U"},
+		{Title: "A", Text: "[[B]] [[Missing]] again", SearchText: "a again", UserName: "U", Links: links},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := sqlite.ForeignKeyViolations(ctx, db); err != nil || n != 0 {
+		t.Errorf("foreign key violations after an import batch: %d (%v), want none", n, err)
+	}
+	if v, err := sqlite.Pragma(ctx, db, "foreign_keys", false); err != nil || v != "1" {
+		t.Errorf("the writer's foreign_keys after an import batch: %q (%v), want 1", v, err)
+	}
+	// The checks are on: a row referring to no page fails.
+	if err := sqlite.Exec(ctx, db, `INSERT INTO links (from_page, kind, target_title) VALUES (999999, 'link', 'X')`); err == nil {
+		t.Error("a link row of no page was written after an import batch: the foreign key checks are off")
+	}
+}
