@@ -174,8 +174,9 @@ func replaceLinks(ctx context.Context, tx *wtx, pageID int64, page wiki.Title, l
 
 // insertLinkRows writes the rows in the order of the target index
 // (LinkRows.Sort), linkChunk rows per statement; OR IGNORE drops
-// duplicates. A statement writing many rows keeps a journal of its own (its
-// foreign key may abort it), a copy of each page it changes: rows in index
+// duplicates. A statement writing many rows keeps a journal of its own
+// when its foreign key may abort it (not in an import, which runs without
+// the checks: writeBulk), a copy of each page it changes: rows in index
 // order change few pages each, so that the journal of 64 rows costs less
 // than the 63 statements it saves, each of which costs about as much as
 // its row. The rows after the last full chunk go one per statement, so
