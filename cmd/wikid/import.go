@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -115,8 +116,9 @@ func jsonLines(r io.Reader, name string, rules wiki.TitleRules) iter.Seq2[engine
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 		for n := 1; sc.Scan(); n++ {
-			line := strings.TrimSpace(sc.Text())
-			if line == "" {
+			// The line's bytes, not a copy: Unmarshal copies what it keeps.
+			line := bytes.TrimSpace(sc.Bytes())
+			if len(line) == 0 {
 				continue
 			}
 			var p struct {
@@ -125,7 +127,7 @@ func jsonLines(r io.Reader, name string, rules wiki.TitleRules) iter.Seq2[engine
 				Source *string `json:"source"` // the REST API's name
 				Model  string  `json:"content_model"`
 			}
-			if err := json.Unmarshal([]byte(line), &p); err != nil {
+			if err := json.Unmarshal(line, &p); err != nil {
 				yield(engine.ImportPage{}, fmt.Errorf("%s line %d: not a JSON object with title and text: %v", name, n, err))
 				return
 			}
