@@ -470,8 +470,13 @@ const bulkIdle = 2 * time.Second
 // the WAL every bulkRestartEvery batches instead; bulkIdle after its last
 // batch, the writer connection checkpoints again. Beside a server, the
 // server's writes checkpoint as ever, on its own connection.
-func (db *DB) writeBulk(ctx context.Context, fn func(tx *wtx) error) error {
+func (db *DB) writeBulk(ctx context.Context, fn func(tx *wtx) error) (err error) {
 	db.growCache(ctx)
+	db.bulk.hold()
+	// Once the writer connection is back in the pool (the defers run in
+	// the other order); a failed batch gives the checkpoints back at once,
+	// as it is not counted towards the next RESTART.
+	defer func() { db.bulk.idle(db, err != nil) }()
 	// The batch's transaction runs without foreign key checks, which
 	// were a tenth of its writer's time at 100,000 pages (a lookup of the
 	// page per link row, and a statement journal for each statement that
@@ -484,33 +489,53 @@ func (db *DB) writeBulk(ctx context.Context, fn func(tx *wtx) error) error {
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
-		return err
-	}
+	// Nothing on the connection may depend on ctx from here to the
+	// restore: SQLite applies the pragma when it prepares it, which a
+	// statement cancelled before it runs has done, and ignores it inside a
+	// transaction, which a context's rollback may not have ended yet (the
+	// transaction is begun without ctx, and fn checks it).
+	bctx := context.WithoutCancel(ctx)
+	drop := false // the connection is dropped: nothing to restore
 	defer func() {
-		if _, err := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`); err != nil {
-			// A writer connection must not go on without them: drop it.
-			slog.Error("sqlite: foreign key checks not restored after an import batch", "err", err)
+		var on int
+		rerr := errors.New("the connection was dropped")
+		if !drop {
+			if _, rerr = conn.ExecContext(bctx, `PRAGMA foreign_keys = ON`); rerr == nil {
+				rerr = conn.QueryRowContext(bctx, `PRAGMA foreign_keys`).Scan(&on)
+			}
+			if rerr == nil && on != 1 {
+				rerr = fmt.Errorf("foreign_keys is %d", on)
+			}
+			if rerr != nil {
+				slog.Error("sqlite: foreign key checks not restored after an import batch: the writer connection is dropped", "err", rerr)
+			}
+		}
+		if rerr != nil {
+			// A writer connection must not go on without them.
 			conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()
-	db.bulk.hold()
+	if _, err := conn.ExecContext(bctx, `PRAGMA foreign_keys = OFF`); err != nil {
+		return err
+	}
 	release := func() {}
-	err = db.writeOn(ctx, conn.BeginTx, func(tx *wtx) error {
+	err = db.writeOn(bctx, conn.BeginTx, func(tx *wtx) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		// The writer bounds an import's pace: it keeps a core to itself
 		// from when it holds the database to its commit (imports waiting
 		// for it take none).
 		release = db.cores.Writer()
-		if _, err := tx.ExecContext(ctx, `PRAGMA wal_autocheckpoint = 0`); err != nil {
+		if _, err := tx.ExecContext(bctx, `PRAGMA wal_autocheckpoint = 0`); err != nil {
 			return err
 		}
 		return fn(tx)
 	})
 	release()
 	if err == nil && db.bulkBatches.Add(1)%bulkRestartEvery == 0 {
-		db.restartWAL(ctx, conn)
+		drop = !db.restartWAL(ctx, conn)
 	}
-	db.bulk.idle(db)
 	return err
 }
 
@@ -523,6 +548,7 @@ type bulkCheckpoints struct {
 	timer  *time.Timer
 	gen    int // batches begun: a timer set before the latest does nothing
 	closed bool
+	firing sync.WaitGroup // timers restoring the checkpoints (close waits)
 }
 
 // hold stops the timer: a batch begins.
@@ -535,9 +561,12 @@ func (b *bulkCheckpoints) hold() {
 	}
 }
 
-// idle sets the timer: bulkIdle from now, unless another batch begins,
-// the writer connection checkpoints again.
-func (b *bulkCheckpoints) idle(db *DB) {
+// idle sets the timer: bulkIdle from now (at once when now is true),
+// unless another batch begins, the writer connection checkpoints again.
+// The timer restores the setting without holding b.mu, which a batch
+// waiting for the writer connection may want: a batch begun meanwhile
+// sets it off again in its transaction.
+func (b *bulkCheckpoints) idle(db *DB, now bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -545,52 +574,66 @@ func (b *bulkCheckpoints) idle(db *DB) {
 	}
 	gen := b.gen
 	wait := b.wait
-	if wait == 0 {
+	switch {
+	case now:
+		wait = 0
+	case wait == 0:
 		wait = bulkIdle
 	}
 	b.timer = time.AfterFunc(wait, func() {
 		b.mu.Lock()
-		defer b.mu.Unlock()
-		if b.closed || b.gen != gen {
+		stale := b.closed || b.gen != gen
+		if !stale {
+			b.firing.Add(1)
+		}
+		b.mu.Unlock()
+		if stale {
 			return
 		}
+		defer b.firing.Done()
 		if _, err := db.w.Exec(fmt.Sprintf(`PRAGMA wal_autocheckpoint = %d`, walAutocheckpoint)); err != nil {
 			slog.Warn("sqlite: restoring the WAL's automatic checkpoints after an import", "err", err)
 		}
 	})
 }
 
-// close stops the timer for good (DB.Close).
+// close stops the timer for good, and waits for one that fired (DB.Close,
+// before the connections close).
 func (b *bulkCheckpoints) close() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.closed = true
 	if b.timer != nil {
 		b.timer.Stop()
 	}
+	b.mu.Unlock()
+	b.firing.Wait()
 }
 
 // restartWAL checkpoints the WAL and starts it over (writeBulk): while an
 // import's batches follow each other, it is the writer connection's only
 // checkpoint. A checkpoint alone cannot start the WAL over while a reader
-// (a running server's) is in it: beside a server, a bulk import's WAL grew by every batch (gigabytes
-// at 100,000 pages), and every read and write with it. RESTART waits for
-// the readers of the moment, which are short, and holds off writers
-// meanwhile: so for 200 ms at most (a longer reader, such as a backup,
-// leaves the WAL to grow until the next time).
-func (db *DB) restartWAL(ctx context.Context, conn *sql.Conn) {
+// (a running server's) is in it: beside a server, a bulk import's WAL grew
+// by every batch (gigabytes at 100,000 pages), and every read and write
+// with it. RESTART waits for the readers of the moment, which are short,
+// and holds off writers meanwhile: so for 200 ms at most (a longer reader,
+// such as a backup, leaves the WAL to grow until the next time). It runs on
+// conn, the batch's writer connection, and reports whether conn is still
+// good: it is dropped when its busy timeout cannot be restored.
+func (db *DB) restartWAL(ctx context.Context, conn *sql.Conn) (ok bool) {
 	var busy, frames, done int
 	_, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 200`)
 	if err == nil {
 		err = conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(RESTART)`).Scan(&busy, &frames, &done)
 	}
-	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA busy_timeout = %d`, busyTimeoutMS)); rerr != nil {
-		// The connection would keep the short timeout: drop it.
-		conn.Raw(func(any) error { return driver.ErrBadConn })
-	}
 	if err != nil {
 		slog.Warn("sqlite: restarting the WAL after an import batch", "err", err)
 	}
+	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA busy_timeout = %d`, busyTimeoutMS)); rerr != nil {
+		// The connection would keep the short timeout: drop it.
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+		return false
+	}
+	return true
 }
 
 // searchTerms returns the terms of req's search entry.
