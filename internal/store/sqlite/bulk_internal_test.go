@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
@@ -103,7 +104,9 @@ func TestBulkEndedContextLeavesForeignKeysOn(t *testing.T) {
 			break // the batch went through before its context ended
 		}
 	}
-	// A context cancelled while the batch's transaction is open.
+	// A context cancelled while the batch's transaction is open (the
+	// first loop is what caught the checks left off; this one guards the
+	// rollback racing the restore).
 	for i := range 100 {
 		ctx, cancel := context.WithCancel(context.Background())
 		err := db.writeBulk(ctx, func(tx *wtx) error {
@@ -145,5 +148,26 @@ func TestBulkFailedBatchGivesCheckpointsBack(t *testing.T) {
 			t.Fatalf("wal_autocheckpoint after a failed import batch: %s, want 1000", v)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A batch whose context ends while it writes is rolled back, even when
+// what it runs has not looked at the context since.
+func TestBulkEndedContextRollsBack(t *testing.T) {
+	db := openBulkTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	err := db.writeBulk(ctx, func(tx *wtx) error {
+		if _, err := tx.ExecContext(context.WithoutCancel(ctx), `INSERT INTO pages (title, ns, touched) VALUES ('Late', 0, 0)`); err != nil {
+			return err
+		}
+		cancel()
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("a batch whose context ended while it wrote: %v, want context.Canceled", err)
+	}
+	var n int
+	if err := db.w.QueryRow(`SELECT count(*) FROM pages WHERE title = 'Late'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the cancelled batch's page rows: %d (%v), want none", n, err)
 	}
 }

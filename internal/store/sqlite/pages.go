@@ -335,7 +335,8 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		// The batch's statements run without ctx: the driver watches a
 		// context that can end with a goroutine per statement, which costs
 		// as much as a short statement. The batch checks ctx between
-		// pages instead, and the transaction rolls back when it ends.
+		// chunks of pages instead, and writeBulk once it is written: a
+		// batch whose ctx ended rolls back.
 		sctx := context.WithoutCancel(ctx)
 		// Most wikis protect few titles or none: with none, the pages
 		// need no lookup each.
@@ -353,6 +354,9 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		var deferred []batchJobs
 		for i, req := range reqs {
 			if i%importChunk == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				select {
 				case <-ready[i/importChunk]:
 				case <-ctx.Done():
@@ -492,8 +496,9 @@ func (db *DB) writeBulk(ctx context.Context, fn func(tx *wtx) error) (err error)
 	// Nothing on the connection may depend on ctx from here to the
 	// restore: SQLite applies the pragma when it prepares it, which a
 	// statement cancelled before it runs has done, and ignores it inside a
-	// transaction, which a context's rollback may not have ended yet (the
-	// transaction is begun without ctx, and fn checks it).
+	// transaction, which a context's rollback may not have ended yet. So
+	// the transaction is begun without ctx: the batch checks it before and
+	// after fn (which checks it as it goes), and rolls back when it ended.
 	bctx := context.WithoutCancel(ctx)
 	drop := false // the connection is dropped: nothing to restore
 	defer func() {
@@ -530,7 +535,11 @@ func (db *DB) writeBulk(ctx context.Context, fn func(tx *wtx) error) (err error)
 		if _, err := tx.ExecContext(bctx, `PRAGMA wal_autocheckpoint = 0`); err != nil {
 			return err
 		}
-		return fn(tx)
+		if err := fn(tx); err != nil {
+			return err
+		}
+		// A batch whose ctx ended while it wrote is not committed.
+		return ctx.Err()
 	})
 	release()
 	if err == nil && db.bulkBatches.Add(1)%bulkRestartEvery == 0 {
