@@ -1146,6 +1146,13 @@ const MaxSearchHits = 100
 // readers see it: the lines around the first match, as text. more reports
 // that hits follow the page.
 func (e *Engine) Search(ctx context.Context, sq wiki.SearchQuery) (hits []wiki.SearchHit, more bool, err error) {
+	// A search takes a render slot (limit.go): a flood of searches waits
+	// in the renders' line and is refused past it, as renders are.
+	release, err := e.gate.acquire(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer release()
 	limit := min(max(sq.Limit, 1), MaxSearchHits)
 	sq.Limit = limit + 1
 	hits, err = e.store.Search(ctx, sq)

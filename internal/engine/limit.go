@@ -15,7 +15,9 @@ import (
 // with what an author wrote: up to a second of CPU and a few hundred
 // megabytes for the most hostile page the size limit allows. So every
 // render and parse (view and REST misses, old revisions, previews, the link
-// parse of a save or a links job) takes a slot of renderGate first: at most
+// parse of a save or a links job), and every search (which reads the index
+// and parses its hits' texts for their snippets, and which no cache
+// serves), takes a slot of renderGate first: at most
 // Concurrency at once (GOMAXPROCS by default), which bounds both the CPU
 // they take from cached page views and the memory they hold together. A
 // render that finds every slot taken waits its turn, in order, at most
@@ -85,7 +87,7 @@ func (g *renderGate) acquire(ctx context.Context) (release func(), err error) {
 
 func (g *renderGate) busy(format string, args ...any) error {
 	return &wiki.Error{Kind: wiki.KindUnavailable, RetryAfter: 5 * time.Second,
-		Msg: "The wiki is busy rendering other pages; try again in a few seconds.",
+		Msg: "The wiki is busy rendering other pages and searches; try again in a few seconds.",
 		Err: fmt.Errorf("engine: render refused: "+format, args...)}
 }
 

@@ -192,6 +192,32 @@ func TestRenderGateWaitIsBounded(t *testing.T) {
 	}
 }
 
+// A search takes a render slot: past the renders' line, searches are
+// refused as renders are, and run once a slot is free.
+func TestSearchesWaitInTheRenderLine(t *testing.T) {
+	t.Parallel()
+	e, _ := newHeldEngine(t, engine.RenderLimits{Concurrency: 1, Queue: 1, Wait: 50 * time.Millisecond}, "Findable")
+	release, err := e.AcquireRenderSlot(ctx) // a render under way
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = e.Search(ctx, wiki.SearchQuery{Text: "findable", Limit: 10})
+	if wiki.KindOf(err) != wiki.KindUnavailable || !strings.Contains(wiki.Message(err), "try again") {
+		t.Fatalf("a search while every render slot stays taken: %v, want KindUnavailable saying to try again", err)
+	}
+	if st := e.RenderStats(); st.Refused != 1 {
+		t.Errorf("Refused = %d, want 1", st.Refused)
+	}
+	release()
+	hits, _, err := e.Search(ctx, wiki.SearchQuery{Text: "findable", Limit: 10})
+	if err != nil || len(hits) != 1 || hits[0].Title != "Findable" {
+		t.Errorf("a search once the slot is free: %v (%v), want the page Findable", hits, err)
+	}
+	if st := e.RenderStats(); st.Running != 0 {
+		t.Errorf("%d render slots taken after the search, want 0", st.Running)
+	}
+}
+
 func TestSavesAndPreviewsOverThePageLimitAreRefused(t *testing.T) {
 	t.Parallel()
 	db := sqlitetest.Open(t)

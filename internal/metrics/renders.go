@@ -13,13 +13,13 @@ type RenderCounts struct {
 func (m *Metrics) RegisterRenders(stats func() RenderCounts) {
 	m.Registry.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wikid_renders_running",
-			Help: "Renders and link parses holding a slot of the render gate."},
+			Help: "Renders, link parses and searches holding a slot of the render gate."},
 			func() float64 { return float64(stats().Running) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "wikid_renders_waiting",
-			Help: "Renders waiting for a slot of the render gate."},
+			Help: "Renders, link parses and searches waiting for a slot of the render gate."},
 			func() float64 { return float64(stats().Waiting) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "wikid_renders_refused_total",
-			Help: "Renders refused with 503 because the render queue was full or the wait ran out."},
+			Help: "Renders, link parses and searches refused with 503 because the render queue was full or the wait ran out."},
 			func() float64 { return float64(stats().Refused) }),
 	)
 }
