@@ -398,6 +398,26 @@ func (s *searcher) current(ctx context.Context, hits []segHit) ([]segHit, error)
 	return out, nil
 }
 
+// newestCurrent returns the n newest of a segment's hits that are current
+// (all the current ones, when fewer): a common word matches thousands of
+// a large segment's pages, of which the search ranks the n newest, so
+// their entries are checked n at a time, newest first, until n are found.
+func (s *searcher) newestCurrent(ctx context.Context, hits []segHit, n int) ([]segHit, error) {
+	if len(hits) <= n {
+		return s.current(ctx, hits)
+	}
+	slices.SortFunc(hits, func(a, b segHit) int { return cmp.Compare(b.page, a.page) })
+	var out []segHit
+	for start := 0; start < len(hits) && len(out) < n; start += n {
+		live, err := s.current(ctx, hits[start:min(start+n, len(hits))])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, live...)
+	}
+	return out, nil
+}
+
 // df returns how many documents of the live segments hold each word
 // (title: in their titles), stale entries included, and for a prefix the
 // documents of its keys (in text, prefixes are not weighed: 0); it stops
@@ -547,7 +567,11 @@ func (s *searcher) run(parent context.Context, want int) ([]searchCand, error) {
 			}
 			hits, err1 := s.match(ctx, seg, false)
 			if err1 == nil {
-				hits, err1 = s.current(ctx, hits)
+				if allRare {
+					hits, err1 = s.current(ctx, hits)
+				} else {
+					hits, err1 = s.newestCurrent(ctx, hits, n)
+				}
 			}
 			if err = budgetOK(err1); err != nil || ctx.Err() != nil {
 				break

@@ -97,6 +97,31 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("a common word of one large segment finds its newest live pages past deleted ones", func(t *testing.T) {
+		sqlite.SetSearchBudget(t, time.Minute) // the same answer on a loaded machine
+		sqlite.SetSearchRare(t, 3)             // the word is common
+		db := sqlitetest.Open(t)
+		var reqs []wiki.SaveRequest
+		for i := range 40 {
+			text := fmt.Sprintf("plentiful word %d", i)
+			reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("Page %02d", i)), Text: text, SearchText: text, UserName: "U"})
+		}
+		if _, err := db.ImportPages(ctx, reqs); err != nil { // one segment
+			t.Fatal(err)
+		}
+		for i := 32; i < 40; i++ { // the newest eight, more than a page of hits
+			if err := db.DeletePage(ctx, wiki.Title(fmt.Sprintf("Page %02d", i)), 0, "U", "gone", time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, want := searchTitles(t, db, "plentiful", 0, 5), []string{"Page 31", "Page 30", "Page 29", "Page 28", "Page 27"}; !slices.Equal(got, want) {
+			t.Fatalf("hits = %v, want the newest live pages %v", got, want)
+		}
+		if got := searchTitles(t, db, "plentiful", 5, 5); !slices.Equal(got, []string{"Page 26", "Page 25", "Page 24", "Page 23", "Page 22"}) {
+			t.Fatalf("second page of hits = %v, want Page 26 to Page 22", got)
+		}
+	})
+
 	t.Run("a search with more title matches than a page reads only the page's, in the same order", func(t *testing.T) {
 		sqlite.SetSearchBudget(t, time.Minute) // the same answer on a loaded machine
 		db := sqlitetest.Open(t)
