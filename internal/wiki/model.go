@@ -1,6 +1,7 @@
 package wiki
 
 import (
+	"iter"
 	"strings"
 	"time"
 )
@@ -362,6 +363,23 @@ type LinkSet struct {
 	// ([[File:X]], ![…](File:X), [[Media:X]]), as "File:" titles: a new
 	// upload of one of them makes this page's renders stale.
 	Files []Title
+}
+
+// Targets yields every title the set links to, in any way (links,
+// categories, templates, files, the redirect), a title once per way.
+func (ls LinkSet) Targets() iter.Seq[Title] {
+	return func(yield func(Title) bool) {
+		for _, ts := range [][]Title{ls.Links, ls.Categories, ls.Templates, ls.Files} {
+			for _, t := range ts {
+				if !yield(t) {
+					return
+				}
+			}
+		}
+		if ls.Redirect != "" {
+			yield(ls.Redirect)
+		}
+	}
 }
 
 // SearchHit is one search result. Snippet is plain text in which matches

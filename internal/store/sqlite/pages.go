@@ -424,7 +424,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 }
 
 // linkedEarlier reports, per request of an import batch, whether a request
-// before it links to its title in any way (markLinked's kinds): the
+// before it links to its title in any way (LinkSet.Targets): the
 // batch's link rows are written after its pages, so the check of its jobs
 // looks here first. It looks each link up in a table of the batch's
 // titles, which stays in the core's cache, where noting every link target
@@ -435,19 +435,11 @@ func linkedEarlier(reqs []wiki.SaveRequest) []bool {
 	for _, r := range reqs {
 		first[r.Title] = len(reqs)
 	}
-	note := func(i int, t wiki.Title) {
-		if at, ok := first[t]; ok && i < at {
-			first[t] = i
-		}
-	}
 	for i, r := range reqs {
-		for _, ts := range [][]wiki.Title{r.Links.Links, r.Links.Categories, r.Links.Templates, r.Links.Files} {
-			for _, t := range ts {
-				note(i, t)
+		for t := range r.Links.Targets() {
+			if at, ok := first[t]; ok && i < at {
+				first[t] = i
 			}
-		}
-		if r.Links.Redirect != "" {
-			note(i, r.Links.Redirect)
 		}
 	}
 	out := make([]bool, len(reqs))
@@ -460,13 +452,8 @@ func linkedEarlier(reqs []wiki.SaveRequest) []bool {
 // markLinked notes in linked every title ls links to, in any way: an
 // import batch's later pages see them linked before the rows are written.
 func markLinked(linked map[string]bool, ls wiki.LinkSet) {
-	for _, ts := range [][]wiki.Title{ls.Links, ls.Categories, ls.Templates, ls.Files} {
-		for _, t := range ts {
-			linked[string(t)] = true
-		}
-	}
-	if ls.Redirect != "" {
-		linked[string(ls.Redirect)] = true
+	for t := range ls.Targets() {
+		linked[string(t)] = true
 	}
 }
 

@@ -403,7 +403,7 @@ func (s *searcher) current(ctx context.Context, hits []segHit) ([]segHit, error)
 // a large segment's pages, of which the search ranks the n newest, so
 // their entries are checked n at a time, newest first, until n are found.
 func (s *searcher) newestCurrent(ctx context.Context, hits []segHit, n int) ([]segHit, error) {
-	if len(hits) <= n {
+	if n <= 0 || len(hits) <= n {
 		return s.current(ctx, hits)
 	}
 	slices.SortFunc(hits, func(a, b segHit) int { return cmp.Compare(b.page, a.page) })
@@ -567,11 +567,11 @@ func (s *searcher) run(parent context.Context, want int) ([]searchCand, error) {
 			}
 			hits, err1 := s.match(ctx, seg, false)
 			if err1 == nil {
+				keep := n
 				if allRare {
-					hits, err1 = s.current(ctx, hits)
-				} else {
-					hits, err1 = s.newestCurrent(ctx, hits, n)
+					keep = len(hits) // all of them are ranked
 				}
+				hits, err1 = s.newestCurrent(ctx, hits, keep)
 			}
 			if err = budgetOK(err1); err != nil || ctx.Err() != nil {
 				break
