@@ -21,8 +21,10 @@ type linkReferences struct{}
 func (linkReferences) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
 	lines := node.Lines()
 	// Most paragraphs do not start with "[": no definition, no reader.
+	// The parse below skips what util.IsSpace calls space, "\r" included,
+	// across lines, so only a first line with something else decides.
 	first := lines.At(0)
-	if v := bytes.TrimLeft(first.Value(reader.Source()), " \t"); len(v) == 0 || v[0] != '[' {
+	if v := bytes.TrimLeft(first.Value(reader.Source()), " \t\r\n"); len(v) > 0 && v[0] != '[' {
 		return
 	}
 	block := text.NewBlockReader(reader.Source(), lines)
