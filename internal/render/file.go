@@ -230,7 +230,9 @@ func parseFileLink(raw, inner string, rules wiki.TitleRules) (n ast.Node, ok boo
 		}
 		return &fileEmbed{ref: fileRef{title: t}, media: true, label: label}, true
 	}
-	if colon {
+	// Only a name with a namespace prefix can be a file's: most links
+	// are not parsed twice.
+	if colon || !strings.Contains(name, ":") {
 		return nil, false
 	}
 	t, _, err := rules.ParseLink(name)

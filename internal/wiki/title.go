@@ -81,27 +81,13 @@ func (r TitleRules) parse(s string, chars bool) (Title, error) {
 	} else if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return "", Errorf(KindInvalid, "the name contains a control character; remove it")
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
-	for _, r := range s {
-		if r == '_' || unicode.IsSpace(r) || r == '\u00a0' {
-			space = true
-			continue
-		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		space = false
-		b.WriteRune(r)
-	}
-	s = b.String()
+	s = spaced(s)
 	if s == "" {
 		return "", Errorf(KindInvalid, "the title is empty; give the page a name")
 	}
 	for i, r := range s {
 		switch {
-		case strings.ContainsRune("#<>[]|{}", r):
+		case r == '#' || r == '<' || r == '>' || r == '[' || r == ']' || r == '|' || r == '{' || r == '}':
 			return "", Errorf(KindInvalid, "the title %q contains the character %q, which titles may not contain (forbidden: # < > [ ] | { })", s, string(r))
 		case r == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
 			return "", Errorf(KindInvalid, "the title %q contains a percent-encoded sequence (%s); decode it or write the character itself", s, s[i:i+3])
@@ -177,6 +163,43 @@ func (r TitleRules) ParseLink(s string) (Title, string, error) {
 	}
 	t, err := r.Parse(target)
 	return t, frag, err
+}
+
+// spaced returns s with each run of underscores and white space as one
+// space, and none at either end.
+func spaced(s string) string {
+	if isSpaced(s) {
+		return s // most titles, and every link to one written as it is
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		if r == '_' || unicode.IsSpace(r) || r == '\u00a0' {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// isSpaced reports whether s is ASCII that spaced leaves as it is: no
+// underscore, no white space but single spaces between other bytes.
+func isSpaced(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf, c == '_', c == '\t', c == '\n', c == '\v', c == '\f', c == '\r':
+			return false
+		case c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' '):
+			return false
+		}
+	}
+	return true
 }
 
 // splitNamespace splits s at its namespace prefix, if the part before its
