@@ -171,6 +171,11 @@ func spaced(s string) string {
 	if isSpaced(s) {
 		return s // most titles, and every link to one written as it is
 	}
+	return respace(s)
+}
+
+// respace is spaced, rune by rune.
+func respace(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
