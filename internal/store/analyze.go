@@ -37,25 +37,26 @@ type Token struct {
 
 // Tokenize calls emit for each term of s in order.
 func Tokenize(s string, emit func(Token)) {
-	tokenize(s, true, func(t Token) bool { emit(t); return true })
+	tokenize(s, true, indexStemCaches, func(t Token) bool { emit(t); return true })
 }
 
 // Tokens returns the terms of s in order, as Tokenize: a caller that has
 // what it needs stops there.
 func Tokens(s string) iter.Seq[Token] {
-	return func(yield func(Token) bool) { tokenize(s, true, yield) }
+	return func(yield func(Token) bool) { tokenize(s, true, readStemCaches, yield) }
 }
 
 // tokenize is Tokens; a query (index false) leaves out the last
 // character of a CJK run of two or more when nothing follows it: the
 // bigrams find it. When a word follows (ポケモンGO, 東京-2020), the
 // character stays, as in the text, so that the phrase's terms stand next
-// to each other as the text's do.
-func tokenize(s string, index bool, yield func(Token) bool) {
+// to each other as the text's do. A text of stemCacheMin bytes or more
+// takes a stem cache from caches.
+func tokenize(s string, index bool, caches *sync.Pool, yield func(Token) bool) {
 	var cache *stemCache // a short text (a query, a title) does without
 	if len(s) >= stemCacheMin {
-		cache = stemCaches.Get().(*stemCache)
-		defer stemCaches.Put(cache)
+		cache = caches.Get().(*stemCache)
+		defer caches.Put(cache)
 	}
 	word := make([]byte, 0, 32)
 	wordStart, lastEnd := -1, 0
@@ -183,14 +184,10 @@ func isLowerASCII(w []byte) bool {
 type stemEntry struct{ word, stem string }
 
 // stemCache is a tokenizer's own table in front of stems (a tokenize call
-// takes one from stemCaches): a word found there costs one read of memory
-// the core has seen lately, where stems costs three (slot, entry, word) in
-// a table larger than a core's cache. An import tokenizes every page's
-// text, and those reads were half its analyzer's time. At 16,384 slots
-// (768 KB, within a core's second-level cache) it holds the words a wiki
-// repeats: with 4,096, a 100,000-page import's analyzer spent a third of
-// its time in stems.
-type stemCache [1 << 14]stemSlot
+// takes one from a pool): a word found there costs one read of memory the
+// core has seen lately, where stems costs three (slot, entry, word) in a
+// table larger than a core's cache. Its number of slots is a power of two.
+type stemCache struct{ slots []stemSlot }
 
 type stemSlot struct {
 	n    uint8 // the word's length; 0: an empty slot
@@ -198,11 +195,25 @@ type stemSlot struct {
 	stem string
 }
 
-var stemCaches = sync.Pool{New: func() any { return new(stemCache) }}
+// The stem caches of indexing (IndexText: an import's pages, an edit's
+// text) hold 16,384 words (768 KB): an import tokenizes every page's text,
+// and with 4,096 a 100,000-page import's analyzer spent a third of its
+// time in stems. Reading a text for a search hit's snippet (Tokens) often
+// stops after a few words, and a search reads up to a hundred at once:
+// those hold 4,096 (192 KB), less to allocate when a collection has
+// emptied the pool.
+var (
+	indexStemCaches = stemCaches(1 << 14)
+	readStemCaches  = stemCaches(1 << 12)
+)
+
+func stemCaches(slots int) *sync.Pool {
+	return &sync.Pool{New: func() any { return &stemCache{slots: make([]stemSlot, slots)} }}
+}
 
 // stemCacheMin: a text shorter than this is tokenized without a stem
-// cache, which would cost more to fill than it saves, and whose 768 KB
-// would otherwise be held by every request tokenizing a query at once.
+// cache, which would cost more to fill than it saves, and which would
+// otherwise be held by every request tokenizing a query at once.
 const stemCacheMin = 1 << 10
 
 // stem is the package's stem, remembered in c too (nil: in the shared
@@ -215,7 +226,7 @@ func (c *stemCache) stem(w []byte) string {
 	if c == nil {
 		return stemHashed(w, h)
 	}
-	s := &c[h&uint64(len(c)-1)]
+	s := &c.slots[h&uint64(len(c.slots)-1)]
 	if int(s.n) == len(w) && string(s.word[:s.n]) == string(w) {
 		return s.stem
 	}
@@ -247,7 +258,7 @@ func IndexText(s string) string {
 // queryTerms returns the terms of a query's word or phrase s.
 func queryTerms(s string) []string {
 	var out []string
-	tokenize(s, false, func(t Token) bool { out = append(out, t.Term); return true })
+	tokenize(s, false, readStemCaches, func(t Token) bool { out = append(out, t.Term); return true })
 	return out
 }
 
