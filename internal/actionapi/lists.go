@@ -521,24 +521,10 @@ func (c *call) recentChanges(pre, user string) ([]any, map[string]string, error)
 		next[pre+"continue"] = ch.Time.UTC().Format("20060102150405") + "|" + strconv.FormatInt(ch.ID, 10)
 		changes = changes[:limit]
 	}
-	// The edits of a deleted page are archived with it, as MediaWiki
-	// archives them (summaries included): only its log rows stay. One
-	// query tells which pages are live.
-	var ids []int64
-	for _, ch := range changes {
-		if ch.Kind == wiki.ChangeNew || ch.Kind == wiki.ChangeEdit {
-			ids = append(ids, ch.PageID)
-		}
-	}
-	live, err := c.a.store.LatestRevisions(c.ctx, ids)
-	if err != nil {
-		return nil, nil, err
-	}
+	// The store leaves out a deleted page's edits, as MediaWiki
+	// archives them (store.ChangeFilters).
 	out := []any{}
 	for _, ch := range changes {
-		if _, ok := live[ch.PageID]; !ok && (ch.Kind == wiki.ChangeNew || ch.Kind == wiki.ChangeEdit) {
-			continue
-		}
 		typ := "edit"
 		switch ch.Kind {
 		case wiki.ChangeNew:

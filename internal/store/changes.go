@@ -6,8 +6,15 @@ import "github.com/wikid/wikid/internal/wiki"
 // cursor and limit) on the changes table under alias a ("" or "c."), as
 // SQL both engines run: " AND …" for each, or "". param adds a value to
 // the query's arguments and returns its placeholder (? or $n).
+//
+// The first condition is not a filter but the rule of every list of
+// changes: the edits of a deleted page are archived with it, summaries
+// included, as MediaWiki drops them from recentchanges; only its log
+// rows (the deletion, a move) stay. An undeletion brings them back. It
+// reads one page row per change read (by ID, the table's key).
 func ChangeFilters(a string, q wiki.ChangeQuery, param func(any) string) string {
-	var sql string
+	sql := " AND (" + a + "kind NOT IN ('" + string(wiki.ChangeNew) + "', '" + string(wiki.ChangeEdit) + "')" +
+		" OR EXISTS (SELECT 1 FROM pages lp WHERE lp.id = " + a + "page_id AND NOT lp.deleted))"
 	if q.UserName != "" {
 		sql += " AND " + a + "user_name = " + param(q.UserName)
 	}

@@ -112,3 +112,42 @@ func TestSpecialLog(t *testing.T) {
 }
 
 func unescapeAmp(s string) string { return regexp.MustCompile(`&amp;`).ReplaceAllString(s, "&") }
+
+// A deleted page's edits leave RecentChanges, contributions and their
+// feeds, summaries included, as MediaWiki archives them; its deletion
+// stays. The lists were cached: the deletion purges them.
+func TestDeletedPageEditsLeaveChangeLists(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	_, pw := w.CreateUser(t, "Spammer", wiki.GroupUser)
+	_, apw := w.CreateUser(t, "Boss", wiki.GroupAdmin)
+	spammer := w.Login(t, "Spammer", pw)
+	boss := w.Login(t, "Boss", apw)
+	anon := w.Client(t)
+	csrf, base := spammer.EditForm("Pills")
+	mustStatus(t, spammer.PostForm("/wiki/Pills?action=submit", url.Values{
+		"csrf": {csrf}, "baserev": {base}, "text": {"spam\n"}, "summary": {"buy cheap pills now"}}), http.StatusSeeOther)
+	spammer.Edit("Sandbox", "a fine edit\n")
+	lists := []string{
+		"/wiki/Special:RecentChanges",
+		"/wiki/Special:Contributions/Spammer",
+		"/wiki/Special:RecentChanges?feed=atom",
+		"/wiki/Special:Contributions/Spammer?feed=atom",
+	}
+	for _, u := range lists {
+		anon.Get(u)
+		res := anon.Get(u)
+		mustContain(t, res, "buy cheap pills now", "Sandbox")
+	}
+	path := "/wiki/Pills?action=delete"
+	mustStatus(t, boss.PostForm(path, url.Values{"csrf": {boss.CSRF(path)}, "reason": {"spam"}}), http.StatusSeeOther)
+	for _, u := range lists {
+		res := anon.Get(u)
+		mustNotContain(t, res, "buy cheap pills now")
+		mustContain(t, res, "Sandbox")
+	}
+	mustContain(t, anon.Get("/wiki/Special:RecentChanges"), `deleted <a href="/wiki/Pills" class="new">`)
+	path = "/wiki/Pills?action=undelete"
+	mustStatus(t, boss.PostForm(path, url.Values{"csrf": {boss.CSRF(path)}}), http.StatusSeeOther)
+	mustContain(t, anon.Get("/wiki/Special:Contributions/Spammer"), "buy cheap pills now")
+}

@@ -104,7 +104,7 @@ func (db *DB) LatestRevisions(ctx context.Context, pageIDs []int64) (map[int64]i
 }
 
 // RecentChanges returns changes newest first; with UserName, that user's
-// contributions. Entries stay after a page is deleted (they are a log).
+// contributions. A deleted page's edits are left out (store.ChangeFilters).
 func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Change, error) {
 	before := q.Before
 	if before <= 0 {

@@ -331,6 +331,25 @@ func testDeleteUndelete(t *testing.T, s wiki.Store) {
 	if rc[0].Kind != wiki.ChangeDelete || rc[0].Title != "A" || rc[0].RevID != 0 || rc[0].Summary != "spam" || rc[0].UserName != "Admin" {
 		t.Fatalf("change = %+v", rc[0])
 	}
+	// A deleted page's edits (and their summaries) leave every list of
+	// changes, as MediaWiki archives them; its deletion stays, and an
+	// undeletion brings them back.
+	changes := func(q wiki.ChangeQuery) string {
+		var out []string
+		for _, c := range must[[]wiki.Change](t)(s.RecentChanges(ctx, q)) {
+			out = append(out, string(c.Kind)+" "+string(c.Title))
+		}
+		return strings.Join(out, ",")
+	}
+	if got := changes(wiki.ChangeQuery{}); got != "delete A,new B" {
+		t.Fatalf("recent changes after delete = %s", got)
+	}
+	if got := changes(wiki.ChangeQuery{UserName: "Alice"}); got != "new B" {
+		t.Fatalf("contributions after delete = %s", got)
+	}
+	if got := changes(wiki.ChangeQuery{Limit: 1, Before: rc[0].ID}); got != "new B" {
+		t.Fatalf("recent changes before the delete, one = %s", got)
+	}
 
 	u, err := s.UndeletePage(ctx, "A", 2, "Admin", "oops", at(7))
 	if err != nil {
@@ -348,6 +367,9 @@ func testDeleteUndelete(t *testing.T, s wiki.Store) {
 	rc = must[[]wiki.Change](t)(s.RecentChanges(ctx, wiki.ChangeQuery{Limit: 1}))
 	if rc[0].Kind != wiki.ChangeUndelete || rc[0].RevID != u.LatestID {
 		t.Fatalf("change = %+v", rc[0])
+	}
+	if got := changes(wiki.ChangeQuery{UserName: "Alice"}); got != "edit A,new B,edit A,new A" {
+		t.Fatalf("contributions after undelete = %s", got)
 	}
 	_, err = s.UndeletePage(ctx, "A", 2, "Admin", "again", at(8))
 	wantErr(t, err, wiki.ErrNotFound)
@@ -657,12 +679,13 @@ func testNamespaceFilters(t *testing.T, s wiki.Store) {
 			want string
 		}{
 			{wiki.ChangeQuery{Namespaces: in("")}, "Apple,Gone talk,Talkative,Zebra"},
+			// Talk:Gone's deletion; its creation, by Alice, is archived.
 			{wiki.ChangeQuery{Namespaces: in("Talk")}, "Talk:Apple,Talk:Gone,Talk:Zebra"},
 			{wiki.ChangeQuery{Namespaces: in("Project")}, "Project:About,Wikid:Old"},
 			{wiki.ChangeQuery{Namespaces: in("File")}, "Image:old.png"},
 			{wiki.ChangeQuery{Namespaces: in("User talk", "Template")}, "Template:Box,User talk:Bob"},
 			{wiki.ChangeQuery{Namespaces: in("", "Help")}, "Apple,Gone talk,Help:Start,Talkative,Zebra"},
-			{wiki.ChangeQuery{Namespaces: in("Talk"), UserName: "Alice"}, "Talk:Apple,Talk:Gone,Talk:Zebra"},
+			{wiki.ChangeQuery{Namespaces: in("Talk"), UserName: "Alice"}, "Talk:Apple,Talk:Zebra"},
 			{wiki.ChangeQuery{Namespaces: in("Talk"), UserName: "Bob"}, ""},
 			{wiki.ChangeQuery{Namespaces: in("Category talk")}, ""},
 		} {
