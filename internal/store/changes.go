@@ -11,10 +11,12 @@ import "github.com/wikid/wikid/internal/wiki"
 // changes: the edits of a deleted page are archived with it, summaries
 // included, as MediaWiki drops them from recentchanges; only its log
 // rows (the deletion, a move) stay. An undeletion brings them back. It
-// reads one page row per change read (by ID, the table's key).
+// reads one page row per change read, by ID (the table's key): a scalar
+// subquery, which PostgreSQL runs per row, where it turned an EXISTS into
+// a hash of every live page, built for each query.
 func ChangeFilters(a string, q wiki.ChangeQuery, param func(any) string) string {
 	sql := " AND (" + a + "kind NOT IN ('" + string(wiki.ChangeNew) + "', '" + string(wiki.ChangeEdit) + "')" +
-		" OR EXISTS (SELECT 1 FROM pages lp WHERE lp.id = " + a + "page_id AND NOT lp.deleted))"
+		" OR (SELECT NOT lp.deleted FROM pages lp WHERE lp.id = " + a + "page_id))"
 	if q.UserName != "" {
 		sql += " AND " + a + "user_name = " + param(q.UserName)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -138,10 +137,10 @@ func WatchedChangesPlan(ctx context.Context, db *DB, q wiki.ChangeQuery) ([]stri
 // RecentChangesPlan returns the EXPLAIN QUERY PLAN lines of the query
 // RecentChanges runs for q.
 func RecentChangesPlan(ctx context.Context, db *DB, q wiki.ChangeQuery) ([]string, error) {
-	var args []any
-	param := func(v any) string { args = append(args, v); return "?" }
-	query := `SELECT ` + changeCols + ` FROM changes c WHERE c.id < ` + param(int64(1<<62))
-	query += store.ChangeFilters("c.", q, param) + ` ORDER BY c.id DESC LIMIT ` + param(50)
+	query, args, ok := recentChangesQuery(q)
+	if !ok {
+		return nil, nil
+	}
 	return Plan(ctx, db, query, args...)
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/wikid/wikid/internal/store"
@@ -106,19 +107,72 @@ func (db *DB) LatestRevisions(ctx context.Context, pageIDs []int64) (map[int64]i
 // RecentChanges returns changes newest first; with UserName, that user's
 // contributions. A deleted page's edits are left out (store.ChangeFilters).
 func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Change, error) {
-	before := q.Before
-	if before <= 0 {
-		before = 1<<63 - 1
+	query, args, ok := recentChangesQuery(q)
+	if !ok {
+		return nil, nil // namespaces that do not exist have no changes
 	}
-	var args []any
-	param := func(v any) string { args = append(args, v); return "?" }
-	query := `SELECT ` + changeCols + ` FROM changes c WHERE c.id < ` + param(before)
-	query += store.ChangeFilters("c.", q, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit))
 	out, err := db.readChanges(ctx, query, args)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: recent changes: %w", err)
 	}
 	return out, nil
+}
+
+// recentChangesQuery returns the query of RecentChanges for q and its
+// arguments; ok is false when q's namespaces name none that exists.
+func recentChangesQuery(q wiki.ChangeQuery) (query string, args []any, ok bool) {
+	before := q.Before
+	if before <= 0 {
+		before = 1<<63 - 1
+	}
+	param := func(v any) string { args = append(args, v); return "?" }
+	// A user's contributions are read from changes_user whatever the
+	// namespace: one user's changes are fewer than a namespace's.
+	prefixes, byPrefix := namespacePrefixes(q.Namespaces)
+	byPrefix = byPrefix && q.UserName == ""
+	switch {
+	case !byPrefix:
+		query = `SELECT ` + changeCols + ` FROM changes c WHERE c.id < ` + param(before) +
+			store.ChangeFilters("c.", q, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit))
+	case len(prefixes) == 0:
+		return "", nil, false
+	default:
+		// Namespaces other than the main one: per title prefix, one range
+		// of changes_prefix read newest first, at most a page of it; then
+		// the newest page of those.
+		rest := q
+		rest.Namespaces = nil
+		branches := make([]string, len(prefixes))
+		for i, p := range prefixes {
+			branches[i] = `SELECT * FROM (SELECT ` + changeCols + ` FROM changes c WHERE ` + changePrefix + ` = ` + param(p) +
+				` AND c.id < ` + param(before) + store.ChangeFilters("c.", rest, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit)) + `)`
+		}
+		query = `SELECT * FROM (` + strings.Join(branches, ` UNION ALL `) + `) ORDER BY id DESC LIMIT ` + param(limit(q.Limit))
+	}
+	return query, args, true
+}
+
+// changePrefix is a change's title up to its first colon, as the index
+// changes_prefix has it: "Talk:" for "Talk:A:B", "" without a colon.
+const changePrefix = `substr(c.title, 1, instr(c.title, ':'))`
+
+// namespacePrefixes returns the title prefixes of namespaces (their names
+// and aliases, wiki.Namespace.Prefixes) when they are all other than the
+// main one; ok is false when there are none to filter by or the main one
+// is among them (its changes are most of them: the newest first, filtered,
+// are read faster than any index would give them). Names of no namespace
+// give no prefix.
+func namespacePrefixes(namespaces []string) (prefixes []string, ok bool) {
+	if len(namespaces) == 0 || slices.Contains(namespaces, "") {
+		return nil, false
+	}
+	for _, name := range namespaces {
+		if n, found := wiki.NamespaceByName(name); found {
+			prefixes = append(prefixes, n.Prefixes()...)
+		}
+	}
+	slices.Sort(prefixes)
+	return slices.Compact(prefixes), true
 }
 
 // changeCols are the columns of the changes table (under alias c) that

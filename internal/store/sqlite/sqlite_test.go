@@ -395,6 +395,40 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("a namespace's changes are read newest first per title prefix, not the whole namespace sorted", func(t *testing.T) {
+		db := sqlitetest.Open(t)
+		for _, q := range []wiki.ChangeQuery{
+			{Namespaces: []string{"Talk"}},
+			{Namespaces: []string{"File", "Help talk"}, HideMinor: true},
+			{Namespaces: []string{"Talk"}, Since: time.Now()},
+		} {
+			plan, err := sqlite.RecentChangesPlan(ctx, db, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := strings.Join(plan, "; ")
+			if !strings.Contains(p, "SEARCH c USING INDEX changes_prefix (<expr>=? AND id") || strings.Contains(p, "changes_title") {
+				t.Errorf("%v: plan = %s", q.Namespaces, p)
+			}
+		}
+		// The main namespace is most changes: the newest, filtered.
+		plan, err := sqlite.RecentChangesPlan(ctx, db, wiki.ChangeQuery{Namespaces: []string{"", "Talk"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := strings.Join(plan, "; "); !strings.Contains(p, "SEARCH c USING INTEGER PRIMARY KEY (rowid<?)") {
+			t.Errorf("main and Talk: plan = %s", p)
+		}
+		// Contributions: the user's changes.
+		plan, err = sqlite.RecentChangesPlan(ctx, db, wiki.ChangeQuery{Namespaces: []string{"Talk"}, UserName: "Ann"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := strings.Join(plan, "; "); !strings.Contains(p, "changes_user (user_name=? AND id<?)") {
+			t.Errorf("contributions in Talk: plan = %s", p)
+		}
+	})
+
 	t.Run("a watchlist's changes are read per watched title, not by scanning every change", func(t *testing.T) {
 		db := sqlitetest.Open(t)
 		plan, err := sqlite.WatchedChangesPlan(ctx, db, wiki.ChangeQuery{HideMinor: true, Namespaces: []string{"Talk"}, Since: time.Now()})

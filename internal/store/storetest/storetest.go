@@ -4,6 +4,7 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -703,6 +704,26 @@ func testNamespaceFilters(t *testing.T, s wiki.Store) {
 			if !strings.HasPrefix(string(c.Title), "Talk:") || c.ID >= first[0].ID {
 				t.Errorf("after change %d: %+v", first[0].ID, c)
 			}
+		}
+		// Page by page through several namespaces, one an alias's (File,
+		// as Image:), the changes come newest first, as in one list.
+		q := wiki.ChangeQuery{Namespaces: in("Talk", "File", "Project")}
+		var all, paged []string
+		for _, c := range must[[]wiki.Change](t)(s.RecentChanges(ctx, q)) {
+			all = append(all, fmt.Sprint(c.ID, " ", c.Title))
+		}
+		for q.Limit = 2; ; {
+			page := must[[]wiki.Change](t)(s.RecentChanges(ctx, q))
+			for _, c := range page {
+				paged = append(paged, fmt.Sprint(c.ID, " ", c.Title))
+			}
+			if len(page) < q.Limit {
+				break
+			}
+			q.Before = page[len(page)-1].ID
+		}
+		if len(all) != 6 || !slices.IsSortedFunc(all, func(a, b string) int { return -cmpID(a, b) }) || !slices.Equal(all, paged) {
+			t.Errorf("Talk, File and Project: all %q, paged %q", all, paged)
 		}
 	})
 
@@ -2395,4 +2416,12 @@ func testDependents(t *testing.T, s wiki.Store) {
 	if got, want := walk(wiki.TemplateUse, 1), "Xray|Alpha"; got != want {
 		t.Errorf("transclusions in batches of 1: %s, want %s", got, want)
 	}
+}
+
+// cmpID compares the leading change IDs of "ID title" strings.
+func cmpID(a, b string) int {
+	var x, y int64
+	fmt.Sscan(a, &x)
+	fmt.Sscan(b, &y)
+	return cmp.Compare(x, y)
 }
