@@ -12,8 +12,18 @@ import (
 // maxPage is the largest page the wiki stores (max_page_bytes).
 const maxPage = 2 << 20
 
-// fillPage repeats unit up to the largest page.
-func fillPage(unit string) string { return strings.Repeat(unit, maxPage/len(unit)) }
+// fillPage repeats unit up to the largest page (an eighth of it under the
+// race detector).
+func fillPage(unit string) string {
+	n := maxPage
+	if raceEnabled {
+		// The race detector makes a render five to ten times slower, and
+		// the timeout then cuts it before its output is checked. .ci/run
+		// renders the page limit without the detector.
+		n /= 8
+	}
+	return strings.Repeat(unit, n/len(unit))
+}
 
 // TestFollowNotesLinear: text that follows another note is added to it; many
 // of them must cost linear memory, not a copy of the note per follower.
