@@ -93,7 +93,7 @@ type Engine struct {
 	// is always there, and its title rules are the wiki's.
 	markups      map[wiki.ContentModel]Markup
 	defaultModel wiki.ContentModel
-	toMarkdown   func(string) (string, error) // ConvertText's wikitext to Markdown, or nil
+	toMarkdown   func(context.Context, string) (string, error) // ConvertText's wikitext to Markdown, or nil
 	purger       Purger
 	cdn          ExternalPurger
 	hasCDN       bool // a cache in front is configured: changes queue cdnpurge jobs
@@ -159,9 +159,9 @@ type Options struct {
 	// (default_content_model; default Markdown).
 	DefaultModel wiki.ContentModel
 	// WikitextToMarkdown converts a wikitext page's text to Markdown for
-	// a change of its model (ConvertText); nil: the text is offered as it
-	// is, for the editor to rewrite.
-	WikitextToMarkdown func(src string) (string, error)
+	// a change of its model (ConvertText), stopping once ctx is done;
+	// nil: the text is offered as it is, for the editor to rewrite.
+	WikitextToMarkdown func(ctx context.Context, src string) (string, error)
 	Purger             Purger
 	Logger             *slog.Logger
 	MaxPageBytes       int    // a page's text may not be longer, saved or previewed (default 2 MiB)

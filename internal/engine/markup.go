@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"strings"
+	"time"
 
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/wiki"
@@ -200,10 +201,23 @@ func (e *Engine) ChangeModel(ctx context.Context, c ModelChange) (SaveOutcome, e
 // is kept as it is in wikitext (no converter goes that way), as is
 // everything without a converter. The editor reviews the result before
 // ChangeModel saves it.
-func (e *Engine) ConvertText(text string, from, to wiki.ContentModel) (string, bool, error) {
+//
+// A conversion costs what a render does: it takes a slot of the render
+// gate, and it stops after convertTimeout, however the text is made.
+func (e *Engine) ConvertText(ctx context.Context, text string, from, to wiki.ContentModel) (string, bool, error) {
 	from = from.Or(wiki.ModelMarkdown)
 	if from == wiki.ModelWikitext && to == wiki.ModelMarkdown && e.toMarkdown != nil {
-		out, err := e.toMarkdown(text)
+		release, err := e.gate.acquire(ctx)
+		if err != nil {
+			return "", false, err
+		}
+		defer release()
+		cctx, cancel := context.WithTimeout(ctx, convertTimeout)
+		defer cancel()
+		out, err := e.toMarkdown(cctx, text)
+		if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return "", false, wiki.Errorf(wiki.KindInvalid, "converting it took longer than %v, the most a conversion may take", convertTimeout)
+		}
 		if err != nil {
 			return "", false, fmt.Errorf("engine: convert wikitext to Markdown: %w", err)
 		}
@@ -211,6 +225,10 @@ func (e *Engine) ConvertText(text string, from, to wiki.ContentModel) (string, b
 	}
 	return text, false, nil
 }
+
+// convertTimeout bounds a conversion of a page's text to another markup:
+// the largest page of ordinary text converts in well under a second.
+const convertTimeout = 5 * time.Second
 
 // CanConvert reports whether ConvertText rewrites text from model from
 // into model to (else it keeps it as it is).

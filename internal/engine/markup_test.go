@@ -3,9 +3,11 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/render"
@@ -268,12 +270,31 @@ func TestChangeModelRefusals(t *testing.T) {
 	}
 }
 
+// A conversion that runs past its time gives up with a message for the
+// editor, who gets the text as it is.
+func TestConvertTextTimesOut(t *testing.T) {
+	t.Parallel()
+	stuck := func(ctx context.Context, src string) (string, error) {
+		<-ctx.Done()
+		return "", fmt.Errorf("converter: %w", ctx.Err())
+	}
+	_, e := newModelEngine(t, engine.Options{WikitextToMarkdown: stuck})
+	start := time.Now()
+	_, converted, err := e.ConvertText(context.Background(), "x", wiki.ModelWikitext, wiki.ModelMarkdown)
+	if converted || wiki.KindOf(err) != wiki.KindInvalid || !strings.Contains(wiki.Message(err), "longer than 5s") {
+		t.Fatalf("converted %v, %v (%q)", converted, err, wiki.Message(err))
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("took %v", d)
+	}
+}
+
 func TestConvertText(t *testing.T) {
 	t.Parallel()
-	conv := func(src string) (string, error) { return toMarkdown(src), nil }
+	conv := func(_ context.Context, src string) (string, error) { return toMarkdown(src), nil }
 	for _, tt := range []struct {
 		name      string
-		conv      func(string) (string, error)
+		conv      func(context.Context, string) (string, error)
 		from, to  wiki.ContentModel
 		want      string
 		converted bool
@@ -284,7 +305,7 @@ func TestConvertText(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, e := newModelEngine(t, engine.Options{WikitextToMarkdown: tt.conv})
-			got, converted, err := e.ConvertText("== H ==\n'''b'''", tt.from, tt.to)
+			got, converted, err := e.ConvertText(context.Background(), "== H ==\n'''b'''", tt.from, tt.to)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -84,7 +84,7 @@ func (s *Server) editModelForm(w http.ResponseWriter, r *http.Request, t wiki.Ti
 		}
 	}
 	if d.To != d.From {
-		text, converted, err := s.eng.ConvertText(rev.Text, d.From, d.To)
+		text, converted, err := s.eng.ConvertText(r.Context(), rev.Text, d.From, d.To)
 		if err != nil {
 			// A converter that fails leaves the text to the editor.
 			d.Error = "The text could not be converted automatically (" + wiki.Message(err) + "); it is shown as it is: rewrite it in " + modelLabel(d.To) + " before saving."

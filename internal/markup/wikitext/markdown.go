@@ -3,6 +3,7 @@ package wikitext
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,13 +16,27 @@ import (
 // wiki links, categories, files, redirects, templates, <nowiki>, comments
 // and the HTML tags. It is for a reader to check before saving, not a
 // lossless conversion.
-func (r *Renderer) ToMarkdown(src string) (string, error) {
-	c := &mdConv{r: r}
+//
+// Its cost is linear in src but for what it hands to the renderer (tables
+// it cannot write as Markdown's), and ctx bounds it all: once ctx is done
+// the conversion stops and returns ctx's error.
+func (r *Renderer) ToMarkdown(ctx context.Context, src string) (out string, err error) {
+	c := &mdConv{r: r, ctx: ctx}
+	defer func() {
+		if v := recover(); v != nil {
+			stop, ok := v.(mdStop)
+			if !ok {
+				panic(v)
+			}
+			out, err = "", fmt.Errorf("wikitext: convert to Markdown: %w", stop.err)
+		}
+	}()
+	c.check()
 	src = clean(src)
 	src = c.protect(src)
 	src = magicWordsMD(src)
 	src = c.refs(src)
-	out := c.blocks(src)
+	out = c.blocks(src)
 	if len(c.notes) > 0 && !c.listed {
 		out = strings.TrimRight(out, "\n") + "\n\n" + c.noteDefs()
 	}
@@ -34,6 +49,8 @@ func (r *Renderer) ToMarkdown(src string) (string, error) {
 
 type mdConv struct {
 	r       *Renderer
+	ctx     context.Context // the conversion stops once it is done (check)
+	steps   int
 	saved   []string // protected text, restored at the end
 	notes   []mdNote
 	named   map[string]string
@@ -42,6 +59,22 @@ type mdConv struct {
 }
 
 type mdNote struct{ label, text string }
+
+// mdStop is the panic value that ends a conversion whose context is done.
+type mdStop struct{ err error }
+
+// check is a step of the conversion: every 1,024 steps it reads whether
+// the context is done, and ends the conversion if it is. Each loop over
+// the text takes one per step, and no step costs more than a few KB of
+// reading (enclosedNested's bound, for the longest).
+func (c *mdConv) check() {
+	if c.steps++; c.steps%1024 != 1 {
+		return
+	}
+	if err := c.ctx.Err(); err != nil {
+		panic(mdStop{err})
+	}
+}
 
 // placeholder stands for saved text: markerChar cannot come from the source.
 func (c *mdConv) save(s string) string {
@@ -57,6 +90,7 @@ func (c *mdConv) restore(s string) string {
 			if s[i] != markerChar {
 				continue
 			}
+			c.check()
 			if kind, n, end, ok := readMarker(s, i); ok && kind == 'm' && n < len(c.saved) {
 				b.WriteString(s[last:i])
 				b.WriteString(c.saved[n])
@@ -76,6 +110,7 @@ func (c *mdConv) protect(s string) string {
 	noClose := map[string]bool{}
 	last := 0
 	for i := 0; i < len(s); {
+		c.check()
 		k := strings.IndexByte(s[i:], '<')
 		if k < 0 {
 			break
@@ -152,6 +187,7 @@ func (c *mdConv) refs(s string) string {
 	last := 0
 	noClose := false
 	for i := 0; i < len(s); {
+		c.check()
 		k := strings.IndexByte(s[i:], '<')
 		if k < 0 {
 			break
@@ -229,6 +265,7 @@ func (c *mdConv) blocks(s string) string {
 	var b strings.Builder
 	ls := strings.Split(s, "\n")
 	for i := 0; i < len(ls); i++ {
+		c.check()
 		line := ls[i]
 		trimmed := strings.TrimSpace(line)
 		switch {
@@ -236,6 +273,7 @@ func (c *mdConv) blocks(s string) string {
 			j := i
 			depth := 0
 			for ; j < len(ls); j++ {
+				c.check()
 				t := strings.TrimSpace(ls[j])
 				if strings.HasPrefix(strings.TrimLeft(t, ":"), "{|") {
 					depth++
@@ -340,6 +378,7 @@ func (c *mdConv) table(lines []string) string {
 		}
 	}
 	for k, l := range lines {
+		c.check()
 		t := strings.TrimSpace(l)
 		switch {
 		case k == 0:
@@ -397,7 +436,10 @@ func (c *mdConv) table(lines []string) string {
 		return b.String()
 	}
 	// Not simple: the table as HTML, its cells' text converted.
-	res, err := c.r.Render(context.Background(), c.restore(strings.Join(lines, "\n")), nil)
+	res, err := c.r.Render(c.ctx, c.restore(strings.Join(lines, "\n")), nil)
+	if err := c.ctx.Err(); err != nil {
+		panic(mdStop{err})
+	}
 	if err != nil || res.TimedOut {
 		return c.save(strings.Join(lines, "\n"))
 	}
@@ -421,7 +463,10 @@ func render2MD(h string) string {
 // characters in the text are escaped.
 func (c *mdConv) inline(s string) string {
 	var b strings.Builder
+	var braces *braceIndex // built at the first "{{"
+	lastClose := strings.LastIndexByte(s, ']')
 	for i := 0; i < len(s); {
+		c.check()
 		switch {
 		case strings.HasPrefix(s[i:], "[["):
 			if inner, ok := enclosedNested(s[i+2:], maxFileEmbed); ok {
@@ -432,24 +477,11 @@ func (c *mdConv) inline(s string) string {
 			b.WriteString(`\[`)
 			i++
 		case strings.HasPrefix(s[i:], "{{"):
-			depth, j := 0, i
-			for j+1 < len(s) {
-				if s[j] == '{' && s[j+1] == '{' {
-					depth++
-					j += 2
-					continue
-				}
-				if s[j] == '}' && s[j+1] == '}' {
-					depth--
-					j += 2
-					if depth == 0 {
-						break
-					}
-					continue
-				}
-				j++
+			if braces == nil {
+				braces = newBraceIndex(s, c.check)
 			}
-			if depth != 0 {
+			j := braces.end(i)
+			if j < 0 {
 				b.WriteString(`\{`)
 				i++
 				continue
@@ -459,7 +491,10 @@ func (c *mdConv) inline(s string) string {
 		case s[i] == '[' && protocolAt(s[i+1:]) > 0:
 			p := protocolAt(s[i+1:])
 			ue := urlEnd(s, i+1+p)
-			le := strings.IndexByte(s[ue:], ']')
+			le := -1
+			if ue <= lastClose { // else no ']' follows: not read again for each "["
+				le = strings.IndexByte(s[ue:], ']')
+			}
 			if le < 0 {
 				b.WriteString(`\[`)
 				i++
@@ -505,4 +540,72 @@ func (c *mdConv) inline(s string) string {
 		out = `\` + out
 	}
 	return out
+}
+
+// braceIndex tells where the template starting at a "{{" of a text ends,
+// as a scan from it would find it: braces counted in pairs ("{{" one
+// deeper, "}}" one shallower), the template ending with the "}}" that
+// brings the count back to zero, unclosed when none does. One pass over
+// the text finds every end; a scan from each "{{" would read the rest of
+// the text for each unclosed one.
+//
+// A scan pairs the braces of every run of them from the run's first, but
+// for the run it starts in, which it pairs from where it starts. So the
+// pass pairs every run from its first brace, and a start inside a run of
+// m opening braces, at offset off, is the pair of the run at offset
+// 2(m/2 − (m−off)/2): after the run, the scan from either is as deep, and
+// the deepest of the run's pairs closes first.
+type braceIndex struct {
+	pairs []int32 // the offsets of the pass's "{{", in order
+	ends  []int32 // the end of each one's template; -1: unclosed
+	runs  []int32 // the offsets of the runs of "{" with a pair, in order
+	lens  []int32 // and their lengths
+}
+
+func newBraceIndex(s string, step func()) *braceIndex {
+	x := &braceIndex{}
+	var open []int32 // indexes in pairs
+	for j := 0; j+1 < len(s); {
+		step()
+		switch {
+		case s[j] == '{' && s[j+1] == '{':
+			if j == 0 || s[j-1] != '{' { // a run's first pair: the pass starts runs at their start
+				n := 0
+				for j+n < len(s) && s[j+n] == '{' {
+					n++
+				}
+				x.runs, x.lens = append(x.runs, int32(j)), append(x.lens, int32(n))
+			}
+			open = append(open, int32(len(x.pairs)))
+			x.pairs, x.ends = append(x.pairs, int32(j)), append(x.ends, -1)
+			j += 2
+		case s[j] == '}' && s[j+1] == '}':
+			if len(open) > 0 {
+				x.ends[open[len(open)-1]] = int32(j + 2)
+				open = open[:len(open)-1]
+			}
+			j += 2
+		default:
+			j++
+		}
+	}
+	return x
+}
+
+// end returns where the template starting at i ("{{") ends, or -1 when it
+// is not closed.
+func (x *braceIndex) end(i int) int {
+	k, _ := slices.BinarySearch(x.runs, int32(i+1))
+	if k == 0 {
+		return -1
+	}
+	start, m := int(x.runs[k-1]), int(x.lens[k-1])
+	if i+1 >= start+m {
+		return -1 // no "{{" at i
+	}
+	pair := start + 2*(m/2-(m-(i-start))/2)
+	if p, ok := slices.BinarySearch(x.pairs, int32(pair)); ok {
+		return int(x.ends[p])
+	}
+	return -1
 }

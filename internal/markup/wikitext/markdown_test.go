@@ -2,8 +2,10 @@ package wikitext
 
 import (
 	"context"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wikid/wikid/internal/render"
 )
@@ -30,7 +32,7 @@ func TestToMarkdown(t *testing.T) {
 	r := New()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := r.ToMarkdown(tt.src)
+			got, err := r.ToMarkdown(context.Background(), tt.src)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +45,7 @@ func TestToMarkdown(t *testing.T) {
 
 func TestToMarkdownComplexTable(t *testing.T) {
 	r := New()
-	got, err := r.ToMarkdown("x\n{| class=\"wikitable\"\n|+ Cap\n| colspan=2 | a\n|}\ny")
+	got, err := r.ToMarkdown(context.Background(), "x\n{| class=\"wikitable\"\n|+ Cap\n| colspan=2 | a\n|}\ny")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,5 +55,91 @@ func TestToMarkdownComplexTable(t *testing.T) {
 	res, err := render.New().Render(context.Background(), got, nil)
 	if err != nil || !strings.Contains(res.HTML, "<table") {
 		t.Errorf("the Markdown renders as %q, %v", res.HTML, err)
+	}
+}
+
+// scanTemplate is the scan braceIndex stands for: from the "{{" at i,
+// braces counted in pairs until the count is back to zero.
+func scanTemplate(s string, i int) int {
+	depth, j := 0, i
+	for j+1 < len(s) {
+		switch {
+		case s[j] == '{' && s[j+1] == '{':
+			depth++
+			j += 2
+		case s[j] == '}' && s[j+1] == '}':
+			depth--
+			j += 2
+			if depth == 0 {
+				return j
+			}
+		default:
+			j++
+		}
+	}
+	return -1
+}
+
+// One pass over the text finds where every template ends, as a scan from
+// each "{{" does.
+func TestBraceIndexMatchesScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for n := range 20000 {
+		b := make([]byte, 1+rng.IntN(24))
+		for k := range b {
+			b[k] = "{{{}}}x"[rng.IntN(7)]
+		}
+		s := string(b)
+		x := newBraceIndex(s, func() {})
+		for i := 0; i+1 < len(s); i++ {
+			if s[i] != '{' || s[i+1] != '{' {
+				continue
+			}
+			if got, want := x.end(i), scanTemplate(s, i); got != want {
+				t.Fatalf("case %d: %q at %d: end %d, scan %d", n, s, i, got, want)
+			}
+		}
+	}
+}
+
+// A conversion costs time linear in the page however it is written, and
+// stops once its context is done: the shapes that once read the rest of
+// the page at each step (unclosed templates and external links) convert
+// whole, and those the renderer takes longer over stop within about a
+// render's finishing after the deadline.
+func TestToMarkdownBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("pages at the size limit")
+	}
+	r := New()
+	slow := 10 * time.Second
+	if raceEnabled {
+		slow = 60 * time.Second
+	}
+	for name, src := range map[string]string{
+		"unclosed templates":      fillPage("{{"),
+		"unclosed template runs":  fillPage("{{{x"),
+		"unclosed external links": fillPage("[http://a.example b "),
+	} {
+		start := time.Now()
+		out, err := r.ToMarkdown(context.Background(), src)
+		if err != nil || len(out) < len(src)/2 {
+			t.Errorf("%s: %d bytes of %d, %v", name, len(out), len(src), err)
+		}
+		if d := time.Since(start); d > slow {
+			t.Errorf("%s: took %v", name, d)
+		}
+	}
+	for name, src := range map[string]string{
+		"nested unclosed tables": fillPage("{|\n|a||b\n|-\n"),
+		"unclosed links":         fillPage("[[a|"),
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		start := time.Now()
+		_, err := r.ToMarkdown(ctx, src)
+		cancel()
+		if d := time.Since(start); d > time.Second+slow {
+			t.Errorf("%s: took %v with a deadline of 1s (%v)", name, d, err)
+		}
 	}
 }

@@ -428,7 +428,7 @@ func FuzzRender(f *testing.F) {
 		if _, err := r.Sections(src); err != nil {
 			t.Error(err)
 		}
-		if _, err := r.ToMarkdown(src); err != nil {
+		if _, err := r.ToMarkdown(context.Background(), src); err != nil {
 			t.Error(err)
 		}
 	})
