@@ -10,13 +10,14 @@ import "github.com/wikid/wikid/internal/wiki"
 // The first condition is not a filter but the rule of every list of
 // changes: the edits of a deleted page are archived with it, summaries
 // included, as MediaWiki drops them from recentchanges; only its log
-// rows (the deletion, a move) stay. An undeletion brings them back. It
-// reads one page row per change read, by ID (the table's key): a scalar
-// subquery, which PostgreSQL runs per row, where it turned an EXISTS into
-// a hash of every live page, built for each query.
-func ChangeFilters(a string, q wiki.ChangeQuery, param func(any) string) string {
-	sql := " AND (" + a + "kind NOT IN ('" + string(wiki.ChangeNew) + "', '" + string(wiki.ChangeEdit) + "')" +
-		" OR (SELECT NOT lp.deleted FROM pages lp WHERE lp.id = " + a + "page_id))"
+// rows (the deletion, a move) stay. An undeletion brings them back. An
+// edit is its revision: deleting a page marks its revisions deleted, and
+// a page created again at the title, or moved onto it, has other ones
+// (the page's row may be the old one, or its ID reused). liveRevision is
+// the backend's SQL for "the revision with ID revID is not deleted": one
+// lookup by that ID per change read.
+func ChangeFilters(a string, q wiki.ChangeQuery, liveRevision func(revID string) string, param func(any) string) string {
+	sql := " AND (" + a + "kind NOT IN ('" + string(wiki.ChangeNew) + "', '" + string(wiki.ChangeEdit) + "') OR " + liveRevision(a+"rev_id") + ")"
 	if q.UserName != "" {
 		sql += " AND " + a + "user_name = " + param(q.UserName)
 	}

@@ -92,6 +92,13 @@ func (db *DB) LatestRevisions(ctx context.Context, pageIDs []int64) (map[int64]i
 	return out, nil
 }
 
+// liveRevision is store.ChangeFilters' test of a change's revision: a
+// scalar subquery, which PostgreSQL runs per change read, where it turned
+// an EXISTS into a hash of every live revision built for each query.
+func liveRevision(revID string) string {
+	return `(SELECT NOT lr.deleted FROM revisions lr WHERE lr.id = ` + revID + `)`
+}
+
 // RecentChanges returns changes newest first; with UserName, that user's
 // contributions. A deleted page's edits are left out (store.ChangeFilters).
 func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Change, error) {
@@ -105,7 +112,7 @@ func (db *DB) RecentChanges(ctx context.Context, q wiki.ChangeQuery) ([]wiki.Cha
 		return "$" + strconv.Itoa(len(args))
 	}
 	query := `SELECT ` + changeCols + ` FROM changes c WHERE c.id < ` + param(before)
-	query += store.ChangeFilters("c.", q, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit))
+	query += store.ChangeFilters("c.", q, liveRevision, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit))
 	out, err := db.readChanges(ctx, query, args)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: recent changes: %w", err)

@@ -95,7 +95,7 @@ func (db *DB) WatchedChanges(ctx context.Context, userID int64, q wiki.ChangeQue
 	}
 	query := `SELECT ` + changeCols + ` FROM watchlist w JOIN changes c ON c.title = w.title
 		WHERE w.user_id = ` + param(userID) + ` AND (w.expires = 0 OR w.expires > ` + param(ms(at)) + `) AND c.id < ` + param(before) +
-		store.ChangeFilters("c.", q, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit))
+		store.ChangeFilters("c.", q, liveRevision, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit))
 	out, err := db.readChanges(ctx, query, args)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: watched changes: %w", err)

@@ -133,7 +133,7 @@ func recentChangesQuery(q wiki.ChangeQuery) (query string, args []any, ok bool) 
 	switch {
 	case !byPrefix:
 		query = `SELECT ` + changeCols + ` FROM changes c WHERE c.id < ` + param(before) +
-			store.ChangeFilters("c.", q, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit))
+			store.ChangeFilters("c.", q, liveRevision, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit))
 	case len(prefixes) == 0:
 		return "", nil, false
 	default:
@@ -145,11 +145,18 @@ func recentChangesQuery(q wiki.ChangeQuery) (query string, args []any, ok bool) 
 		branches := make([]string, len(prefixes))
 		for i, p := range prefixes {
 			branches[i] = `SELECT * FROM (SELECT ` + changeCols + ` FROM changes c WHERE ` + changePrefix + ` = ` + param(p) +
-				` AND c.id < ` + param(before) + store.ChangeFilters("c.", rest, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit)) + `)`
+				` AND c.id < ` + param(before) + store.ChangeFilters("c.", rest, liveRevision, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit)) + `)`
 		}
 		query = `SELECT * FROM (` + strings.Join(branches, ` UNION ALL `) + `) ORDER BY id DESC LIMIT ` + param(limit(q.Limit))
 	}
 	return query, args, true
+}
+
+// liveRevision is store.ChangeFilters' test of a change's revision: read
+// from revisions_deleted, without the revision's row (its text comes
+// before the flag). A scalar subquery, run per change read.
+func liveRevision(revID string) string {
+	return `(SELECT NOT lr.deleted FROM revisions lr INDEXED BY revisions_deleted WHERE lr.id = ` + revID + `)`
 }
 
 // changePrefix is a change's title up to its first colon, as the index

@@ -427,6 +427,17 @@ func TestSQLite(t *testing.T) {
 		if p := strings.Join(plan, "; "); !strings.Contains(p, "changes_user (user_name=? AND id<?)") {
 			t.Errorf("contributions in Talk: plan = %s", p)
 		}
+		// Whether an edit's revision is deleted is read from an index, not
+		// from the revision's row after its text.
+		for _, q := range []wiki.ChangeQuery{{}, {Namespaces: []string{"Talk"}}, {UserName: "Ann"}} {
+			plan, err := sqlite.RecentChangesPlan(ctx, db, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := strings.Join(plan, "; "); !strings.Contains(p, "SEARCH lr USING COVERING INDEX revisions_deleted (id=?)") {
+				t.Errorf("%+v: plan = %s", q, p)
+			}
+		}
 	})
 
 	t.Run("a watchlist's changes are read per watched title, not by scanning every change", func(t *testing.T) {

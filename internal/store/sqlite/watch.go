@@ -104,7 +104,7 @@ func watchedChangesQuery(userID int64, q wiki.ChangeQuery, at time.Time) (string
 	param := func(v any) string { args = append(args, v); return "?" }
 	query := `SELECT ` + changeCols + ` FROM watchlist w CROSS JOIN changes c INDEXED BY changes_title ON c.title = w.title
 		WHERE w.user_id = ` + param(userID) + ` AND (w.expires = 0 OR w.expires > ` + param(ms(at)) + `) AND c.id < ` + param(before) +
-		store.ChangeFilters("c.", q, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit))
+		store.ChangeFilters("c.", q, liveRevision, param) + ` ORDER BY c.id DESC LIMIT ` + param(limit(q.Limit))
 	return query, args
 }
 

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) wiki.Store) {
 		{"a deleted page can be created again with its old history hidden", testRecreate},
 		{"moving a page renames it and can leave a redirect", testMove},
 		{"moving onto a live page is ErrExists, onto a deleted one absorbs it", testMoveOnto},
+		{"a deleted page's edits stay out of the lists when another page takes its title", testDeletedEditsStayArchived},
 		{"existing titles reports live pages only, in one batch", testExistingTitles},
 		{"history pages through revisions newest first with parent sizes", testHistory},
 		{"recent changes pages newest first and filters by user", testRecentChanges},
@@ -466,6 +467,56 @@ func testMoveOnto(t *testing.T, s wiki.Store) {
 	}
 	if h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: p.ID})); len(h) != 2 {
 		t.Fatalf("history has %d revisions, want 2", len(h))
+	}
+}
+
+// A deleted page's edits stay archived when another page takes its title,
+// created there or moved there, even when that page's row is the deleted
+// page's or has its ID again.
+func testDeletedEditsStayArchived(t *testing.T, s wiki.Store) {
+	saveAs := func(title, user, summary string) wiki.SaveResult {
+		t.Helper()
+		res, err := s.SavePage(ctx, wiki.SaveRequest{Title: wiki.MustTitle(title), Text: "text of " + title, Summary: summary, UserName: user, Time: at(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	summaries := func(q wiki.ChangeQuery) string {
+		var out []string
+		for _, c := range must[[]wiki.Change](t)(s.RecentChanges(ctx, q)) {
+			out = append(out, string(c.Kind)+" "+string(c.Title)+" "+c.Summary)
+		}
+		return strings.Join(out, ",")
+	}
+	saveAs("Pills", "Spammer", "buy pills")
+	if err := s.DeletePage(ctx, "Pills", 0, "Admin", "spam", at(2)); err != nil {
+		t.Fatal(err)
+	}
+	saveAs("Pills", "Ann", "a real article")
+	if got := summaries(wiki.ChangeQuery{}); got != "new Pills a real article,delete Pills spam" {
+		t.Errorf("created again: %s", got)
+	}
+	if got := summaries(wiki.ChangeQuery{UserName: "Spammer"}); got != "" {
+		t.Errorf("created again, the spammer's contributions: %s", got)
+	}
+
+	// The highest page ID deleted, then a move onto its title: the
+	// redirect left behind is a new row, which may take the freed ID.
+	saveAs("Alpha", "Ann", "alpha")
+	saveAs("Beta", "Spammer", "beta spam")
+	if err := s.DeletePage(ctx, "Beta", 0, "Admin", "spam", at(3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MovePage(ctx, wiki.MoveRequest{From: "Alpha", To: "Beta", UserName: "Ann", LeaveRedirect: true,
+		RedirectText: "#REDIRECT [[Beta]]", RedirectLinks: wiki.LinkSet{Redirect: "Beta", Links: []wiki.Title{"Beta"}}, Time: at(4)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := summaries(wiki.ChangeQuery{UserName: "Spammer"}); got != "" {
+		t.Errorf("moved onto, the spammer's contributions: %s", got)
+	}
+	if got := summaries(wiki.ChangeQuery{}); strings.Contains(got, "beta spam") || strings.Contains(got, "buy pills") {
+		t.Errorf("moved onto: %s", got)
 	}
 }
 
