@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"html"
 	"strings"
-	"time"
 
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/wiki"
@@ -203,7 +202,8 @@ func (e *Engine) ChangeModel(ctx context.Context, c ModelChange) (SaveOutcome, e
 // ChangeModel saves it.
 //
 // A conversion costs what a render does: it takes a slot of the render
-// gate, and it stops after convertTimeout, however the text is made.
+// gate (a busy gate is the gate's KindUnavailable error), and it stops
+// after convertTimeout, however the text is made.
 func (e *Engine) ConvertText(ctx context.Context, text string, from, to wiki.ContentModel) (string, bool, error) {
 	from = from.Or(wiki.ModelMarkdown)
 	if from == wiki.ModelWikitext && to == wiki.ModelMarkdown && e.toMarkdown != nil {
@@ -226,9 +226,10 @@ func (e *Engine) ConvertText(ctx context.Context, text string, from, to wiki.Con
 	return text, false, nil
 }
 
-// convertTimeout bounds a conversion of a page's text to another markup:
-// the largest page of ordinary text converts in well under a second.
-const convertTimeout = 5 * time.Second
+// convertTimeout bounds a conversion of a page's text to another markup,
+// as long as a render may take: the largest page of ordinary text
+// converts in well under a second.
+const convertTimeout = render.DefaultTimeout
 
 // CanConvert reports whether ConvertText rewrites text from model from
 // into model to (else it keeps it as it is).

@@ -281,7 +281,7 @@ func TestConvertTextTimesOut(t *testing.T) {
 	_, e := newModelEngine(t, engine.Options{WikitextToMarkdown: stuck})
 	start := time.Now()
 	_, converted, err := e.ConvertText(context.Background(), "x", wiki.ModelWikitext, wiki.ModelMarkdown)
-	if converted || wiki.KindOf(err) != wiki.KindInvalid || !strings.Contains(wiki.Message(err), "longer than 5s") {
+	if converted || wiki.KindOf(err) != wiki.KindInvalid || !strings.Contains(wiki.Message(err), "longer than 3s") {
 		t.Fatalf("converted %v, %v (%q)", converted, err, wiki.Message(err))
 	}
 	if d := time.Since(start); d > time.Minute {

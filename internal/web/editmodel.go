@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"strconv"
@@ -16,6 +17,10 @@ import (
 // the text in it (converted from wikitext to Markdown; kept as it is the
 // other way), previews it and saves it as one revision. Editors who may
 // edit the page may do it, as they may move it.
+
+// conversionsPerMinute bounds the conversions of a page's text each user
+// asks for (each may take a render's time).
+const conversionsPerMinute = 10
 
 // modelParam is the model the editmodel form converts to.
 var modelParam = httpx.Param{Name: "model", Kind: httpx.Enum, Values: []string{string(wiki.ModelMarkdown), string(wiki.ModelWikitext)}}
@@ -84,7 +89,17 @@ func (s *Server) editModelForm(w http.ResponseWriter, r *http.Request, t wiki.Ti
 		}
 	}
 	if d.To != d.From {
+		// A conversion costs up to a render's time: a few a minute each.
+		if s.eng.CanConvert(d.From, d.To) {
+			if wait, ok := s.conversions.allow(s.limitKey(r)); !ok {
+				return &wiki.Error{Kind: wiki.KindTooMany, RetryAfter: wait,
+					Msg: fmt.Sprintf("you have converted %d pages to another markup in the last minute; wait a minute and try again", conversionsPerMinute)}
+			}
+		}
 		text, converted, err := s.eng.ConvertText(r.Context(), rev.Text, d.From, d.To)
+		if err != nil && (wiki.KindOf(err) == wiki.KindUnavailable || r.Context().Err() != nil) {
+			return err // busy, or the reader left: the error page, not the form without the conversion
+		}
 		if err != nil {
 			// A converter that fails leaves the text to the editor.
 			d.Error = "The text could not be converted automatically (" + wiki.Message(err) + "); it is shown as it is: rewrite it in " + modelLabel(d.To) + " before saving."

@@ -270,6 +270,20 @@ func TestChangeContentModel(t *testing.T) {
 			"Changed content model from wikitext to Markdown", `name="converted" value="1"`)
 	})
 
+	t.Run("conversions are a few a minute per user", func(t *testing.T) {
+		// The subtest before converted once.
+		for i := 2; i <= 10; i++ {
+			mustStatus(t, alice.Get("/wiki/Doc?action=editmodel"), http.StatusOK)
+		}
+		res := alice.Get("/wiki/Doc?action=editmodel")
+		mustStatus(t, res, http.StatusTooManyRequests)
+		mustContain(t, res, "in the last minute; wait a minute")
+		if res.Header.Get("Retry-After") == "" {
+			t.Error("no Retry-After")
+		}
+		mustStatus(t, admin.Get("/wiki/Doc?action=editmodel"), http.StatusOK) // each user has their own
+	})
+
 	t.Run("a form made before another save is refused, not merged", func(t *testing.T) {
 		res := alice.PostForm("/wiki/Doc?action=editmodel", url.Values{"csrf": {csrf}, "baserev": {base}, "model": {"markdown"}, "text": {text}})
 		mustStatus(t, res, http.StatusConflict)

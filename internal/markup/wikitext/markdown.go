@@ -49,6 +49,7 @@ func (r *Renderer) ToMarkdown(ctx context.Context, src string) (out string, err 
 
 type mdConv struct {
 	r       *Renderer
+	noteAt  map[string]int  // the index in notes of each label listed there
 	ctx     context.Context // the conversion stops once it is done (check)
 	steps   int
 	saved   []string // protected text, restored at the end
@@ -231,12 +232,8 @@ func (c *mdConv) note(name, content string) string {
 			c.named = map[string]string{}
 		}
 		if label, ok := c.named[name]; ok {
-			if strings.TrimSpace(content) != "" {
-				for i := range c.notes {
-					if c.notes[i].label == label && c.notes[i].text == "" {
-						c.notes[i].text = c.inline(strings.TrimSpace(content))
-					}
-				}
+			if i, listed := c.noteAt[label]; listed && c.notes[i].text == "" && strings.TrimSpace(content) != "" {
+				c.notes[i].text = c.inline(strings.TrimSpace(content))
 			}
 			return "[^" + label + "]"
 		}
@@ -246,6 +243,10 @@ func (c *mdConv) note(name, content string) string {
 	if name != "" {
 		c.named[name] = label
 	}
+	if c.noteAt == nil {
+		c.noteAt = map[string]int{}
+	}
+	c.noteAt[label] = len(c.notes)
 	c.notes = append(c.notes, mdNote{label: label, text: c.inline(strings.Join(strings.Fields(content), " "))})
 	return "[^" + label + "]"
 }
@@ -256,6 +257,7 @@ func (c *mdConv) noteDefs() string {
 		fmt.Fprintf(&b, "[^%s]: %s\n", n.label, n.text)
 	}
 	c.notes = nil
+	clear(c.noteAt)
 	return strings.TrimRight(b.String(), "\n")
 }
 
@@ -413,13 +415,18 @@ func (c *mdConv) table(lines []string) string {
 		}
 	}
 	flush()
-	if simple && header && len(rows) > 0 {
-		width := 0
-		for _, r := range rows {
-			width = max(width, len(r))
-		}
+	width, cells := 0, 0
+	for _, r := range rows {
+		width, cells = max(width, len(r)), cells+len(r)
+	}
+	// Every row of a Markdown table has the header's cells: rows much
+	// shorter than the widest would be padded to a table many times the
+	// size of the text (a wide header and many short rows), so that such
+	// a table is written as HTML, as the renderer draws it.
+	if simple && header && len(rows) > 0 && width*len(rows) <= 2*cells+64 {
 		var b strings.Builder
 		for i, r := range rows {
+			c.check()
 			b.WriteString("|")
 			for j := 0; j < width; j++ {
 				cell := ""

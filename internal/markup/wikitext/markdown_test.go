@@ -2,6 +2,7 @@ package wikitext
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -116,14 +117,26 @@ func TestToMarkdownBounded(t *testing.T) {
 	if raceEnabled {
 		slow = 60 * time.Second
 	}
+	var named, reused strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&named, "<ref name=n%d/>", i)
+		fmt.Fprintf(&reused, "<ref name=n%d>text %d</ref>", i, i)
+	}
+	wide := "{|\n!" + strings.Repeat("a!!", 20000) + "a\n" + strings.Repeat("|-\n|x\n", 20000) + "|}\n"
 	for name, src := range map[string]string{
 		"unclosed templates":      fillPage("{{"),
 		"unclosed template runs":  fillPage("{{{x"),
 		"unclosed external links": fillPage("[http://a.example b "),
+		// Notes named, then their names used again with text: each use
+		// finds its note at once.
+		"notes named again": named.String() + reused.String(),
+		// A wide header over short rows is not padded to a table of
+		// width × rows.
+		"a wide header over short rows": wide,
 	} {
 		start := time.Now()
 		out, err := r.ToMarkdown(context.Background(), src)
-		if err != nil || len(out) < len(src)/2 {
+		if err != nil || len(out) < len(src)/4 || len(out) > 8*len(src)+4096 {
 			t.Errorf("%s: %d bytes of %d, %v", name, len(out), len(src), err)
 		}
 		if d := time.Since(start); d > slow {

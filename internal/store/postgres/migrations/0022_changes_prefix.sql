@@ -1,8 +1,6 @@
 -- SQLite indexes changes by title prefix (0022 there): its planner keeps no
 -- statistics and read a whole namespace's changes for a page of them.
 -- PostgreSQL's planner chooses between changes_title and the primary key
--- by its statistics. SQLite also indexes whether each revision is
--- deleted, which PostgreSQL reads from the revision's row without its
--- text (kept apart, TOAST). The number keeps both engines' schema
--- versions one list.
+-- by its statistics. The number keeps both engines' schema versions one
+-- list.
 SELECT 1;

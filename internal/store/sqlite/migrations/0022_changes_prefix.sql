@@ -6,9 +6,3 @@
 -- sorted it (100,000 changes for one page of 50). Titles without a colon
 -- are under ''. RecentChanges writes the expression exactly as here.
 CREATE INDEX changes_prefix ON changes(substr(title, 1, instr(title, ':')), id);
-
--- Whether a revision is deleted, by its ID: lists of changes leave out
--- the edits whose revision is (store.ChangeFilters), and read it here,
--- not in the revision's row, where it follows the text (for a large text,
--- after every overflow page of it).
-CREATE INDEX revisions_deleted ON revisions(id, deleted);
