@@ -82,24 +82,45 @@ func scanTemplate(s string, i int) int {
 }
 
 // One pass over the text finds where every template ends, as a scan from
-// each "{{" does.
+// each "{{" does: for every text of up to 10 braces and x, for runs of
+// braces up to 24 long around an x, and for random texts up to 200 bytes.
 func TestBraceIndexMatchesScan(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 11))
-	for n := range 20000 {
-		b := make([]byte, 1+rng.IntN(24))
-		for k := range b {
-			b[k] = "{{{}}}x"[rng.IntN(7)]
-		}
-		s := string(b)
+	check := func(s string) {
+		t.Helper()
 		x := newBraceIndex(s, func() {})
 		for i := 0; i+1 < len(s); i++ {
 			if s[i] != '{' || s[i+1] != '{' {
 				continue
 			}
 			if got, want := x.end(i), scanTemplate(s, i); got != want {
-				t.Fatalf("case %d: %q at %d: end %d, scan %d", n, s, i, got, want)
+				t.Fatalf("%q at %d: end %d, scan %d", s, i, got, want)
 			}
 		}
+	}
+	var every func(prefix string)
+	every = func(prefix string) {
+		check(prefix)
+		if len(prefix) < 10 {
+			for _, c := range []string{"{", "}", "x"} {
+				every(prefix + c)
+			}
+		}
+	}
+	every("")
+	for a := range 25 {
+		for b := range 25 {
+			for c := range 9 {
+				check(strings.Repeat("{", a) + "x" + strings.Repeat("}", b) + strings.Repeat("{", c) + "x" + strings.Repeat("}", 24-b))
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	for range 5000 {
+		b := make([]byte, 1+rng.IntN(200))
+		for k := range b {
+			b[k] = "{{{}}}x"[rng.IntN(7)]
+		}
+		check(string(b))
 	}
 }
 
