@@ -108,20 +108,28 @@ func enclosed(s string, max int) (string, bool) {
 	return s[:end], true
 }
 
-// enclosedNested is enclosed for a file embed whose caption holds links:
-// "[[" and "]]" nest.
+// enclosedNested is enclosed for a file embed, whose caption may hold
+// links one level deep: what stands before the "]]" that closes s's link,
+// looking at most max bytes ahead. A "[[" inside a nested link ends the
+// search, as in MediaWiki, which gives such an embed up as text: so every
+// search stops at the second "[[" it meets unless a "]]" closed the first,
+// and the searches of a line of many unclosed embeds cost linear time
+// together, where nesting without a bound made each read max bytes.
 func enclosedNested(s string, max int) (string, bool) {
-	depth := 0
+	nested := false
 	for i := 0; i+1 < len(s) && i < max; i++ {
 		switch {
 		case s[i] == '[' && s[i+1] == '[':
-			depth++
+			if nested {
+				return "", false
+			}
+			nested = true
 			i++
 		case s[i] == ']' && s[i+1] == ']':
-			if depth == 0 {
+			if !nested {
 				return s[:i], true
 			}
-			depth--
+			nested = false
 			i++
 		}
 	}

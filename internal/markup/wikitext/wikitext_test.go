@@ -39,6 +39,10 @@ func TestRender(t *testing.T) {
 		{"internal link with label and trail", "[[Foo bar|a]]s", []string{`<a href="/wiki/Foo_bar" title="Foo bar">as</a>`}, nil},
 		{"same-page link", "[[#Top|up]]", []string{`<a href="#Top">up</a>`}, nil},
 		{"category is not shown", "x [[Category:C|k]]", []string{"<p>x</p>"}, []string{"Category"}},
+		// A caption holds links one level deep, as in MediaWiki: an embed
+		// in a caption holding a link of its own leaves the outer one text.
+		{"embed nested two deep", "[[File:A.png|thumb|[[File:B.png|[[c]]]]]]",
+			[]string{"[[File:A.png|thumb|", `title="File:B.png (upload it)">c</a>]]`}, []string{"File:A.png (upload it)"}},
 		{"link to a category", "[[:Category:C]]", []string{`href="/wiki/Category:C"`, ">Category:C</a>"}, nil},
 		{"numbered external links", "[http://a.example] [http://b.example]", []string{">[1]</a>", ">[2]</a>"}, nil},
 		{"labelled external link", "[https://a.example/x?y=1&z=2 A site]", []string{`<a href="https://a.example/x?y=1&amp;z=2" class="external" rel="nofollow noopener">A site</a>`}, nil},
