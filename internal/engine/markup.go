@@ -215,11 +215,17 @@ func (e *Engine) ConvertText(ctx context.Context, text string, from, to wiki.Con
 		cctx, cancel := context.WithTimeout(ctx, convertTimeout)
 		defer cancel()
 		out, err := e.toMarkdown(cctx, text)
-		if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			return "", false, wiki.Errorf(wiki.KindInvalid, "converting it took longer than %v, the most a conversion may take", convertTimeout)
 		}
 		if err != nil {
 			return "", false, fmt.Errorf("engine: convert wikitext to Markdown: %w", err)
+		}
+		// Markdown can take more bytes than the wikitext it says the same
+		// as (a table's padding, escapes): a text the page could not be
+		// saved with is no conversion to offer.
+		if len(out) > e.maxPage {
+			return "", false, wiki.Errorf(wiki.KindTooLarge, "converted, the text would be %d bytes; the limit (max_page_bytes) is %d bytes. Split the page into smaller pages first", len(out), e.maxPage)
 		}
 		return out, true, nil
 	}

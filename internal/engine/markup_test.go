@@ -289,6 +289,22 @@ func TestConvertTextTimesOut(t *testing.T) {
 	}
 }
 
+// A conversion whose Markdown would pass the page limit is refused, with
+// the sizes, rather than offered in a form that cannot be saved.
+func TestConvertTextOverThePageLimit(t *testing.T) {
+	t.Parallel()
+	grow := func(_ context.Context, src string) (string, error) { return strings.Repeat(src, 3), nil }
+	_, e := newModelEngine(t, engine.Options{WikitextToMarkdown: grow})
+	text := strings.Repeat("x", e.MaxPageBytes()/2)
+	_, converted, err := e.ConvertText(context.Background(), text, wiki.ModelWikitext, wiki.ModelMarkdown)
+	if converted || wiki.KindOf(err) != wiki.KindTooLarge || !strings.Contains(wiki.Message(err), "max_page_bytes") {
+		t.Fatalf("converted %v, %v (%q)", converted, err, wiki.Message(err))
+	}
+	if _, converted, err = e.ConvertText(context.Background(), text[:e.MaxPageBytes()/3], wiki.ModelWikitext, wiki.ModelMarkdown); !converted || err != nil {
+		t.Fatalf("at the limit: converted %v, %v", converted, err)
+	}
+}
+
 func TestConvertText(t *testing.T) {
 	t.Parallel()
 	conv := func(_ context.Context, src string) (string, error) { return toMarkdown(src), nil }
