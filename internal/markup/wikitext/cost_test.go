@@ -2,6 +2,7 @@ package wikitext
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -132,6 +133,55 @@ func TestNestedLinksLinear(t *testing.T) {
 			// they took 3 to 9 s.
 			if d := cpuTime() - start; d > 3*time.Second/2 && !raceEnabled || res.TimedOut {
 				t.Errorf("took %v of CPU (timed out %v)", d, res.TimedOut)
+			}
+		})
+	}
+}
+
+// TestScansLinear: shapes at the page limit that made a pass read the page
+// again from each of its parts: every category looked up among those
+// before it; a run of URLs the sanitizer refuses (a scheme it does not
+// allow, an address that does not parse) read again from each protocol in
+// it, in text and in headings; a table behind two million colons nested
+// in as many lists.
+func TestScansLinear(t *testing.T) {
+	var cats strings.Builder
+	for i := 0; cats.Len() < maxPage-32; i++ {
+		fmt.Fprintf(&cats, "[[Category:C%d]]", i)
+	}
+	n := maxPage
+	if raceEnabled {
+		n /= 8
+	}
+	cases := map[string]string{
+		"distinct categories":  cats.String()[:min(cats.Len(), n)],
+		"refused schemes":      fillPage("ftp://a/"),
+		"unparsed addresses":   fillPage("http://a%zz/"),
+		"refused in a heading": "=" + fillPage("ftp://a/")[:n-16] + "=\n",
+		"colons before table":  strings.Repeat(":", n-16) + "{|\n|a\n|}\n",
+	}
+	r := New(WithTimeout(20 * time.Second))
+	for name, src := range cases {
+		t.Run(name, func(t *testing.T) {
+			start := cpuTime()
+			res := mustRender(t, r, src, render.Options{EditPage: "P"})
+			r.Analyze(src)
+			if _, err := r.Sections(src); err != nil {
+				t.Error(err)
+			}
+			if _, err := r.MarkSections(src, "n"); err != nil {
+				t.Error(err)
+			}
+			if _, err := r.ToMarkdown(context.Background(), src); err != nil {
+				t.Error(err)
+			}
+			// Linear, each takes under half a second; before, from 10 s
+			// (the colons) to half an hour (the refused URLs).
+			if d := cpuTime() - start; d > 4*time.Second && !raceEnabled || res.TimedOut {
+				t.Errorf("took %v of CPU (timed out %v)", d, res.TimedOut)
+			}
+			if len(res.HTML) > 8*len(src)+4096 {
+				t.Errorf("%d bytes of HTML for %d of source", len(res.HTML), len(src))
 			}
 		})
 	}

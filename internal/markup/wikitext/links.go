@@ -186,7 +186,11 @@ func (d *doc) link(inner, after string) (out string, consumed int, handled bool)
 		return "", 0, false
 	}
 	if !colon && t.Namespace() == wiki.NSCategory {
-		if !contains(d.categories, t) {
+		if !d.inCategory[t] {
+			if d.inCategory == nil {
+				d.inCategory = map[wiki.Title]bool{}
+			}
+			d.inCategory[t] = true
 			d.categories = append(d.categories, t)
 		}
 		if piped && label != "" {
@@ -226,15 +230,6 @@ func (d *doc) link(inner, after string) (out string, consumed int, handled bool)
 	d.links = append(d.links, &link{target: t, fragment: frag})
 	n := len(d.links) - 1
 	return marker(kindLinkOpen, n) + label + after[:trail] + marker(kindLinkClose, n), trail + extra, true
-}
-
-func contains(ts []wiki.Title, t wiki.Title) bool {
-	for _, x := range ts {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 // file makes a marker of a file embed or media link: the Markdown renderer
@@ -691,6 +686,10 @@ func (d *doc) bareURLs(s string) string {
 			}
 			open := externalOpen(xhtml.UnescapeString(url))
 			if open == "" {
+				// The URL is read once, as MediaWiki's pattern reads it: a
+				// protocol inside it starts no other, or a run of refused
+				// URLs is read again from each of them (quadratic).
+				i += len(url) - 1
 				continue
 			}
 			b.WriteString(s[last:i])

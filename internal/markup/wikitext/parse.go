@@ -21,6 +21,7 @@ type doc struct {
 	files []*fileEmbed
 
 	categories []wiki.Title
+	inCategory map[wiki.Title]bool // categories, to find one at once
 	sortKeys   map[wiki.Title]string
 
 	cite      cite

@@ -149,7 +149,12 @@ func finish(h string, b *budget) string {
 	body := &xhtml.Node{Type: xhtml.ElementNode, Data: "body", DataAtom: atom.Body}
 	nodes, err := xhtml.ParseFragment(&clockedReader{s: h, b: b}, body)
 	if err != nil {
-		return render.Sanitize(h) // not reached: the parse reads any text
+		// Elements nested past the parser's bound (512): the page is
+		// sanitized as it stands, which costs time linear in it (every
+		// construct of this package nests a bounded number of elements
+		// per byte of source).
+		b.check()
+		return render.Sanitize(h)
 	}
 	for _, n := range nodes {
 		body.AppendChild(n)

@@ -48,9 +48,10 @@ func (d *doc) tables(s string) string {
 		rest := strings.TrimLeft(line[colons:], " \t")
 		switch {
 		case strings.HasPrefix(rest, "{|") && len(stack) < maxTableDepth:
-			t := &tableState{indent: colons}
+			// As deep as a list may go: each colon is two elements.
+			t := &tableState{indent: min(colons, maxListDepth)}
 			stack = append(stack, t)
-			outLine = strings.Repeat("<dl><dd>", colons) + d.openTag("table", stripMarkers(rest[2:]))
+			outLine = strings.Repeat("<dl><dd>", t.indent) + d.openTag("table", stripMarkers(rest[2:]))
 		case len(stack) == 0:
 			// not in a table
 		case strings.HasPrefix(line, "|}"):

@@ -43,6 +43,9 @@ func TestRender(t *testing.T) {
 		// in a caption holding a link of its own leaves the outer one text.
 		{"embed nested two deep", "[[File:A.png|thumb|[[File:B.png|[[c]]]]]]",
 			[]string{"[[File:A.png|thumb|", `title="File:B.png (upload it)">c</a>]]`}, []string{"File:A.png (upload it)"}},
+		// A URL is read once: a protocol inside a refused one starts none.
+		{"URL inside a refused URL", "ftp://a/http://b.example and http://c.example",
+			[]string{"ftp://a/http://b.example and ", `<a href="http://c.example"`}, []string{`href="http://b.example"`}},
 		{"link to a category", "[[:Category:C]]", []string{`href="/wiki/Category:C"`, ">Category:C</a>"}, nil},
 		{"numbered external links", "[http://a.example] [http://b.example]", []string{">[1]</a>", ">[2]</a>"}, nil},
 		{"labelled external link", "[https://a.example/x?y=1&z=2 A site]", []string{`<a href="https://a.example/x?y=1&amp;z=2" class="external" rel="nofollow noopener">A site</a>`}, nil},
