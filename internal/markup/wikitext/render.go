@@ -152,7 +152,8 @@ func finish(h string, b *budget) string {
 		// Elements nested past the parser's bound (512): the page is
 		// sanitized as it stands, which costs time linear in it (every
 		// construct of this package nests a bounded number of elements
-		// per byte of source).
+		// per byte of source), unless the render's time is up.
+		b.steps = checkEvery
 		b.check()
 		return render.Sanitize(h)
 	}
