@@ -269,8 +269,10 @@ func markdownQuotes(s string) string {
 	if !strings.Contains(s, "''") {
 		return s
 	}
-	return strings.NewReplacer("'''''", "***", "'''", "**", "''", "*").Replace(s)
+	return quotesToMarkdown.Replace(s)
 }
+
+var quotesToMarkdown = strings.NewReplacer("'''''", "***", "'''", "**", "''", "*")
 
 // quotes applies bold and italic, line by line.
 func (d *doc) quotes(s string) string {

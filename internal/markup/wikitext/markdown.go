@@ -541,7 +541,7 @@ func (c *mdConv) inline(s string) string {
 	}
 	out := b.String()
 	if strings.Contains(out, "''") {
-		out = strings.NewReplacer("<b>", "**", "</b>", "**", "<i>", "*", "</i>", "*").Replace(doQuotes(out))
+		out = tagsToMarkdown.Replace(doQuotes(out))
 	}
 	if len(out) > 0 && strings.IndexByte("#>+-=|", out[0]) >= 0 {
 		out = `\` + out
@@ -616,3 +616,6 @@ func (x *braceIndex) end(i int) int {
 	}
 	return -1
 }
+
+// tagsToMarkdown writes the bold and italic of doQuotes the Markdown way.
+var tagsToMarkdown = strings.NewReplacer("<b>", "**", "</b>", "**", "<i>", "*", "</i>", "*")

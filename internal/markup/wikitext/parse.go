@@ -64,8 +64,10 @@ func clean(s string) string {
 		return s
 	}
 	s = strings.ReplaceAll(s, "\r\n", "\n")
-	return strings.NewReplacer("\r", "\n", "\x00", "\uFFFD", "\x7f", "\uFFFD").Replace(s)
+	return cleaner.Replace(s)
 }
+
+var cleaner = strings.NewReplacer("\r", "\n", "\x00", "\uFFFD", "\x7f", "\uFFFD")
 
 // inline runs the passes between the strip pass and the block pass on s:
 // the author's tags, then (when page, for the page's own text rather than

@@ -13,8 +13,13 @@ func (d *doc) plainOf(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	d.plainMarkers(&b, s, 0)
-	return htmlText(strings.NewReplacer("<br>", "\n", "</p>", "\n", "</li>", "\n", "</dd>", "\n", "</dt>", "\n", "</td>", "\n", "</th>", "\n", "</tr>", "\n", "</caption>", "\n").Replace(b.String()))
+	return htmlText(blockEnds.Replace(b.String()))
 }
+
+// blockEnds makes the ends of blocks and lines newlines in plain text. A
+// Replacer is built once: building one costs more than replacing in a
+// heading's text, and a page may have a hundred thousand headings.
+var blockEnds = strings.NewReplacer("<br>", "\n", "</p>", "\n", "</li>", "\n", "</dd>", "\n", "</dt>", "\n", "</td>", "\n", "</th>", "\n", "</tr>", "\n", "</caption>", "\n")
 
 func (d *doc) plainMarkers(b *strings.Builder, s string, depth int) {
 	last := 0
