@@ -378,6 +378,7 @@ func (e *Engine) renderText(ctx context.Context, t wiki.Title, text string, m wi
 // with the templates.
 func (e *Engine) renderLinks(ctx context.Context, t wiki.Title, text string, m wiki.ContentModel, editLinks bool) (*Rendered, wiki.LinkSet, error) {
 	mk := e.markupOf(m)
+	src := text // text may be marked for its sections below
 	release, err := e.gate.acquire(ctx)
 	if err != nil {
 		return nil, wiki.LinkSet{}, err
@@ -421,9 +422,18 @@ func (e *Engine) renderLinks(ctx context.Context, t wiki.Title, text string, m w
 	}
 	links := res.Links
 	links.Templates, links.DefaultSort = expanded.Templates, expanded.DefaultSort
+	html, toc := res.HTML, render.TOCHTML(res.TOC)
+	if n, limit := len(html)+len(toc), e.maxRenderHTML(); n > limit {
+		// Headings and links multiply a source by up to 60 in HTML: a page
+		// at the size limit made 127 MB, too large for the caches, which
+		// every view then read and decoded from the store (2 s each).
+		e.log.Warn("engine: a render is larger than a page may render to; the page shows as plain text",
+			"page", t, "bytes", len(src), "html_bytes", n, "limit", limit)
+		html, toc = render.TooLargeHTML(src, n, limit), ""
+	}
 	return &Rendered{
-		HTML:       res.HTML,
-		TOC:        render.TOCHTML(res.TOC),
+		HTML:       html,
+		TOC:        toc,
 		Categories: res.Links.Categories,
 		Redirect:   res.Links.Redirect,
 		Macros:     res.Macros,
@@ -483,6 +493,11 @@ func (e *Engine) checkSize(text string) error {
 
 // MaxPageBytes is the longest page text the engine saves or previews.
 func (e *Engine) MaxPageBytes() int { return e.maxPage }
+
+// maxRenderHTML bounds a render's HTML (with its table of contents): four
+// times the largest page, 8 MB by default, which the longest articles of
+// Wikipedia stay well under. A larger render shows its page as plain text.
+func (e *Engine) maxRenderHTML() int { return 4 * e.maxPage }
 
 // Preview renders text, as page t's in model m (empty: Markdown),
 // without saving it; text over the page limit is refused as a save would

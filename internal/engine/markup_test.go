@@ -482,3 +482,39 @@ func TestImportReadsEachPageInItsModel(t *testing.T) {
 		t.Errorf("an import in model html: %v, want an invalid-request error", err)
 	}
 }
+
+// A render larger than four times the page limit shows its page as plain
+// text with a note, in views and previews: headings multiply their source
+// by up to 60 in HTML, too much for the caches to keep.
+func TestRenderTooLarge(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, e := newModelEngine(t, engine.Options{MaxPageBytes: 64 << 10})
+	text := strings.Repeat("# a\n", (64<<10)/4)
+	if _, err := e.Save(ctx, engine.Edit{Title: "Page", Text: text, Editor: ed}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := e.ViewPage(ctx, "Page", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.Preview(ctx, "Page", text, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, r := range map[string]*engine.Rendered{"view": v.Rendered, "preview": p} {
+		if !strings.Contains(r.HTML, "of HTML, more than the 256 KiB a page may render to, so it is shown as plain text") || r.TOC != "" {
+			t.Errorf("%s: %d bytes, TOC %d bytes: %.200q", what, len(r.HTML), len(r.TOC), r.HTML)
+		}
+		if len(r.HTML) > 2*len(text) {
+			t.Errorf("%s: %d bytes of HTML for %d of text", what, len(r.HTML), len(text))
+		}
+	}
+	// Below the bound, the same headings render.
+	if _, err := e.Save(ctx, engine.Edit{Title: "Small", Text: strings.Repeat("# a\n", 100), Editor: ed}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := e.ViewPage(ctx, "Small", false); err != nil || strings.Contains(v.Rendered.HTML, "plain text") || !strings.Contains(v.Rendered.HTML, "<h1") {
+		t.Errorf("small page: %v %.200q", err, v.Rendered.HTML)
+	}
+}

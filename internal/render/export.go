@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"time"
 
@@ -68,6 +69,18 @@ func SplitRedirect(src string, rules wiki.TitleRules) (wiki.Title, string) {
 // TimedOutHTML is what a page whose render ran out of time shows: src as
 // plain text under a notice.
 func TimedOutHTML(src string) string { return timedOut([]byte(src)) }
+
+// TooLargeHTML is what a page whose HTML would be size bytes, over limit,
+// shows instead: its source as plain text, with a note saying why.
+func TooLargeHTML(src string, size, limit int) string {
+	var b bytes.Buffer
+	b.Grow(len(src) + len(src)/4 + 256)
+	fmt.Fprintf(&b, "<p><strong>This page would be %s of HTML, more than the %s a page may render to, so it is shown as plain text.</strong> "+
+		"Editors: split it into smaller pages (many thousands of headings or links are the usual cause).</p>\n<pre>", wiki.ByteSize(int64(size)), wiki.ByteSize(int64(limit)))
+	canonEscape(bufWriter{&b}, []byte(src))
+	b.WriteString("</pre>\n")
+	return b.String()
+}
 
 // Highlighter highlights the code blocks of one render within the
 // render's highlighting budget (see highlight.go). The zero value uses

@@ -192,16 +192,16 @@ func dumpNotes(st engine.DumpStats) []string {
 
 func (s *Server) tooLargeImport() error {
 	return wiki.Errorf(wiki.KindTooLarge, "the dump is larger than this form's limit of %s; import it with wikid import on the server, which has no limit, or ask for max_import_bytes to be raised",
-		byteSize(s.cfg.ImportLimit()))
+		wiki.ByteSize(s.cfg.ImportLimit()))
 }
 
 func (s *Server) writeDumpForm(w http.ResponseWriter, r *http.Request, status int, d dumpData) error {
-	d.MaxPages, d.MaxSize = exportMaxPages, byteSize(exportMaxBytes)
+	d.MaxPages, d.MaxSize = exportMaxPages, wiki.ByteSize(exportMaxBytes)
 	title := "Import pages"
 	if d.Export {
 		title = "Export pages"
 	} else {
-		d.MaxSize = byteSize(s.cfg.ImportLimit())
+		d.MaxSize = wiki.ByteSize(s.cfg.ImportLimit())
 	}
 	p := s.formPage(r, title)
 	p.Data = d

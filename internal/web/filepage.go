@@ -110,7 +110,7 @@ func (s *Server) fillFile(r *http.Request, d *viewData) error {
 			" pixels, more than the " + strconv.Itoa(wiki.MaxImagePixels/1_000_000) + " megapixels the wiki scales. Download the original to see it."
 	}
 	for i, v := range versions {
-		row := fileVersionRow{FileVersion: v, Current: i == 0, URL: wiki.OriginalURL(v.SHA256, v.Name()), Size: byteSize(v.Size)}
+		row := fileVersionRow{FileVersion: v, Current: i == 0, URL: wiki.OriginalURL(v.SHA256, v.Name()), Size: wiki.ByteSize(v.Size)}
 		if v.Thumbable() && v.Width > 120 {
 			row.Thumb = &imageView{Src: wiki.ThumbURL(v.SHA256, v.Name(), 120), Width: 120, Height: scaled(v, 120)}
 		} else if v.IsImage() && (v.Thumbable() || v.MIME == "image/svg+xml") {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -148,7 +147,7 @@ func (s *Server) readMultipart(w http.ResponseWriter, r *http.Request, limit int
 				return f, s.uploadReadError(err)
 			}
 			if fieldBytes += len(b) + len(name); fieldBytes > maxUploadFields {
-				return f, wiki.Errorf(wiki.KindTooLarge, "the form's fields other than the file are longer than %s together; shorten the description", byteSize(maxUploadFields))
+				return f, wiki.Errorf(wiki.KindTooLarge, "the form's fields other than the file are longer than %s together; shorten the description", wiki.ByteSize(maxUploadFields))
 			}
 			f.Fields.Add(name, string(b))
 		}
@@ -169,24 +168,7 @@ func (s *Server) uploadReadError(err error) error {
 
 func (s *Server) tooLargeUpload() error {
 	return wiki.Errorf(wiki.KindTooLarge, "the file is larger than this wiki's upload limit of %s; make it smaller (compress or scale it down), or ask an administrator to raise max_upload_bytes",
-		byteSize(s.cfg.MaxUploadBytes))
-}
-
-// byteSize writes n bytes for people: "100 MiB", "3.2 KiB".
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
+		wiki.ByteSize(s.cfg.MaxUploadBytes))
 }
 
 // requireUpload lets through the viewers who may upload: of upload_group
@@ -257,7 +239,7 @@ func (s *Server) uploadPage(w http.ResponseWriter, r *http.Request, _ string) er
 }
 
 func (s *Server) writeUploadForm(w http.ResponseWriter, r *http.Request, status int, d uploadData) error {
-	d.MaxBytes, d.MaxSize = s.cfg.MaxUploadBytes, byteSize(s.cfg.MaxUploadBytes)
+	d.MaxBytes, d.MaxSize = s.cfg.MaxUploadBytes, wiki.ByteSize(s.cfg.MaxUploadBytes)
 	d.Accept = "image/*,.pdf,.txt,.zip,.docx,.xlsx,.pptx,.odt,.ods,.odp,.gz,.7z"
 	if d.DestFile != "" {
 		if t, err := s.titles.Parse("File:" + d.DestFile); err == nil {
