@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -89,9 +90,15 @@ func lexerFor(lang string) chroma.Lexer { return lexerIndex()[strings.ToLower(la
 
 // lexerIndex maps lower-case names, then aliases, then file extensions to
 // lexers, so that a lookup is one map read (chroma's own Get falls back to
-// matching every file pattern of every lexer). Plain text has no lexer.
+// matching every file pattern of every lexer). Plain text has no lexer,
+// and neither have the languages whose lexers are not lazy (lazyLexer).
 var lexerIndex = sync.OnceValue(func() map[string]chroma.Lexer {
-	all := lexers.GlobalLexerRegistry.Lexers
+	var all []chroma.Lexer
+	for _, l := range lexers.GlobalLexerRegistry.Lexers {
+		if lazyLexer(l) {
+			all = append(all, l)
+		}
+	}
 	idx := map[string]chroma.Lexer{}
 	for _, l := range all {
 		idx[strings.ToLower(l.Config().Name)] = l
@@ -127,6 +134,20 @@ var lexerIndex = sync.OnceValue(func() map[string]chroma.Lexer {
 	}
 	return idx
 })
+
+// lazyLexer reports whether l makes its tokens one by one as they are
+// read, so that highlighting abandoned at its deadline stops at the next
+// token: chroma's regular expression lexers, and those that rename their
+// tokens. The others (templates in HTML such as ERB, PHTML and Svelte;
+// Markdown; HTTP) tokenize the whole text before the first token, at a
+// cost quadratic in it for some inputs: a goroutine abandoned on 32 KB
+// of PHTML burnt 27 s of CPU the render's clock never saw.
+func lazyLexer(l chroma.Lexer) bool {
+	if _, ok := l.(*chroma.RegexLexer); ok {
+		return true
+	}
+	return fmt.Sprintf("%T", l) == "*chroma.remappingLexer"
+}
 
 // tokenClass is the class written for a token: Pygments' short names,
 // grouped to what the style sheet colours. Plain names, punctuation and

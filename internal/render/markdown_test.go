@@ -254,7 +254,24 @@ func TestHighlighting(t *testing.T) {
 			[]string{"&lt;", `<span class="nt">script</span>`}, []string{"<script", "<img"}},
 		{"a diff shows insertions and deletions", "```diff\n-old\n+new\n```",
 			[]string{`<span class="gd">-old`, `<span class="gi">+new`}, nil},
+		{"languages whose lexers read the whole block first are plain", "```phtml\n<?php ?><script>x\n```\n```erb\n<% x %>\n```\n```markdown\n# x\n```",
+			[]string{"<code class=\"language-phtml\">&lt;?php", "<code class=\"language-erb\">&lt;%", "<code class=\"language-markdown\"># x"}, []string{"<span"}},
+		{"Lisp's lexers rename tokens as they go, and highlight", "```common-lisp\n(defun f ())\n```",
+			[]string{`(<span class="nb">defun</span> <span class="nv">f</span>`}, nil},
 	})
+
+	// A lexer that tokenizes the whole text before its first token cannot
+	// be stopped at the deadline: none is used, whatever the name.
+	for name, l := range lexerIndex() {
+		if !lazyLexer(l) {
+			t.Errorf("%q highlights with %T", name, l)
+		}
+	}
+	for _, name := range []string{"phtml", "erb", "svelte", "go-html-template", "yaml+jinja", "markdown", "md", "http"} {
+		if l := lexerFor(name); l != nil {
+			t.Errorf("%q highlights with %s (%T)", name, l.Config().Name, l)
+		}
+	}
 
 	t.Run("a block over the size bound is plain, quickly", func(t *testing.T) {
 		big := strings.Repeat("func f() { x := map[string]int{\"a\": 1} } // c\n", (2<<20)/48)
