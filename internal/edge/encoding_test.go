@@ -1,6 +1,14 @@
 package edge
 
-import "testing"
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/andybalholm/brotli"
+)
 
 func TestParseAcceptEncoding(t *testing.T) {
 	const both = AcceptGzip | AcceptBrotli
@@ -39,5 +47,36 @@ func TestParseAcceptEncoding(t *testing.T) {
 func TestParseAcceptEncodingDoesNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { ParseAcceptEncoding("gzip, deflate, br;q=0.9, *;q=0") }); n != 0 {
 		t.Fatalf("%v allocations", n)
+	}
+}
+
+// Bodies on both sides of largeBody compress to what decodes to them, to
+// the same bytes every time (GzipBytes makes a variant's validator outside
+// the cache), and a large one, at the fastest levels, still to under a
+// third of its size.
+func TestCompressedVariants(t *testing.T) {
+	var src bytes.Buffer
+	for i := 0; src.Len() < 2*largeBody; i++ {
+		fmt.Fprintf(&src, "<li><a href=\"/wiki/Page_%d\" title=\"Page %d\">Page %d</a> edited %d bytes</li>\n", i, i, i%97, i*7%1000)
+	}
+	for _, n := range []int{largeBody - 1000, largeBody + 1000, src.Len()} {
+		body := src.Bytes()[:n]
+		gz, br := gzipBytes(body), brotliBytes(body)
+		if !bytes.Equal(gz, GzipBytes(body)) {
+			t.Errorf("%d bytes: gzip differs from one call to the next", n)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(gz))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := io.ReadAll(zr); err != nil || !bytes.Equal(got, body) {
+			t.Errorf("%d bytes: gzip decodes to %d bytes, %v", n, len(got), err)
+		}
+		if got, err := io.ReadAll(brotli.NewReader(bytes.NewReader(br))); err != nil || !bytes.Equal(got, body) {
+			t.Errorf("%d bytes: brotli decodes to %d bytes, %v", n, len(got), err)
+		}
+		if len(gz) >= n/3 || len(br) >= n/3 {
+			t.Errorf("%d bytes: gzip %d, brotli %d", n, len(gz), len(br))
+		}
 	}
 }
