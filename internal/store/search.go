@@ -238,9 +238,9 @@ func Snippet(text string, q Query) string {
 // made from whole lines.
 const snippetContext = 600
 
-// snippetScan is how much of a page's source SnippetSource searches for
-// the first match.
-const snippetScan = 64 << 10
+// SnippetScan is how much of a page's source SnippetSource searches for
+// the first match: the start of the text a search hit carries.
+const SnippetScan = 64 << 10
 
 // SnippetSource returns the part of a page's source that its snippet for
 // q will come from: whole lines around the first place a word of q seems
@@ -250,7 +250,7 @@ const snippetScan = 64 << 10
 func SnippetSource(src string, q Query) string {
 	// Only the start of a long page is searched for the match: a hit
 	// costs a bounded amount whatever the page's size.
-	n := min(len(src), snippetScan)
+	n := min(len(src), SnippetScan)
 	for n > 0 && n < len(src) && !utf8.RuneStart(src[n]) {
 		n--
 	}

@@ -80,7 +80,7 @@ func TestSnippetSourceOffsets(t *testing.T) {
 		strings.Repeat("Ⱥ", 2000) + " abc",
 		"\xff\xfe abc",
 		strings.Repeat("\u212a", 3000) + " abc", // the Kelvin sign shrinks
-		strings.Repeat("x", snippetScan-1) + "é abc",
+		strings.Repeat("x", SnippetScan-1) + "é abc",
 	} {
 		got := SnippetSource(src, ParseQuery("abc"))
 		if !strings.Contains(src, got) {

@@ -285,7 +285,9 @@ type PageStore interface {
 	// (its file rows, LinkSet.Files), by title.
 	PageFiles(ctx context.Context, pageID int64) ([]Title, error)
 	// Search finds live pages by title and text in any language, title
-	// matches first, then by relevance; hits carry Source, not Snippet.
+	// matches first, then by relevance; hits carry Source, not Snippet:
+	// the page's text, or at least the part of its start a snippet is
+	// made from (store.SnippetSource).
 	// Its cost is bounded by a backend's candidate limit, not by the
 	// number of matches.
 	Search(ctx context.Context, q SearchQuery) ([]SearchHit, error)

@@ -1,8 +1,12 @@
 package sqlite
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -116,6 +120,63 @@ func (c textColumn) Scan(src any) error {
 	*c.s = s
 	return err
 }
+
+// textHead scans the first n bytes of a revisions.text value into the
+// string it points to (all of a shorter text), cut at a character's start:
+// a compressed text is decoded that far and no further (a search hit's
+// snippet comes from the start of a page, which may be megabytes long).
+type textHead struct {
+	s *string
+	n int
+}
+
+func (c textHead) Scan(src any) error {
+	switch v := src.(type) {
+	case string:
+		*c.s = v[:runeCut(v, c.n)]
+		return nil
+	case []byte:
+		if len(v) == 0 {
+			return fmt.Errorf("revision text: %w: an empty BLOB", errCorrupt)
+		}
+		d := headDecoders.Get().(*zstd.Decoder)
+		defer func() {
+			d.Reset(nil) // keeps no reference to the row's bytes
+			headDecoders.Put(d)
+		}()
+		if err := d.Reset(bytes.NewReader(v)); err != nil {
+			return fmt.Errorf("revision text: %w: %w", errCorrupt, err)
+		}
+		// A few bytes past n tell whether the character at n starts there.
+		buf := make([]byte, c.n+utf8.UTFMax)
+		k, err := io.ReadFull(d, buf)
+		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+			return fmt.Errorf("revision text: %w: %w", errCorrupt, err)
+		}
+		head := string(buf[:k])
+		*c.s = head[:runeCut(head, c.n)]
+		return nil
+	}
+	return fmt.Errorf("revision text: %w: a value of type %T", errCorrupt, src)
+}
+
+// runeCut returns the length of s's first n bytes, or fewer, up to the
+// start of the character at n.
+func runeCut(s string, n int) int {
+	if len(s) <= n {
+		return len(s)
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
+}
+
+// headDecoders decode the start of a text (textHead), one at a time each,
+// with no goroutine of their own.
+var headDecoders = sync.Pool{New: func() any {
+	return must(zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxTextBytes), zstd.WithDecoderLowmem(true)))
+}}
 
 // encodeRender returns the stored form of a render and its codec:
 // compressed unless that does not make it smaller.

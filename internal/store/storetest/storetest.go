@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
@@ -1086,6 +1087,19 @@ func testSearchText(t *testing.T, s wiki.Store) {
 	hits := searchTitles(t, s, "link label")
 	if hitTitles(hits) != "Markup" || hits[0].Source != src {
 		t.Fatalf("search = %+v", hits)
+	}
+	// A long page's hit carries the start of its text that a snippet is
+	// made from, whole characters, not megabytes of text per hit.
+	long := "Zebra " + strings.Repeat("ab é ", 3*store.SnippetScan/6)
+	if _, err := s.SavePage(ctx, wiki.SaveRequest{Title: "Long", Text: long, UserName: "Alice", SearchText: long, Time: at(1)}); err != nil {
+		t.Fatal(err)
+	}
+	hits = searchTitles(t, s, "zebra")
+	want := store.SnippetSource(long, store.ParseQuery("zebra"))
+	if hitTitles(hits) != "Long" || !strings.HasPrefix(long, hits[0].Source) || !utf8.ValidString(hits[0].Source) ||
+		len(hits[0].Source) < store.SnippetScan-utf8.UTFMax || len(hits[0].Source) == len(long) ||
+		store.SnippetSource(hits[0].Source, store.ParseQuery("zebra")) != want {
+		t.Fatalf("search of a long page = %s, %d bytes of %d", hitTitles(hits), len(hits[0].Source), len(long))
 	}
 	// A job finds the entry current: it does not ask for the text.
 	if err := s.UpdateSearchIndex(ctx, r.Page.ID, func(string, wiki.ContentModel) string {
