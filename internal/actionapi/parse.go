@@ -68,6 +68,11 @@ func (c *call) parse() error {
 		if err != nil {
 			return err
 		}
+		// A short text may transclude pages of megabytes ({{:Page}}): the
+		// parse is charged again by what it made, once it is made. This
+		// answer goes out; the client's next parses wait as long as the
+		// limit says (the events are counted up to it).
+		_ = c.chargeParse((len(rendered.HTML) + len(rendered.TOC)) / parseUnit)
 	case oldid > 0:
 		rv, err := c.a.store.FindRevision(c.ctx, oldid)
 		if errors.Is(err, wiki.ErrNotFound) {
