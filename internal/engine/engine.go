@@ -18,7 +18,6 @@ import (
 	"github.com/maypok86/otter/v2"
 
 	"github.com/wikid/wikid/internal/cores"
-	"github.com/wikid/wikid/internal/diff"
 	"github.com/wikid/wikid/internal/markup/template"
 	"github.com/wikid/wikid/internal/media"
 	"github.com/wikid/wikid/internal/purge"
@@ -713,7 +712,10 @@ func (e *Engine) Save(ctx context.Context, ed Edit) (SaveOutcome, error) {
 			}
 			oldText = latest.Text
 			if base != cur.LatestID {
-				m, conflict := diff.Merge(baseText, text, latest.Text)
+				m, conflict, err := e.merge(ctx, baseText, text, latest.Text)
+				if err != nil {
+					return SaveOutcome{}, err
+				}
 				if conflict {
 					return SaveOutcome{}, &ConflictError{Yours: ed.Text, Current: latest.Text, CurrentRev: latest.ID, Merged: m}
 				}

@@ -295,3 +295,36 @@ func TestARenderWhoseHighlightingRanOutIsNotStored(t *testing.T) {
 		t.Errorf("a minute later the page was not rendered again (err %v)", err)
 	}
 }
+
+// A three-way merge (an undo, an edit on an older revision) takes a render
+// slot: on pages at the size limit it costs what a render does.
+func TestMergesWaitInTheRenderLine(t *testing.T) {
+	t.Parallel()
+	e, _ := newHeldEngine(t, engine.RenderLimits{Concurrency: 1, Queue: 1, Wait: 50 * time.Millisecond})
+	ed := engine.Editor{UserName: "U"}
+	first, err := e.Save(ctx, engine.Edit{Title: "Merged", Text: "a\nb\nc\n", Editor: ed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := e.Save(ctx, engine.Edit{Title: "Merged", Text: "a\nb\nc\nd\n", Editor: ed, BaseRevID: first.Revision.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := e.AcquireRenderSlot(ctx) // a render under way
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.PrepareUndo(ctx, "Merged", second.Revision.ID, 0); wiki.KindOf(err) != wiki.KindUnavailable {
+		t.Errorf("an undo while every render slot stays taken: %v, want KindUnavailable", err)
+	}
+	if _, err := e.Save(ctx, engine.Edit{Title: "Merged", Text: "z\nb\nc\n", Editor: ed, BaseRevID: first.Revision.ID}); wiki.KindOf(err) != wiki.KindUnavailable {
+		t.Errorf("an edit to merge while every render slot stays taken: %v, want KindUnavailable", err)
+	}
+	release()
+	if _, err := e.PrepareUndo(ctx, "Merged", second.Revision.ID, 0); err != nil {
+		t.Errorf("an undo once the slot is free: %v", err)
+	}
+	if out, err := e.Save(ctx, engine.Edit{Title: "Merged", Text: "z\nb\nc\n", Editor: ed, BaseRevID: first.Revision.ID}); err != nil || !out.Merged {
+		t.Errorf("an edit to merge once the slot is free: %v, merged %v", err, out.Merged)
+	}
+}
