@@ -79,28 +79,38 @@ func TestUncachedParsesAreRateLimited(t *testing.T) {
 
 // A short text that transcludes a large page costs what it made, not what
 // it said: a client parsing "{{:Big}}" again and again is stopped after a
-// few, where its length alone counted one event each.
+// few, where its length alone counted one event each. What it made is the
+// larger of the expanded text and the HTML: a page of categories makes
+// little HTML, a page of headings too much HTML to keep (it is replaced by
+// its text, which is short here).
 func TestParsedTextChargedByOutput(t *testing.T) {
-	wd := newWorld(t)
-	root := wd.w.Login(t, "Root", wd.adminPwd)
-	text := strings.Repeat("lorem ipsum ", 60000) // 720 KB
-	out, _ := api(t, root, "POST", url.Values{"action": {"edit"}, "title": {"Big"}, "text": {text}, "token": {csrf(t, root)}})
-	if dig(out, "edit", "result") != "Success" {
-		t.Fatalf("%.300v", out)
-	}
-	anon := wd.w.Client(t)
-	n := 0
-	for i := range 30 {
-		out, _ := api(t, anon, "POST", url.Values{"action": {"parse"}, "text": {fmt.Sprintf("{{:Big}} %d", i)}, "prop": {"text"}})
-		if errCode(out) == "ratelimited" {
-			break
-		}
-		if errCode(out) != "" {
-			t.Fatalf("%.300v", out)
-		}
-		n++
-	}
-	if n == 0 || n >= 10 {
-		t.Fatalf("%d parses of a text transcluding 720 KB allowed in a row", n)
+	for name, text := range map[string]string{
+		"words":      strings.Repeat("lorem ipsum ", 60000),     // 720 KB
+		"categories": strings.Repeat("[[Category:C]]\n", 48000), // 720 KB, no HTML
+		"headings":   strings.Repeat("# a\n", 180000),           // 720 KB, over 8 MB of HTML
+	} {
+		t.Run(name, func(t *testing.T) {
+			wd := newWorld(t)
+			root := wd.w.Login(t, "Root", wd.adminPwd)
+			out, _ := api(t, root, "POST", url.Values{"action": {"edit"}, "title": {"Big"}, "text": {text}, "token": {csrf(t, root)}})
+			if dig(out, "edit", "result") != "Success" {
+				t.Fatalf("%.300v", out)
+			}
+			anon := wd.w.Client(t)
+			n := 0
+			for i := range 30 {
+				out, _ := api(t, anon, "POST", url.Values{"action": {"parse"}, "text": {fmt.Sprintf("{{:Big}} %d", i)}, "prop": {"text"}})
+				if errCode(out) == "ratelimited" {
+					break
+				}
+				if errCode(out) != "" {
+					t.Fatalf("%.300v", out)
+				}
+				n++
+			}
+			if n == 0 || n >= 10 {
+				t.Fatalf("%d parses of a text transcluding 720 KB allowed in a row", n)
+			}
+		})
 	}
 }

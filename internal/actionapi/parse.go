@@ -69,10 +69,11 @@ func (c *call) parse() error {
 			return err
 		}
 		// A short text may transclude pages of megabytes ({{:Page}}): the
-		// parse is charged again by what it made, once it is made. This
-		// answer goes out; the client's next parses wait as long as the
-		// limit says (the events are counted up to it).
-		_ = c.chargeParse((len(rendered.HTML) + len(rendered.TOC)) / parseUnit)
+		// parse is charged again by what it made (the text expanded, the
+		// HTML before any replacement), once it is made. This answer goes
+		// out; the client's next parses wait as long as the limit says
+		// (the events are counted up to it).
+		_ = c.chargeParse(rendered.Made / parseUnit)
 	case oldid > 0:
 		rv, err := c.a.store.FindRevision(c.ctx, oldid)
 		if errors.Is(err, wiki.ErrNotFound) {

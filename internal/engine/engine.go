@@ -82,6 +82,11 @@ type Rendered struct {
 	// Partial: code blocks were left plain because highlighting ran out
 	// of time (render.Result.Partial); kept in memory only, too.
 	Partial bool `json:"-"`
+	// Made is how many bytes the render read and wrote at most: its text
+	// with the templates expanded, or its HTML before a too large one was
+	// replaced. A parse of a short text can make megabytes (api.php
+	// charges by it). Set by a render, not kept.
+	Made int `json:"-"`
 }
 
 // Engine ties the store, the renderers and the caches together.
@@ -422,6 +427,7 @@ func (e *Engine) renderLinks(ctx context.Context, t wiki.Title, text string, m w
 	links := res.Links
 	links.Templates, links.DefaultSort = expanded.Templates, expanded.DefaultSort
 	html, toc := res.HTML, render.TOCHTML(res.TOC)
+	made := max(len(expanded.Text), len(html)+len(toc))
 	if n, limit := len(html)+len(toc), e.maxRenderHTML(); n > limit {
 		// Headings and links multiply a source by up to 60 in HTML: a page
 		// at the size limit made 127 MB, too large for the caches, which
@@ -439,6 +445,7 @@ func (e *Engine) renderLinks(ctx context.Context, t wiki.Title, text string, m w
 		Templates:  expanded.Templates,
 		TimedOut:   res.TimedOut,
 		Partial:    res.Partial,
+		Made:       made,
 	}, links, nil
 }
 
