@@ -92,11 +92,18 @@ func lexerFor(lang string) chroma.Lexer { return lexerIndex()[strings.ToLower(la
 // lexers, so that a lookup is one map read (chroma's own Get falls back to
 // matching every file pattern of every lexer). Plain text has no lexer,
 // and neither have the languages whose lexers are not lazy (lazyLexer).
+//
+// A lexer may hand a part of its text to another it finds by name, a name
+// written in the text itself (Gemtext's and Org's code blocks: chroma's
+// UsingByGroup): the lazy lexers are registered anew in a registry of
+// their own, which they look names up in, so that no text reaches the
+// others that way either.
 var lexerIndex = sync.OnceValue(func() map[string]chroma.Lexer {
 	var all []chroma.Lexer
+	lazy := chroma.NewLexerRegistry()
 	for _, l := range lexers.GlobalLexerRegistry.Lexers {
 		if lazyLexer(l) {
-			all = append(all, l)
+			all = append(all, lazy.Register(l))
 		}
 	}
 	idx := map[string]chroma.Lexer{}

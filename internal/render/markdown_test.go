@@ -272,6 +272,24 @@ func TestHighlighting(t *testing.T) {
 			t.Errorf("%q highlights with %s (%T)", name, l.Config().Name, l)
 		}
 	}
+	// Nor through a lexer that hands a block to the language the text
+	// names (Gemtext's fences): PHTML is not found there, Go is.
+	gem := lexerFor("gemtext")
+	if gem == nil {
+		t.Fatal("no Gemtext lexer")
+	}
+	it, err := gem.Tokenise(nil, "```phtml\n<?php echo 1; ?>\n```\n```go\nfunc f() {}\n```\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var php, gofunc bool
+	for tok := it(); tok != chroma.EOF; tok = it() {
+		php = php || tok.Type == chroma.CommentPreproc
+		gofunc = gofunc || tok.Type == chroma.KeywordDeclaration && tok.Value == "func"
+	}
+	if php || !gofunc {
+		t.Errorf("Gemtext's blocks: PHTML lexed %v, Go lexed %v", php, gofunc)
+	}
 
 	t.Run("a block over the size bound is plain, quickly", func(t *testing.T) {
 		big := strings.Repeat("func f() { x := map[string]int{\"a\": 1} } // c\n", (2<<20)/48)
