@@ -510,6 +510,13 @@ func TestRenderTooLarge(t *testing.T) {
 			t.Errorf("%s: %d bytes of HTML for %d of text", what, len(r.HTML), len(text))
 		}
 	}
+	// Text that escaping makes larger is cut where it could pass the bound.
+	amps := strings.Repeat("&", 64<<10-4)
+	if p, err := e.Preview(ctx, "Page", "# a\n"+amps, ""); err != nil {
+		t.Error(err)
+	} else if len(p.HTML) > 4*(64<<10) || !strings.Contains(p.HTML, "(The first ") {
+		t.Errorf("a page of ampersands: %d bytes: %.300q", len(p.HTML), p.HTML)
+	}
 	// Below the bound, the same headings render.
 	if _, err := e.Save(ctx, engine.Edit{Title: "Small", Text: strings.Repeat("# a\n", 100), Editor: ed}); err != nil {
 		t.Fatal(err)

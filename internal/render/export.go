@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -71,14 +72,26 @@ func SplitRedirect(src string, rules wiki.TitleRules) (wiki.Title, string) {
 func TimedOutHTML(src string) string { return timedOut([]byte(src)) }
 
 // TooLargeHTML is what a page whose HTML would be size bytes, over limit,
-// shows instead: its source as plain text, with a note saying why.
+// shows instead: its source as plain text, with a note saying why. Escaped,
+// a byte of source takes up to six (&quot;): the text shown stops where
+// it could pass limit.
 func TooLargeHTML(src string, size, limit int) string {
+	shown := src
+	if n := limit / 6; len(shown) > n {
+		for n > 0 && !utf8.RuneStart(shown[n]) {
+			n--
+		}
+		shown = shown[:n]
+	}
 	var b bytes.Buffer
-	b.Grow(len(src) + len(src)/4 + 256)
+	b.Grow(len(shown) + len(shown)/4 + 512)
 	fmt.Fprintf(&b, "<p><strong>This page would be %s of HTML, more than the %s a page may render to, so it is shown as plain text.</strong> "+
 		"Editors: split it into smaller pages (many thousands of headings or links are the usual cause).</p>\n<pre>", wiki.ByteSize(int64(size)), wiki.ByteSize(int64(limit)))
-	canonEscape(bufWriter{&b}, []byte(src))
+	canonEscape(bufWriter{&b}, []byte(shown))
 	b.WriteString("</pre>\n")
+	if len(shown) < len(src) {
+		fmt.Fprintf(&b, "<p>(The first %s of %s of the source.)</p>\n", wiki.ByteSize(int64(len(shown))), wiki.ByteSize(int64(len(src))))
+	}
 	return b.String()
 }
 

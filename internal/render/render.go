@@ -25,7 +25,7 @@ import (
 
 // Version changes whenever the HTML output for the same source changes;
 // it is part of render cache keys (through Renderer.Version).
-const Version = 11
+const Version = 12
 
 // caseSensitiveVersion marks the Version of a renderer whose links keep the
 // first letter of titles as written (capital_links false): the same source

@@ -239,8 +239,14 @@ func Snippet(text string, q Query) string {
 const snippetContext = 600
 
 // SnippetScan is how much of a page's source SnippetSource searches for
-// the first match: the start of the text a search hit carries.
+// the first match.
 const SnippetScan = 64 << 10
+
+// SnippetHead is how much of the start of a page's source SnippetSource
+// reads at most: the match is in the first SnippetScan bytes, and lines
+// around it are kept (snippetContext, then up to twice as far to a line
+// break). A search hit carries that much of its page's text.
+const SnippetHead = SnippetScan + 3*snippetContext + utf8.UTFMax
 
 // SnippetSource returns the part of a page's source that its snippet for
 // q will come from: whole lines around the first place a word of q seems

@@ -390,8 +390,9 @@ type SearchHit struct {
 	Title      Title
 	Snippet    string
 	TitleMatch bool
-	// Source is the latest revision's text, from which the engine makes
-	// Snippet (then Source is emptied); Model is its markup.
+	// Source is the latest revision's text, or as much of its start as a
+	// snippet is made from (store.SnippetHead), from which the engine
+	// makes Snippet (then Source is emptied); Model is its markup.
 	Source string
 	Model  ContentModel
 }

@@ -29,7 +29,7 @@ import (
 // Renders are stored by Renderer.Version, which sets it far apart from
 // render.Version's numbers and moves with them (the file embeds and code
 // blocks are the Markdown renderer's HTML).
-const Version = 1
+const Version = 2
 
 // versionBase sets the wikitext renderer's versions apart from the
 // Markdown renderer's (below 1<<20, with its case-sensitive bit 1<<20).

@@ -334,7 +334,7 @@ func (db *DB) Search(ctx context.Context, sq wiki.SearchQuery) ([]wiki.SearchHit
 	// The start of each text, what a snippet is made from: a long text
 	// is decompressed as far as that.
 	rows, err := db.pool.Query(ctx, `SELECT p.id, p.title, left(r.text, $2), r.model FROM pages p JOIN revisions r ON r.id = p.latest_rev
-		WHERE NOT p.deleted AND p.id = ANY($1)`, ids, store.SnippetScan)
+		WHERE NOT p.deleted AND p.id = ANY($1)`, ids, store.SnippetHead)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: search %q: %w", query, err)
 	}

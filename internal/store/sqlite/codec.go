@@ -148,10 +148,20 @@ func (c textHead) Scan(src any) error {
 			return fmt.Errorf("revision text: %w: %w", errCorrupt, err)
 		}
 		// A few bytes past n tell whether the character at n starts there.
+		// The frame's end is io.EOF; a frame cut short is an error too
+		// (io.ErrUnexpectedEOF), which io.ReadFull would take for a short
+		// text.
 		buf := make([]byte, c.n+utf8.UTFMax)
-		k, err := io.ReadFull(d, buf)
-		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-			return fmt.Errorf("revision text: %w: %w", errCorrupt, err)
+		k := 0
+		for k < len(buf) {
+			m, err := d.Read(buf[k:])
+			k += m
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("revision text: %w: %w", errCorrupt, err)
+			}
 		}
 		head := string(buf[:k])
 		*c.s = head[:runeCut(head, c.n)]

@@ -270,7 +270,7 @@ func (db *DB) Search(ctx context.Context, sq wiki.SearchQuery) ([]wiki.SearchHit
 	for rows.Next() {
 		var h wiki.SearchHit
 		var title, model string
-		if err := rows.Scan(&h.PageID, &title, textHead{&h.Source, store.SnippetScan}, &model); err != nil {
+		if err := rows.Scan(&h.PageID, &title, textHead{&h.Source, store.SnippetHead}, &model); err != nil {
 			return nil, fmt.Errorf("sqlite: search %q: %w", query, err)
 		}
 		h.Title, h.Model = wiki.Title(title), wiki.ContentModel(model)

@@ -1097,9 +1097,19 @@ func testSearchText(t *testing.T, s wiki.Store) {
 	hits = searchTitles(t, s, "zebra")
 	want := store.SnippetSource(long, store.ParseQuery("zebra"))
 	if hitTitles(hits) != "Long" || !strings.HasPrefix(long, hits[0].Source) || !utf8.ValidString(hits[0].Source) ||
-		len(hits[0].Source) < store.SnippetScan-utf8.UTFMax || len(hits[0].Source) == len(long) ||
+		len(hits[0].Source) < store.SnippetHead-utf8.UTFMax || len(hits[0].Source) == len(long) ||
 		store.SnippetSource(hits[0].Source, store.ParseQuery("zebra")) != want {
 		t.Fatalf("search of a long page = %s, %d bytes of %d", hitTitles(hits), len(hits[0].Source), len(long))
+	}
+	// A match near the end of what is searched keeps its whole line.
+	late := strings.Repeat("x ", (store.SnippetScan-300)/2) + "Quagga " + strings.Repeat("lorem ", 300) + "end\n" + strings.Repeat("y ", store.SnippetScan)
+	if _, err := s.SavePage(ctx, wiki.SaveRequest{Title: "Late", Text: late, UserName: "Alice", SearchText: late, Time: at(1)}); err != nil {
+		t.Fatal(err)
+	}
+	hits = searchTitles(t, s, "quagga")
+	q := store.ParseQuery("quagga")
+	if hitTitles(hits) != "Late" || store.SnippetSource(hits[0].Source, q) != store.SnippetSource(late, q) {
+		t.Fatalf("search of a late match = %s, %d bytes of %d", hitTitles(hits), len(hits[0].Source), len(late))
 	}
 	// A job finds the entry current: it does not ask for the text.
 	if err := s.UpdateSearchIndex(ctx, r.Page.ID, func(string, wiki.ContentModel) string {
