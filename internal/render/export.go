@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	xhtml "golang.org/x/net/html"
+
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -70,6 +72,27 @@ func SplitRedirect(src string, rules wiki.TitleRules) (wiki.Title, string) {
 // TimedOutHTML is what a page whose render ran out of time shows: src as
 // plain text under a notice.
 func TimedOutHTML(src string) string { return timedOut([]byte(src)) }
+
+// NestedTooDeepHTML is what a page whose elements nest deeper than an
+// HTML parser goes (512) shows instead of html: its text, the tags left
+// out (unmatched end tags among them would close the skin's own elements),
+// under a note saying why.
+func NestedTooDeepHTML(html string) string {
+	var text bytes.Buffer
+	z := xhtml.NewTokenizer(strings.NewReader(html))
+	for tt := z.Next(); tt != xhtml.ErrorToken; tt = z.Next() {
+		if tt == xhtml.TextToken {
+			text.Write(z.Text())
+		}
+	}
+	var b bytes.Buffer
+	b.Grow(text.Len() + text.Len()/4 + 256)
+	b.WriteString("<p><strong>This page nests its elements more than 512 deep, which browsers cannot show, so its text is shown without its markup.</strong> " +
+		"Editors: close the tags, lists or tables it opens.</p>\n<pre>")
+	canonEscape(bufWriter{&b}, text.Bytes())
+	b.WriteString("</pre>\n")
+	return b.String()
+}
 
 // TooLargeHTML is what a page whose HTML would be size bytes, over limit,
 // shows instead: its source as plain text, with a note saying why. Escaped,

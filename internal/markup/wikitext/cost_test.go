@@ -186,3 +186,26 @@ func TestScansLinear(t *testing.T) {
 		})
 	}
 }
+
+// A page nested deeper than the HTML parser goes shows its text under a
+// note, with no tag of its own: end tags the parse could not match would
+// close the skin's elements around the article.
+func TestNestedTooDeep(t *testing.T) {
+	r := New()
+	for name, src := range map[string]string{
+		"divs and stray end tags": strings.Repeat("<div>", 600) + "x" + strings.Repeat("</div>", 700) + "</td></table></div>y",
+		"tables behind colons":    strings.Repeat(strings.Repeat(":", 64)+"{|\n|a\n", 5) + "</div></div></div>y",
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := mustRender(t, r, src, render.Options{})
+			if !strings.Contains(res.HTML, "nests its elements more than 512 deep") || !strings.Contains(res.HTML, "y") {
+				t.Fatalf("%.300q", res.HTML)
+			}
+			for _, tag := range []string{"</div>", "</table>", "</td>", "<div"} {
+				if strings.Count(res.HTML, tag) > 0 {
+					t.Errorf("%q in %.300q", tag, res.HTML)
+				}
+			}
+		})
+	}
+}

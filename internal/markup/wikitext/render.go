@@ -149,13 +149,11 @@ func finish(h string, b *budget) string {
 	body := &xhtml.Node{Type: xhtml.ElementNode, Data: "body", DataAtom: atom.Body}
 	nodes, err := xhtml.ParseFragment(&clockedReader{s: h, b: b}, body)
 	if err != nil {
-		// Elements nested past the parser's bound (512): the page is
-		// sanitized as it stands, which costs time linear in it (every
-		// construct of this package nests a bounded number of elements
-		// per byte of source), unless the render's time is up.
+		// Elements nested past the parser's bound (512): the page's text
+		// is shown without its markup, which the parse could not balance.
 		b.steps = checkEvery
 		b.check()
-		return render.Sanitize(h)
+		return render.NestedTooDeepHTML(h)
 	}
 	for _, n := range nodes {
 		body.AppendChild(n)
