@@ -122,17 +122,21 @@ func insertPNGChunk(p []byte, typ string, data []byte) []byte {
 // whose image data holds the first rows only (zeros, streamed into the
 // compressor): a file of a few kilobytes that claims w×h pixels, which is
 // all a decoder allocates for. Thumbnail must refuse it from its header.
-func bombPNG(tb testing.TB, w, h int) []byte {
+func bombPNG(tb testing.TB, w, h int) []byte { return bombPNGOf(tb, w, h, 1, 0, 1) }
+
+// bombPNGOf is bombPNG of another bit depth and colour type, whose pixels
+// take bits bits.
+func bombPNGOf(tb testing.TB, w, h int, depth, colorType byte, bits int) []byte {
 	tb.Helper()
 	var out bytes.Buffer
 	out.WriteString("\x89PNG\r\n\x1a\n")
 	ihdr := binary.BigEndian.AppendUint32(nil, uint32(w))
 	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(h))
-	ihdr = append(ihdr, 1, 0, 0, 0, 0)
+	ihdr = append(ihdr, depth, colorType, 0, 0, 0)
 	out.Write(pngChunk("IHDR", ihdr))
 	var idat bytes.Buffer
 	z, _ := zlib.NewWriterLevel(&idat, zlib.BestCompression)
-	row := make([]byte, 1+(w+7)/8) // the filter byte and the row's bits
+	row := make([]byte, 1+(w*bits+7)/8) // the filter byte and the row's bits
 	for range min(h, 64) {
 		z.Write(row)
 	}

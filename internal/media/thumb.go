@@ -99,10 +99,35 @@ func checkPixels(data []byte, mime string, h header) error {
 	if int64(c.Width)*int64(c.Height) > wiki.MaxImagePixels {
 		return refuse(ErrTooLarge, "the image has %d×%d pixels, more than the %d thumbnails are made of", c.Width, c.Height, wiki.MaxImagePixels)
 	}
+	// Decoded, a pixel of 16 bits a channel takes 8 bytes, not 4: a 25
+	// megapixel PNG of them took 200 MB, and 2 GB of memory to thumbnail.
+	if n := int64(c.Width) * int64(c.Height) * bytesPerPixel(c.ColorModel); n > maxDecodedBytes {
+		return refuse(ErrTooLarge, "the image has %d×%d pixels of %d bytes once decoded, more than the %d MB thumbnails are made of; save it with 8 bits a channel",
+			c.Width, c.Height, bytesPerPixel(c.ColorModel), maxDecodedBytes>>20)
+	}
 	if c.Width != h.w || c.Height != h.h {
 		return invalid(mime, "its headers disagree on its size (%d×%d or %d×%d)", h.w, h.h, c.Width, c.Height)
 	}
 	return nil
+}
+
+// maxDecodedBytes bounds an image's pixels once decoded: MaxImagePixels of
+// 8 bits a channel with alpha.
+const maxDecodedBytes = 4 * wiki.MaxImagePixels
+
+// bytesPerPixel is how many bytes a pixel of m takes decoded.
+func bytesPerPixel(m color.Model) int64 {
+	switch m {
+	case color.RGBA64Model, color.NRGBA64Model:
+		return 8
+	case color.Gray16Model:
+		return 2
+	case color.GrayModel, color.AlphaModel:
+		return 1
+	case color.YCbCrModel:
+		return 3
+	}
+	return 4
 }
 
 // MaxJPEGScans bounds the scans of a JPEG Wikid decodes. A progressive

@@ -185,6 +185,7 @@ func TestThumbnailRefusesBombsWithoutDecoding(t *testing.T) {
 		mime string
 	}{
 		{"a 20,000×20,000 PNG", bombPNG(t, 20000, 20000), mimePNG},
+		{"a 5,000×5,000 PNG of 16 bits a channel", bombPNGOf(t, 5000, 5000, 16, 6, 64), mimePNG},
 		{"a JPEG claiming 65,000×60,000", sofSize(t, j, 65000, 60000), mimeJPEG},
 		{"a GIF with a 65,535×65,535 screen", gifScreen(65535, 65535), mimeGIF},
 		{"a 16,384×16,384 WebP", solidWebP(16384, 16384, blue8), mimeWebP},
