@@ -29,10 +29,13 @@ import (
 // Standard widths (wiki.ThumbWidths) are made for anyone; other widths,
 // which pages ask for exactly, are made at most thumbsPerMinute per
 // client (one made already is served to anyone), so that no one can make
-// the server compute every width of every file.
+// the server compute every width of every file. Each width decodes the
+// whole image: a thumbnail counts one per started megapixel of its image
+// (a 25 megapixel photo, one to three seconds of CPU a width, counts 25).
 
 // thumbsPerMinute bounds the thumbnails of non-standard widths one client
-// has made (MediaWiki's renderfile-nonstandard rate limit).
+// has made (MediaWiki's renderfile-nonstandard rate limit), in thumbnails
+// of images of up to a megapixel.
 const thumbsPerMinute = 70
 
 // maxThumbWidth bounds the widths thumbnails are made at.
@@ -198,7 +201,8 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request, target media
 		var mayMake func() error
 		if !slices.Contains(wiki.ThumbWidths, target.width) {
 			mayMake = func() error {
-				if wait, ok := s.thumbs.allow(clientKey(s.client(r).Addr)); !ok {
+				cost := int((int64(v.Width)*int64(v.Height) + 999_999) / 1_000_000)
+				if wait, ok := s.thumbs.allowN(clientKey(s.client(r).Addr), max(cost, 1)); !ok {
 					return &wiki.Error{Kind: wiki.KindTooMany, RetryAfter: wait,
 						Msg: "you have asked for many new thumbnails of unusual sizes in the last minute; wait a minute and try again"}
 				}

@@ -40,7 +40,12 @@ func newRateLimit(n int, window time.Duration, now func() time.Time) *rateLimit 
 
 // allow counts an event for key, or returns how long to wait when key has
 // used its n events in the current window (then nothing is counted).
-func (l *rateLimit) allow(key string) (time.Duration, bool) {
+func (l *rateLimit) allow(key string) (time.Duration, bool) { return l.allowN(key, 1) }
+
+// allowN is allow for an action that costs cost events: it is allowed
+// while key has events left in the window, and counts them all (the next
+// ones wait for the next window).
+func (l *rateLimit) allowN(key string, cost int) (time.Duration, bool) {
 	sh := &l.shards[maphash.String(l.seed, key)%uint64(len(l.shards))]
 	now := l.now()
 	sh.mu.Lock()
@@ -50,13 +55,13 @@ func (l *rateLimit) allow(key string) (time.Duration, bool) {
 		if !ok && len(sh.m) >= rateShardKeys {
 			clear(sh.m)
 		}
-		sh.m[key] = rateWindow{start: now, count: 1}
+		sh.m[key] = rateWindow{start: now, count: cost}
 		return 0, true
 	}
 	if w.count >= l.n {
 		return w.start.Add(l.window).Sub(now), false
 	}
-	w.count++
+	w.count += cost
 	sh.m[key] = w
 	return 0, true
 }

@@ -570,6 +570,34 @@ func TestThumbnailRate(t *testing.T) {
 	}
 }
 
+// TestThumbnailRateByPixels: every width decodes the whole image, so a
+// thumbnail of a large image counts one per started megapixel of it: of a
+// 3 megapixel image, a client makes a third as many widths.
+func TestThumbnailRateByPixels(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	_, pw := w.CreateUser(t, "Uploader", wiki.GroupUser)
+	up := w.Login(t, "Uploader", pw)
+	img := testPNG(t, 2000, 1500, color.RGBA{0, 0, 120, 255})
+	up.Upload("Blue.png", img, "")
+	base := "/media/" + shaOf(img) + "/"
+	anon := w.Client(t)
+	made := 0
+	for width := 20; width < 120; width++ {
+		res := anon.Get(base + strconv.Itoa(width) + "px-Blue.png")
+		if res.StatusCode == http.StatusTooManyRequests {
+			break
+		}
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("width %d: %d", width, res.StatusCode)
+		}
+		made++
+	}
+	if made < 15 || made > 30 {
+		t.Fatalf("made %d thumbnails of unusual widths of a 3 megapixel image before a refusal, want about 24", made)
+	}
+}
+
 // TestFileRevert: an administrator makes an older version current again;
 // others may not.
 func TestFileRevert(t *testing.T) {
