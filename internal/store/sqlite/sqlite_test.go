@@ -275,7 +275,11 @@ func TestSQLite(t *testing.T) {
 		}
 		close(stop)
 		<-done
-		if size := walSize(t, path); size > 3*batch {
+		// The WAL holds up to four batches between two restarts
+		// (bulkRestartEvery), with the merges of their search segments,
+		// and the restart after the twelfth may wait for the readers: up
+		// to about five batches. Never restarted, it would hold twelve.
+		if size := walSize(t, path); size > 6*batch {
 			t.Fatalf("WAL after 12 batches = %d bytes, after the first %d: it grows with the import", size, batch)
 		}
 	})
