@@ -333,16 +333,14 @@ func wire(fs []Field) []byte {
 // headerValueReplacer strips line breaks from header values, as net/http does.
 var headerValueReplacer = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
 
-var (
-	gzipPool      = sync.Pool{New: func() any { return must(gzip.NewWriterLevel(nil, gzipLevel)) }}
-	largeGzipPool = sync.Pool{New: func() any { return must(gzip.NewWriterLevel(nil, largeGzipLevel)) }}
-)
+var gzipPool, largeGzipPool = gzipWriters(gzipLevel), gzipWriters(largeGzipLevel)
 
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
+// gzipWriters pools gzip writers of a level (a valid constant: no error).
+func gzipWriters(level int) *sync.Pool {
+	return &sync.Pool{New: func() any {
+		w, _ := gzip.NewWriterLevel(nil, level)
+		return w
+	}}
 }
 
 // GzipBytes compresses b as the stored gzip variants are: the same bytes for
@@ -351,9 +349,9 @@ func must[T any](v T, err error) T {
 func GzipBytes(b []byte) []byte { return gzipBytes(b) }
 
 func gzipBytes(b []byte) []byte {
-	pool := &gzipPool
+	pool := gzipPool
 	if len(b) > largeBody {
-		pool = &largeGzipPool
+		pool = largeGzipPool
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(b) / 3)

@@ -532,34 +532,42 @@ func TestUploadsOneAfterAnother(t *testing.T) {
 	}
 }
 
+// unusualWidths uploads img as name and asks for thumbnails of it, as an
+// anonymous client, at widths 20, 21, … up to 119 until one is refused:
+// it returns the client, the uploader, the image's media address, how many
+// were made before the refusal, and the refusal (nil if none).
+func unusualWidths(t *testing.T, img []byte, name string) (anon, up *apptest.Client, base string, made int, refused *apptest.Response) {
+	t.Helper()
+	w := apptest.New(t)
+	_, pw := w.CreateUser(t, "Uploader", wiki.GroupUser)
+	up = w.Login(t, "Uploader", pw)
+	up.Upload(name, img, "")
+	base = "/media/" + shaOf(img) + "/"
+	anon = w.Client(t)
+	for width := 20; width < 120; width++ {
+		switch res := anon.Get(base + strconv.Itoa(width) + "px-" + name); res.StatusCode {
+		case http.StatusOK:
+			made++
+		case http.StatusTooManyRequests:
+			return anon, up, base, made, res
+		default:
+			t.Fatalf("width %d: %d", width, res.StatusCode)
+		}
+	}
+	return anon, up, base, made, nil
+}
+
 // TestThumbnailRate: a client makes a bounded number of thumbnails of
 // unusual widths a minute; thumbnails made already, and standard widths,
 // are served to anyone.
 func TestThumbnailRate(t *testing.T) {
 	t.Parallel()
-	w := apptest.New(t)
-	_, pw := w.CreateUser(t, "Uploader", wiki.GroupUser)
-	up := w.Login(t, "Uploader", pw)
-	img := testPNG(t, 300, 200, color.RGBA{0, 120, 0, 255})
-	up.Upload("Green.png", img, "")
-	base := "/media/" + shaOf(img) + "/"
-	anon := w.Client(t)
-	made, refused := 0, 0
-	for width := 20; width < 120 && refused == 0; width++ {
-		switch res := anon.Get(base + strconv.Itoa(width) + "px-Green.png"); res.StatusCode {
-		case http.StatusOK:
-			made++
-		case http.StatusTooManyRequests:
-			refused++
-			if res.Header.Get("Retry-After") == "" {
-				t.Errorf("429 without Retry-After")
-			}
-		default:
-			t.Fatalf("width %d: %d", width, res.StatusCode)
-		}
+	anon, up, base, made, refused := unusualWidths(t, testPNG(t, 300, 200, color.RGBA{0, 120, 0, 255}), "Green.png")
+	if refused == nil || made < 50 {
+		t.Fatalf("made %d thumbnails of unusual widths before a refusal (%v)", made, refused != nil)
 	}
-	if refused == 0 || made < 50 {
-		t.Fatalf("made %d thumbnails of unusual widths before a refusal (%d)", made, refused)
+	if refused.Header.Get("Retry-After") == "" {
+		t.Errorf("429 without Retry-After")
 	}
 	// Made already: served (a session reads it through the handler, from the store).
 	if res := up.Get(base + "20px-Green.png"); res.StatusCode != http.StatusOK {
@@ -575,24 +583,7 @@ func TestThumbnailRate(t *testing.T) {
 // 3 megapixel image, a client makes a third as many widths.
 func TestThumbnailRateByPixels(t *testing.T) {
 	t.Parallel()
-	w := apptest.New(t)
-	_, pw := w.CreateUser(t, "Uploader", wiki.GroupUser)
-	up := w.Login(t, "Uploader", pw)
-	img := testPNG(t, 2000, 1500, color.RGBA{0, 0, 120, 255})
-	up.Upload("Blue.png", img, "")
-	base := "/media/" + shaOf(img) + "/"
-	anon := w.Client(t)
-	made := 0
-	for width := 20; width < 120; width++ {
-		res := anon.Get(base + strconv.Itoa(width) + "px-Blue.png")
-		if res.StatusCode == http.StatusTooManyRequests {
-			break
-		}
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("width %d: %d", width, res.StatusCode)
-		}
-		made++
-	}
+	_, _, _, made, _ := unusualWidths(t, testPNG(t, 2000, 1500, color.RGBA{0, 0, 120, 255}), "Blue.png")
 	if made < 15 || made > 30 {
 		t.Fatalf("made %d thumbnails of unusual widths of a 3 megapixel image before a refusal, want about 24", made)
 	}
