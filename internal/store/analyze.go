@@ -100,14 +100,35 @@ func tokenize(s string, index bool, caches *sync.Pool, yield func(Token) bool) {
 		}
 		prevCJK, run = -1, 0
 	}
-	for i, r := range s {
+	for i := 0; i < len(s); {
 		if stopped {
 			return
 		}
-		size := utf8.RuneLen(r)
-		if r == utf8.RuneError {
-			size = 1
+		// ASCII, most of most texts, is read a byte at a time: a letter or
+		// digit (folded by asciiFold) goes into the word, anything else
+		// ends it but for an apostrophe inside one.
+		if c := s[i]; c < utf8.RuneSelf {
+			if prevCJK >= 0 {
+				endCJK(lastEnd)
+			}
+			switch f := asciiFold[c]; {
+			case f != 0:
+				if wordStart < 0 {
+					wordStart = i
+				}
+				word = append(word, f)
+				lastEnd = i + 1
+			case c == '\'' && wordStart >= 0 && i+1 < len(s) && wordNext(s[i+1:]):
+				// inside a word: don't → dont
+			default:
+				flush()
+			}
+			i++
+			continue
 		}
+		// Other characters: an invalid byte is read as utf8.RuneError,
+		// which is not a word character.
+		r, size := utf8.DecodeRuneInString(s[i:])
 		if isCJK(r) {
 			flush()
 			r = foldCJK(r)
@@ -117,31 +138,29 @@ func tokenize(s string, index bool, caches *sync.Pool, yield func(Token) bool) {
 			prevCJK, prevStart = r, i
 			run++
 			lastEnd = i + size
+			i += size
 			continue
 		}
 		if prevCJK >= 0 {
 			endCJK(lastEnd)
 		}
-		if isApostrophe(r) && wordStart >= 0 && i+size < len(s) {
-			if next, _ := utf8.DecodeRuneInString(s[i+size:]); isWordRune(next) && !isCJK(next) {
-				continue // inside a word: don't → dont
-			}
-		}
-		if r >= 0x300 && r <= 0x36f { // a combining accent: folded away
+		switch {
+		case isApostrophe(r) && wordStart >= 0 && i+size < len(s) && wordNext(s[i+size:]):
+			// inside a word: don't → dont
+		case r >= 0x300 && r <= 0x36f: // a combining accent: folded away
 			if wordStart >= 0 {
 				lastEnd = i + size
 			}
-			continue
-		}
-		if !isWordRune(r) {
+		case !isWordRune(r):
 			flush()
-			continue
+		default:
+			if wordStart < 0 {
+				wordStart = i
+			}
+			word = foldRune(word, r)
+			lastEnd = i + size
 		}
-		if wordStart < 0 {
-			wordStart = i
-		}
-		word = foldRune(word, r)
-		lastEnd = i + size
+		i += size
 	}
 	endCJK(lastEnd)
 	flush()
@@ -284,6 +303,24 @@ func Fold(s string) string {
 	}
 	return string(b)
 }
+
+// wordNext reports whether s starts with a word character that is not
+// CJK: an apostrophe before it stands inside a word.
+func wordNext(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return isWordRune(r) && !isCJK(r)
+}
+
+// asciiFold maps an ASCII letter or digit to its folded form (lower case)
+// and any other ASCII character to 0.
+var asciiFold = func() (t [utf8.RuneSelf]byte) {
+	for c := range byte(utf8.RuneSelf) {
+		if isWordRune(rune(c)) {
+			t[c] = foldRune(nil, rune(c))[0]
+		}
+	}
+	return t
+}()
 
 func isApostrophe(r rune) bool {
 	return r == '\'' || r == '’' || r == 'ʼ' || r == '‘' || r == '＇'

@@ -23,6 +23,10 @@ func TestIndexText(t *testing.T) {
 		"Ελληνικά Ωμέγα Москва Ёлка":    "ελληνικα ωμεγα москва елка",
 		"'quoted' it's o'clock 'tis":    "quot its oclock tis",
 		"x " + strings.Repeat("a", 100): "x " + strings.Repeat("a", MaxTermBytes),
+		// Where ASCII meets other characters.
+		"a' 'b c'd' l'été l’été":          "a b cd lete lete",
+		"ポケモンGO 東京-2020 東'a":              "ポケ ケモ モン ン go 東京 京 2020 東 a",
+		"ab\xffcd \xef\xbf\xbdx é\u0301e": "ab cd x ee",
 	} {
 		if got := IndexText(in); got != want {
 			t.Errorf("IndexText(%q) = %q, want %q", in, got, want)
