@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/wikid/wikid/internal/app"
@@ -121,15 +122,12 @@ func jsonLines(r io.Reader, name string, rules wiki.TitleRules) iter.Seq2[engine
 			if len(line) == 0 {
 				continue
 			}
-			var p struct {
-				Title  string  `json:"title"`
-				Text   *string `json:"text"`
-				Source *string `json:"source"` // the REST API's name
-				Model  string  `json:"content_model"`
-			}
-			if err := json.Unmarshal(line, &p); err != nil {
-				yield(engine.ImportPage{}, fmt.Errorf("%s line %d: not a JSON object with title and text: %v", name, n, err))
-				return
+			p, ok := pageLineFast(line)
+			if !ok {
+				if err := json.Unmarshal(line, &p); err != nil {
+					yield(engine.ImportPage{}, fmt.Errorf("%s line %d: not a JSON object with title and text: %v", name, n, err))
+					return
+				}
 			}
 			if p.Text == nil {
 				p.Text = p.Source
@@ -155,6 +153,180 @@ func jsonLines(r io.Reader, name string, rules wiki.TitleRules) iter.Seq2[engine
 			yield(engine.ImportPage{}, fmt.Errorf("%s: %w", name, err))
 		}
 	}
+}
+
+// pageLine is a line of JSON lines import.
+type pageLine struct {
+	Title  string  `json:"title"`
+	Text   *string `json:"text"`
+	Source *string `json:"source"` // the REST API's name
+	Model  string  `json:"content_model"`
+}
+
+// pageLineFast decodes line as json.Unmarshal into a pageLine would, for
+// the lines most files hold: one object whose keys are the fields' names
+// as written and whose values are strings of valid UTF-8 without
+// surrogate escapes. It reports false for anything else (other keys,
+// null, a key in other case, an error), which the caller hands to
+// json.Unmarshal. It reads a line once where json.Unmarshal reads it twice
+// (checking it, then decoding it): a tenth of a large import's parsing.
+func pageLineFast(line []byte) (p pageLine, ok bool) {
+	d := jsonScan{b: line}
+	if !d.skip('{') {
+		return p, false
+	}
+	if d.skip('}') {
+		return p, d.end()
+	}
+	for {
+		key, ok := d.str()
+		if !ok || !d.skip(':') {
+			return p, false
+		}
+		v, ok := d.str()
+		if !ok {
+			return p, false
+		}
+		switch key {
+		case "title":
+			p.Title = v
+		case "text":
+			p.Text = &v
+		case "source":
+			p.Source = &v
+		case "content_model":
+			p.Model = v
+		default:
+			return p, false
+		}
+		if d.skip('}') {
+			return p, d.end()
+		}
+		if !d.skip(',') {
+			return p, false
+		}
+	}
+}
+
+// jsonScan reads the JSON of pageLineFast.
+type jsonScan struct {
+	b []byte
+	i int
+}
+
+func (d *jsonScan) space() {
+	for d.i < len(d.b) && (d.b[d.i] == ' ' || d.b[d.i] == '\t' || d.b[d.i] == '\n' || d.b[d.i] == '\r') {
+		d.i++
+	}
+}
+
+// skip reads c after any space.
+func (d *jsonScan) skip(c byte) bool {
+	d.space()
+	if d.i < len(d.b) && d.b[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+// end reports whether nothing but space is left.
+func (d *jsonScan) end() bool {
+	d.space()
+	return d.i == len(d.b)
+}
+
+// str reads a string after any space: false for one it leaves to
+// json.Unmarshal (invalid UTF-8, a surrogate escape) or that is not one.
+func (d *jsonScan) str() (string, bool) {
+	if !d.skip('"') {
+		return "", false
+	}
+	start := d.i
+	for d.i < len(d.b) {
+		switch c := d.b[d.i]; {
+		case c == '"':
+			s := d.b[start:d.i]
+			d.i++
+			if !utf8.Valid(s) {
+				return "", false
+			}
+			return string(s), true
+		case c == '\\':
+			return d.escaped(start)
+		case c < 0x20:
+			return "", false
+		default:
+			d.i++
+		}
+	}
+	return "", false
+}
+
+// escaped goes on with a string holding escapes from its first one.
+func (d *jsonScan) escaped(start int) (string, bool) {
+	out := append(make([]byte, 0, len(d.b)-start), d.b[start:d.i]...)
+	for d.i < len(d.b) {
+		c := d.b[d.i]
+		switch {
+		case c == '"':
+			d.i++
+			if !utf8.Valid(out) {
+				return "", false
+			}
+			return string(out), true
+		case c < 0x20:
+			return "", false
+		case c != '\\':
+			out = append(out, c)
+			d.i++
+			continue
+		}
+		if d.i+1 >= len(d.b) {
+			return "", false
+		}
+		e := d.b[d.i+1]
+		d.i += 2
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			if d.i+4 > len(d.b) {
+				return "", false
+			}
+			var r rune
+			for _, h := range d.b[d.i : d.i+4] {
+				switch {
+				case '0' <= h && h <= '9':
+					r = r<<4 | rune(h-'0')
+				case 'a' <= h && h <= 'f':
+					r = r<<4 | rune(h-'a'+10)
+				case 'A' <= h && h <= 'F':
+					r = r<<4 | rune(h-'A'+10)
+				default:
+					return "", false
+				}
+			}
+			if utf16.IsSurrogate(r) {
+				return "", false
+			}
+			d.i += 4
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // markdownDir reads every .md file under dir, in path order (symbolic
