@@ -904,7 +904,9 @@ func (e *Engine) Invalidate(pageIDs ...int64) { e.invalidate(pageIDs...) }
 // epoch gone and drops it (renderRevision).
 func (e *Engine) Forget(ctx context.Context, pageIDs ...int64) {
 	e.invalidate(pageIDs...)
-	if err := e.store.DeleteRenders(ctx, pageIDs); err != nil {
+	// A process stopping (ctx ended: `wikid import` at its end) renders
+	// no more, and says nothing of the deletion it gave up.
+	if err := e.store.DeleteRenders(ctx, pageIDs); err != nil && ctx.Err() == nil {
 		e.log.Warn("engine: drop renders another process invalidated", "pages", len(pageIDs), "err", err)
 	}
 }
