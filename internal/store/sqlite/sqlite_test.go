@@ -275,10 +275,11 @@ func TestSQLite(t *testing.T) {
 		}
 		close(stop)
 		<-done
-		// The WAL holds up to four batches between two restarts
-		// (bulkRestartEvery), with the merges of their search segments,
-		// and the restart after the twelfth may wait for the readers: up
-		// to about five batches. Never restarted, it would hold twelve.
+		// The WAL holds up to two batches between two restarts
+		// (bulkRestartEvery), with the merges of their search segments;
+		// a restart that waits for the readers, or gives up, leaves it
+		// more until the next (six batches leave room for a loaded
+		// machine). Never restarted, it would hold twelve.
 		if size := walSize(t, path); size > 6*batch {
 			t.Fatalf("WAL after 12 batches = %d bytes, after the first %d: it grows with the import", size, batch)
 		}
