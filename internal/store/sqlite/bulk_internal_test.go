@@ -109,7 +109,7 @@ func TestBulkEndedContextLeavesForeignKeysOn(t *testing.T) {
 	// rollback racing the restore).
 	for i := range 100 {
 		ctx, cancel := context.WithCancel(context.Background())
-		err := db.writeBulk(ctx, func(tx *wtx) error {
+		err := db.writeBulk(ctx, pagesRestartEvery, func(tx *wtx) error {
 			if _, err := tx.ExecContext(context.WithoutCancel(ctx), `INSERT INTO pages (title, ns, touched) VALUES (?, 0, 0)`, fmt.Sprint("Q", i)); err != nil {
 				return err
 			}
@@ -131,7 +131,7 @@ func TestBulkEndedContextLeavesForeignKeysOn(t *testing.T) {
 func TestBulkFailedBatchGivesCheckpointsBack(t *testing.T) {
 	db := openBulkTest(t)
 	db.bulk.wait = time.Hour
-	err := db.writeBulk(context.Background(), func(tx *wtx) error { return fmt.Errorf("refused") })
+	err := db.writeBulk(context.Background(), pagesRestartEvery, func(tx *wtx) error { return fmt.Errorf("refused") })
 	if err == nil {
 		t.Fatal("the failing batch succeeded")
 	}
@@ -156,7 +156,7 @@ func TestBulkFailedBatchGivesCheckpointsBack(t *testing.T) {
 func TestBulkEndedContextRollsBack(t *testing.T) {
 	db := openBulkTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	err := db.writeBulk(ctx, func(tx *wtx) error {
+	err := db.writeBulk(ctx, pagesRestartEvery, func(tx *wtx) error {
 		if _, err := tx.ExecContext(context.WithoutCancel(ctx), `INSERT INTO pages (title, ns, touched) VALUES ('Late', 0, 0)`); err != nil {
 			return err
 		}

@@ -59,8 +59,8 @@ type DB struct {
 	rebuilding sync.Map      // search segments found corrupt, being rebuilt (corrupt)
 	merger     merger        // of search segments, in the background
 	mergeTurn  chan struct{} // one merge at a time (mergeSearch)
-	// bulkBatches counts import batches: the WAL restarts every
-	// bulkRestartEvery (writeBulk).
+	// bulkBatches counts import batches: the WAL restarts every so many
+	// (writeBulk).
 	bulkBatches atomic.Int64
 	bulk        bulkCheckpoints // an import holds off the writer's checkpoints
 	// cores: an import's writer keeps one; the search segments it builds

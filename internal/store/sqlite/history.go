@@ -53,7 +53,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 	}
 	wg.Wait()
 	res := make([]wiki.HistoryResult, len(reqs))
-	err = db.writeBulk(ctx, func(tx *wtx) error {
+	err = db.writeBulk(ctx, historyRestartEvery, func(tx *wtx) error {
 		var entries []searchEntry
 		var links store.LinkRows
 		linked := map[string]bool{}

@@ -331,7 +331,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		db.cores.Release()
 	}()
 	res := make([]wiki.SaveResult, len(reqs))
-	err := db.writeBulk(ctx, func(tx *wtx) error {
+	err := db.writeBulk(ctx, pagesRestartEvery, func(tx *wtx) error {
 		// The batch's statements run without ctx: the driver watches a
 		// context that can end with a goroutine per statement, which costs
 		// as much as a short statement. The batch checks ctx between
@@ -468,16 +468,21 @@ func (db *DB) growCache(ctx context.Context) {
 	})
 }
 
-// bulkRestartEvery: an import checkpoints the WAL and starts it over
-// (restartWAL) once every this many batches, and its batches and the
-// writes between them do not checkpoint otherwise (writeBulk): the pages
-// an import dirties all over its indexes (the link targets' above all) are
-// copied into the database once per this many batches instead of once
-// each. The WAL holds up to this many batches (330 MB at 100,000 pages,
-// 8,000 pages between restarts); fewer pages between restarts cost the
-// import more time (at 100,000 pages, a checkpoint after each batch of
-// 2,000 took it 5 s more), and twice as many doubled the WAL for no gain.
-const bulkRestartEvery = 2
+// An import checkpoints the WAL and starts it over (restartWAL) once every
+// so many of its batches, and its batches and the writes between them do
+// not checkpoint otherwise (writeBulk): the pages an import dirties all
+// over its indexes (the link targets' above all) are copied into the
+// database once per so many batches instead of once each. The WAL holds
+// up to that many batches: ImportPages restarts it every two of its
+// batches of 4,000 pages (330 MB at 100,000 pages), ImportHistory every
+// four of its batches of 1,000 pages and their revisions. Restarting more
+// often costs the import more time (at 100,000 pages, a checkpoint after
+// each batch of 2,000 took it 5 s more); every four batches of 4,000
+// pages doubled the WAL for no gain.
+const (
+	pagesRestartEvery   = 2
+	historyRestartEvery = 4
+)
 
 // walAutocheckpoint is SQLite's default, which the writer connection keeps
 // but while an import's batches follow each other: a commit that leaves
@@ -493,10 +498,10 @@ const bulkIdle = 2 * time.Second
 // (growCache) and a core of its own (ShareCores). The import holds off the
 // writer connection's automatic checkpoints while its batches follow each
 // other, the writes between them included (its purge log's), and restarts
-// the WAL every bulkRestartEvery batches instead; bulkIdle after its last
+// the WAL every restartEvery batches instead; bulkIdle after its last
 // batch, the writer connection checkpoints again. Beside a server, the
 // server's writes checkpoint as ever, on its own connection.
-func (db *DB) writeBulk(ctx context.Context, fn func(tx *wtx) error) (err error) {
+func (db *DB) writeBulk(ctx context.Context, restartEvery int64, fn func(tx *wtx) error) (err error) {
 	db.growCache(ctx)
 	db.bulk.hold()
 	// Once the writer connection is back in the pool (the defers run in
@@ -564,7 +569,7 @@ func (db *DB) writeBulk(ctx context.Context, fn func(tx *wtx) error) (err error)
 		return ctx.Err()
 	})
 	release()
-	if err == nil && db.bulkBatches.Add(1)%bulkRestartEvery == 0 {
+	if err == nil && db.bulkBatches.Add(1)%restartEvery == 0 {
 		drop = !db.restartWAL(ctx, conn)
 	}
 	return err

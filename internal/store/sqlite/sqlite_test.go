@@ -276,7 +276,7 @@ func TestSQLite(t *testing.T) {
 		close(stop)
 		<-done
 		// The WAL holds up to two batches between two restarts
-		// (bulkRestartEvery), with the merges of their search segments;
+		// (pagesRestartEvery), with the merges of their search segments;
 		// a restart that waits for the readers, or gives up, leaves it
 		// more until the next (six batches leave room for a loaded
 		// machine). Never restarted, it would hold twelve.
