@@ -82,12 +82,18 @@ func check(pc parser.Context) {
 // timedOut renders src as escaped plain text under a notice: what a page
 // whose render ran out of time shows.
 func timedOut(src []byte) string {
+	return plainPage("<strong>This page took too long to render, so it is shown as plain text.</strong> "+
+		"Editors: simplify its markup (deeply nested brackets, emphasis or lists are the usual cause) or split it into smaller pages.", src, "")
+}
+
+// plainPage is what a page that cannot be shown as rendered shows: note
+// (HTML) in a paragraph, text escaped in a pre, then after (HTML) if any.
+func plainPage(note string, text []byte, after string) string {
 	var b bytes.Buffer
-	b.Grow(len(src) + len(src)/4 + 256)
-	b.WriteString("<p><strong>This page took too long to render, so it is shown as plain text.</strong> " +
-		"Editors: simplify its markup (deeply nested brackets, emphasis or lists are the usual cause) or split it into smaller pages.</p>\n<pre>")
-	canonEscape(bufWriter{&b}, src)
-	b.WriteString("</pre>\n")
+	b.Grow(len(text) + len(text)/4 + len(note) + len(after) + 32)
+	b.WriteString("<p>" + note + "</p>\n<pre>")
+	canonEscape(bufWriter{&b}, text)
+	b.WriteString("</pre>\n" + after)
 	return b.String()
 }
 

@@ -7,8 +7,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	xhtml "golang.org/x/net/html"
-
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -78,20 +76,10 @@ func TimedOutHTML(src string) string { return timedOut([]byte(src)) }
 // out (unmatched end tags among them would close the skin's own elements),
 // under a note saying why.
 func NestedTooDeepHTML(html string) string {
-	var text bytes.Buffer
-	z := xhtml.NewTokenizer(strings.NewReader(html))
-	for tt := z.Next(); tt != xhtml.ErrorToken; tt = z.Next() {
-		if tt == xhtml.TextToken {
-			text.Write(z.Text())
-		}
-	}
-	var b bytes.Buffer
-	b.Grow(text.Len() + text.Len()/4 + 256)
-	b.WriteString("<p><strong>This page nests its elements more than 512 deep, which browsers cannot show, so its text is shown without its markup.</strong> " +
-		"Editors: close the tags, lists or tables it opens.</p>\n<pre>")
-	canonEscape(bufWriter{&b}, text.Bytes())
-	b.WriteString("</pre>\n")
-	return b.String()
+	var text strings.Builder
+	htmlText(&text, []byte(html))
+	return plainPage("<strong>This page nests its elements more than 512 deep, which browsers cannot show, so its text is shown without its markup.</strong> "+
+		"Editors: close the tags, lists or tables it opens.", []byte(text.String()), "")
 }
 
 // TooLargeHTML is what a page whose HTML would be size bytes, over limit,
@@ -106,16 +94,13 @@ func TooLargeHTML(src string, size, limit int) string {
 		}
 		shown = shown[:n]
 	}
-	var b bytes.Buffer
-	b.Grow(len(shown) + len(shown)/4 + 512)
-	fmt.Fprintf(&b, "<p><strong>This page would be %s of HTML, more than the %s a page may render to, so it is shown as plain text.</strong> "+
-		"Editors: split it into smaller pages (many thousands of headings or links are the usual cause).</p>\n<pre>", wiki.ByteSize(int64(size)), wiki.ByteSize(int64(limit)))
-	canonEscape(bufWriter{&b}, []byte(shown))
-	b.WriteString("</pre>\n")
+	var after string
 	if len(shown) < len(src) {
-		fmt.Fprintf(&b, "<p>(The first %s of %s of the source.)</p>\n", wiki.ByteSize(int64(len(shown))), wiki.ByteSize(int64(len(src))))
+		after = fmt.Sprintf("<p>(The first %s of %s of the source.)</p>\n", wiki.ByteSize(int64(len(shown))), wiki.ByteSize(int64(len(src))))
 	}
-	return b.String()
+	return plainPage(fmt.Sprintf("<strong>This page would be %s of HTML, more than the %s a page may render to, so it is shown as plain text.</strong> "+
+		"Editors: split it into smaller pages (many thousands of headings or links are the usual cause).", wiki.ByteSize(int64(size)), wiki.ByteSize(int64(limit))),
+		[]byte(shown), after)
 }
 
 // Highlighter highlights the code blocks of one render within the
