@@ -222,3 +222,93 @@ func BenchmarkBuild(b *testing.B) {
 		Build(docs)
 	}
 }
+
+// Build's lists are those of the documents read plainly: for every key,
+// its documents in ID order, with their weighted term frequency, the
+// length their entry records and their positions. The documents come out
+// of ID order, repeat terms in the title and the text, and hold enough
+// keys that the builder's table grows several times.
+func TestBuildLists(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	word := func() string { return fmt.Sprintf("w%d", int(rng.ExpFloat64()*3000)) }
+	var docs []Doc
+	for i := range 300 {
+		var title, body []string
+		for range rng.IntN(4) {
+			title = append(title, word())
+		}
+		for range rng.IntN(200) {
+			body = append(body, word())
+		}
+		docs = append(docs, Doc{ID: int64(1000 - 3*i), Title: strings.Join(title, " "), Body: strings.Join(body, " ")})
+	}
+	type occ struct {
+		tf, len int32
+		pos     []uint32
+	}
+	want := map[string]map[int64]*occ{}
+	add := func(key string, doc int64, pos uint32, weight, length int32) {
+		if want[key] == nil {
+			want[key] = map[int64]*occ{}
+		}
+		o := want[key][doc]
+		if o == nil {
+			o = &occ{len: length}
+			want[key][doc] = o
+		}
+		o.tf += weight
+		o.pos = append(o.pos, pos)
+	}
+	for _, d := range docs {
+		title, body := strings.Fields(d.Title), strings.Fields(d.Body)
+		length := int32(len(title) + len(body))
+		for i, w := range title {
+			add(w, d.ID, uint32(i), TitleWeight, length)
+			add(TitleKey(w), d.ID, uint32(i), 1, int32(len(title)))
+		}
+		for i, w := range body {
+			add(w, d.ID, uint32(len(title)+1+i), 1, length)
+		}
+	}
+	seg := Build(docs)
+	var keys []string
+	for _, b := range seg.Blocks {
+		err := Entries(b.Data, func(key string, l List) bool {
+			keys = append(keys, key)
+			ps, err := l.Postings(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs, err := l.Runs(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ps) != len(want[key]) {
+				t.Fatalf("%q: %d documents, want %d", key, len(ps), len(want[key]))
+			}
+			for j, p := range ps {
+				o := want[key][p.Doc]
+				if o == nil || (j > 0 && ps[j-1].Doc >= p.Doc) {
+					t.Fatalf("%q: document %d unexpected or out of order", key, p.Doc)
+				}
+				pos, err := decodeRun(nil, runs[j])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.TF != o.tf || p.Len != o.len || !slices.Equal(pos, o.pos) {
+					t.Fatalf("%q in %d: tf %d len %d positions %v, want %d %d %v", key, p.Doc, p.TF, p.Len, pos, o.tf, o.len, o.pos)
+				}
+			}
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(keys) != len(want) || !slices.IsSorted(keys) {
+		t.Fatalf("%d keys (sorted: %v), want %d", len(keys), slices.IsSorted(keys), len(want))
+	}
+	if seg.Docs != len(docs) || seg.MinDoc != docs[len(docs)-1].ID || seg.MaxDoc != docs[0].ID {
+		t.Fatalf("segment totals %d docs, %d..%d", seg.Docs, seg.MinDoc, seg.MaxDoc)
+	}
+}

@@ -16,6 +16,7 @@ package search
 import (
 	"encoding/binary"
 	"errors"
+	"hash/maphash"
 	"slices"
 	"strings"
 )
@@ -72,48 +73,67 @@ type Block struct {
 var ErrCorrupt = errors.New("search: corrupt index block")
 
 // Build makes a segment of docs, whose IDs must differ.
+//
+// It reads the documents' keys twice. The first pass numbers each key
+// (termTable, whose keys stay in the documents' strings) and counts its
+// documents and positions; the second places the entries and positions
+// into one array each, every key's run after the one before. An import's
+// batch has millions of occurrences of tens of thousands of keys, most of
+// them seen again only pages later: a lookup in a Go map of strings and an
+// append to a list of the key's own cost three times as much per
+// occurrence (misses of the core's cache on keys spread over the batch,
+// lists grown and copied).
 func Build(docs []Doc) Segment {
 	docs = slices.Clone(docs)
 	slices.SortFunc(docs, func(a, b Doc) int { return cmpInt(a.ID, b.ID) })
-	b := builder{lists: map[string]*listBuilder{}}
-	var seg Segment
-	var touched []*listBuilder // the lists of the document being added
+	tab := newTermTable()
+	type docLen struct{ title, body int32 }
+	lens := make([]docLen, len(docs))
+	// The occurrences' keys in document order: a title's term is two, its
+	// key and its title key, at the same position.
+	size := 0
 	for _, d := range docs {
-		touched = touched[:0]
-		// add counts an occurrence of key at pos in d: one map lookup.
-		add := func(key string, pos uint32, weight int32, title bool) {
-			l := b.lists[key]
-			if l == nil {
-				l = b.newList(title)
-				b.lists[key] = l
-			}
-			if l.cur.doc != d.ID {
-				l.cur = entry{doc: d.ID}
-				touched = append(touched, l)
-			}
-			l.cur.tf += weight
-			l.cur.count++
-			l.pos = append(l.pos, pos)
-		}
-		n := uint32(0) // position
+		size += len(d.Title) + len(d.Body)
+	}
+	occ := make([]int32, 0, size/6)
+	for di, d := range docs {
+		var l docLen
 		for t := range fields(d.Title) {
-			add(t, n, TitleWeight, false)
-			add(TitleKey(t), n, 1, true)
-			n++
+			occ = append(occ, tab.count(t, int32(di)), tab.count(TitleKey(t), int32(di)))
+			l.title++
 		}
-		titleLen := int32(n)
-		n++ // a gap: a phrase does not run from the title into the text
 		for t := range fields(d.Body) {
-			add(t, n, 1, false)
-			n++
+			occ = append(occ, tab.count(t, int32(di)))
+			l.body++
 		}
-		length := int32(n) - 1 // the title's terms and the text's
-		for _, l := range touched {
-			l.cur.len = length
-			if l.title {
-				l.cur.len = titleLen
-			}
-			l.entries = append(l.entries, l.cur)
+		lens[di] = l
+	}
+	var nent, npos int32
+	for i := range tab.keys {
+		k := &tab.keys[i]
+		k.entAt, k.posAt, k.last = nent, npos, -1
+		nent += k.docs
+		npos += k.n
+	}
+	entries := make([]entry, nent)
+	pos := make([]uint32, npos)
+	var seg Segment
+	o := 0
+	for di, d := range docs {
+		l := lens[di]
+		length := l.title + l.body // the title's terms and the text's
+		at := uint32(0)            // position
+		for range l.title {
+			tab.place(occ[o], int32(di), d.ID, at, TitleWeight, length, entries, pos)
+			tab.place(occ[o+1], int32(di), d.ID, at, 1, l.title, entries, pos)
+			o += 2
+			at++
+		}
+		at++ // a gap: a phrase does not run from the title into the text
+		for range l.body {
+			tab.place(occ[o], int32(di), d.ID, at, 1, length, entries, pos)
+			o++
+			at++
 		}
 		seg.Docs++
 		seg.Tokens += int64(length)
@@ -122,7 +142,7 @@ func Build(docs []Doc) Segment {
 		}
 		seg.MaxDoc = max(seg.MaxDoc, d.ID)
 	}
-	seg.Blocks = b.blocks()
+	seg.Blocks = tab.blocks(entries, pos)
 	return seg
 }
 
@@ -142,38 +162,127 @@ func fields(s string) func(func(string) bool) {
 	}
 }
 
-// builder gathers lists in document order.
-type builder struct {
-	lists map[string]*listBuilder
-	slab  []listBuilder // lists not yet used (newList)
+// termTable numbers the keys of a segment being built: an open-addressing
+// hash table (linear probing, at most half full) of indexes into keys.
+type termTable struct {
+	seed  maphash.Seed
+	slots []int32 // 1 + a key's index; 0: empty
+	keys  []termKey
 }
 
-// listBuilder is a key's list being built (Build) or merged (Merge).
+// termKey is a key of a segment being built (Build): counted by the first
+// pass, then placed by the second.
+type termKey struct {
+	hash  uint64
+	key   string
+	docs  int32 // documents holding it
+	n     int32 // positions
+	last  int32 // the document last counted, then last placed
+	entAt int32 // where its next entry goes (second pass)
+	posAt int32 // where its next position goes
+}
+
+func newTermTable() *termTable {
+	return &termTable{seed: maphash.MakeSeed(), slots: make([]int32, 1<<12)}
+}
+
+// count counts an occurrence of key in document doc and returns the key's
+// number.
+func (t *termTable) count(key string, doc int32) int32 {
+	h := maphash.String(t.seed, key)
+	mask := uint64(len(t.slots) - 1)
+	i := h & mask
+	for {
+		s := t.slots[i]
+		if s == 0 {
+			break
+		}
+		if k := &t.keys[s-1]; k.hash == h && k.key == key {
+			k.n++
+			if k.last != doc {
+				k.last = doc
+				k.docs++
+			}
+			return s - 1
+		}
+		i = (i + 1) & mask
+	}
+	t.keys = append(t.keys, termKey{hash: h, key: key, docs: 1, n: 1, last: doc})
+	n := int32(len(t.keys))
+	t.slots[i] = n
+	if 2*len(t.keys) > len(t.slots) {
+		t.grow()
+	}
+	return n - 1
+}
+
+// grow doubles the slots, placing the keys again by their hashes.
+func (t *termTable) grow() {
+	t.slots = make([]int32, 2*len(t.slots))
+	mask := uint64(len(t.slots) - 1)
+	for k := range t.keys {
+		i := t.keys[k].hash & mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = int32(k + 1)
+	}
+}
+
+// place adds key k's occurrence at position at of document doc (the
+// doc-th, whose ID is id) to entries and pos, with weight and the length
+// its entry records.
+func (t *termTable) place(k, doc int32, id int64, at uint32, weight, length int32, entries []entry, pos []uint32) {
+	key := &t.keys[k]
+	if key.last != doc {
+		key.last = doc
+		entries[key.entAt] = entry{doc: id, len: length}
+		key.entAt++
+	}
+	e := &entries[key.entAt-1]
+	e.tf += weight
+	e.count++
+	pos[key.posAt] = at
+	key.posAt++
+}
+
+// blocks encodes the keys' lists in key order, once placed in entries and
+// pos.
+func (t *termTable) blocks(entries []entry, pos []uint32) []Block {
+	type keyed struct {
+		key string
+		k   int32
+	}
+	order := make([]keyed, len(t.keys))
+	for i := range t.keys {
+		order[i] = keyed{t.keys[i].key, int32(i)}
+	}
+	slices.SortFunc(order, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	var w blockWriter
+	var out []Block
+	var l listBuilder
+	var list, scratch []byte
+	for _, o := range order {
+		k := &t.keys[o.k]
+		l.entries = entries[k.entAt-k.docs : k.entAt]
+		l.pos = pos[k.posAt-k.n : k.posAt]
+		list, scratch = l.encode(list[:0], scratch)
+		if blk, ok := w.add(o.key, list); ok {
+			out = append(out, blk)
+		}
+	}
+	if blk, ok := w.flush(); ok {
+		out = append(out, blk)
+	}
+	return out
+}
+
+// listBuilder is a key's list being encoded: placed by Build, or merged
+// (Merge).
 type listBuilder struct {
-	title   bool  // a title key: lengths are the title's
-	cur     entry // the document being added (Build), then appended
 	entries []entry
 	pos     []uint32 // the documents' positions, one after another (Build)
 	posEnc  []byte   // the positions section, encoded (Merge)
-	// Room for a list of one document and two positions, the most
-	// common kind: entries and pos start there, allocating nothing.
-	oneEntry [1]entry
-	twoPos   [2]uint32
-}
-
-// newList returns a new list, from a slab of them: most of a segment's
-// keys are in one document or two, and a list allocated alone costs more
-// than the rest of its building.
-func (b *builder) newList(title bool) *listBuilder {
-	if len(b.slab) == 0 {
-		b.slab = make([]listBuilder, 1024)
-	}
-	l := &b.slab[0]
-	b.slab = b.slab[1:]
-	l.title = title
-	l.entries = l.oneEntry[:0:1]
-	l.pos = l.twoPos[:0:2]
-	return l
 }
 
 // entry is one document of a list being built; count is the number of its
@@ -220,32 +329,6 @@ func (l *listBuilder) encode(dst, scratch []byte) ([]byte, []byte) {
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(posEnc)))
 	return append(dst, posEnc...), scratch
-}
-
-// blocks encodes the lists in key order.
-func (b *builder) blocks() []Block {
-	type keyed struct {
-		key string
-		l   *listBuilder
-	}
-	lists := make([]keyed, 0, len(b.lists))
-	for k, l := range b.lists {
-		lists = append(lists, keyed{k, l})
-	}
-	slices.SortFunc(lists, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
-	var w blockWriter
-	var out []Block
-	var list, scratch []byte
-	for _, kl := range lists {
-		list, scratch = kl.l.encode(list[:0], scratch)
-		if blk, ok := w.add(kl.key, list); ok {
-			out = append(out, blk)
-		}
-	}
-	if blk, ok := w.flush(); ok {
-		out = append(out, blk)
-	}
-	return out
 }
 
 // blockWriter packs keys and lists into blocks of about BlockSize.
