@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -225,9 +226,10 @@ func BenchmarkBuild(b *testing.B) {
 
 // Build's lists are those of the documents read plainly: for every key,
 // its documents in ID order, with their weighted term frequency, the
-// length their entry records and their positions. The documents come out
-// of ID order, repeat terms in the title and the text, and hold enough
-// keys that the builder's table grows several times.
+// length their entry records and their positions; and its totals. The
+// documents come out of ID order, repeat terms in the title and the text,
+// and hold enough keys that the builder's table grows several times; then
+// a few small cases: no document, one without terms, spaces doubled.
 func TestBuildLists(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	word := func() string { return fmt.Sprintf("w%d", int(rng.ExpFloat64()*3000)) }
@@ -242,6 +244,19 @@ func TestBuildLists(t *testing.T) {
 		}
 		docs = append(docs, Doc{ID: int64(1000 - 3*i), Title: strings.Join(title, " "), Body: strings.Join(body, " ")})
 	}
+	for _, docs := range [][]Doc{
+		docs,
+		nil,
+		{{ID: 7}},
+		{{ID: 7, Title: "a a", Body: "a  b a "}},
+		{{ID: 9, Body: "x"}, {ID: 4, Title: "x y"}, {ID: 5}},
+	} {
+		checkBuild(t, docs)
+	}
+}
+
+func checkBuild(t *testing.T, docs []Doc) {
+	t.Helper()
 	type occ struct {
 		tf, len int32
 		pos     []uint32
@@ -259,9 +274,11 @@ func TestBuildLists(t *testing.T) {
 		o.tf += weight
 		o.pos = append(o.pos, pos)
 	}
+	var tokens int64
 	for _, d := range docs {
 		title, body := strings.Fields(d.Title), strings.Fields(d.Body)
 		length := int32(len(title) + len(body))
+		tokens += int64(length)
 		for i, w := range title {
 			add(w, d.ID, uint32(i), TitleWeight, length)
 			add(TitleKey(w), d.ID, uint32(i), 1, int32(len(title)))
@@ -305,10 +322,19 @@ func TestBuildLists(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(keys) != len(want) || !slices.IsSorted(keys) {
-		t.Fatalf("%d keys (sorted: %v), want %d", len(keys), slices.IsSorted(keys), len(want))
+	wantKeys := slices.Sorted(maps.Keys(want))
+	if !slices.Equal(keys, wantKeys) {
+		t.Fatalf("keys %q, want %q", keys, wantKeys)
 	}
-	if seg.Docs != len(docs) || seg.MinDoc != docs[len(docs)-1].ID || seg.MaxDoc != docs[0].ID {
-		t.Fatalf("segment totals %d docs, %d..%d", seg.Docs, seg.MinDoc, seg.MaxDoc)
+	ids := make([]int64, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	var minDoc, maxDoc int64
+	if len(ids) > 0 {
+		minDoc, maxDoc = slices.Min(ids), slices.Max(ids)
+	}
+	if seg.Docs != len(docs) || seg.Tokens != tokens || seg.MinDoc != minDoc || seg.MaxDoc != maxDoc {
+		t.Fatalf("segment totals %d docs, %d tokens, %d..%d; want %d, %d, %d..%d", seg.Docs, seg.Tokens, seg.MinDoc, seg.MaxDoc, len(docs), tokens, minDoc, maxDoc)
 	}
 }

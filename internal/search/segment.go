@@ -75,26 +75,26 @@ var ErrCorrupt = errors.New("search: corrupt index block")
 // Build makes a segment of docs, whose IDs must differ.
 //
 // It reads the documents' keys twice. The first pass numbers each key
-// (termTable, whose keys stay in the documents' strings) and counts its
-// documents and positions; the second places the entries and positions
-// into one array each, every key's run after the one before. An import's
-// batch has millions of occurrences of tens of thousands of keys, most of
-// them seen again only pages later: a lookup in a Go map of strings and an
-// append to a list of the key's own cost three times as much per
-// occurrence (misses of the core's cache on keys spread over the batch,
-// lists grown and copied).
+// (termTable, whose keys but the title keys stay in the documents'
+// strings) and counts its documents and positions; the second places the
+// entries and positions into one array each, every key's run after the
+// one before. An import's batch has millions of occurrences of tens of
+// thousands of keys, most of them seen again only pages later: with a Go
+// map of strings and a list per key grown by appends, a batch of 4,000
+// pages took 1.3 to 1.9 times as long to build and allocated 1.8 times as
+// much.
 func Build(docs []Doc) Segment {
 	docs = slices.Clone(docs)
 	slices.SortFunc(docs, func(a, b Doc) int { return cmpInt(a.ID, b.ID) })
 	tab := newTermTable()
 	type docLen struct{ title, body int32 }
 	lens := make([]docLen, len(docs))
-	// The occurrences' keys in document order: a title's term is two, its
-	// key and its title key, at the same position.
 	size := 0
 	for _, d := range docs {
 		size += len(d.Title) + len(d.Body)
 	}
+	// The occurrences' keys in document order: a title's term is two, its
+	// key and its title key, at the same position.
 	occ := make([]int32, 0, size/6)
 	for di, d := range docs {
 		var l docLen
@@ -173,13 +173,15 @@ type termTable struct {
 // termKey is a key of a segment being built (Build): counted by the first
 // pass, then placed by the second.
 type termKey struct {
-	hash  uint64
-	key   string
-	docs  int32 // documents holding it
-	n     int32 // positions
-	last  int32 // the document last counted, then last placed
-	entAt int32 // where its next entry goes (second pass)
-	posAt int32 // where its next position goes
+	hash uint64
+	key  string
+	docs int32 // documents holding it
+	n    int32 // positions
+	last int32 // the document last counted, then last placed
+	// Where its next entry and position go in the second pass; after it,
+	// the end of its runs (blocks).
+	entAt int32
+	posAt int32
 }
 
 func newTermTable() *termTable {
