@@ -225,7 +225,7 @@ func writeAdditions(ctx context.Context, tx *wtx, rs *store.LinkRows) error {
 		}
 	}
 	// One statement for all the pages (their IDs travel as one JSON
-	// array): an import batch has a thousand.
+	// array): an import batch has up to 4,000.
 	ids, err := json.Marshal(rs.PageIDs())
 	if err != nil {
 		return err
