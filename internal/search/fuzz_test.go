@@ -47,7 +47,7 @@ func FuzzBuildMatch(f *testing.F) {
 				return d
 			}
 			return 0
-		}, func(b Block) error { merged = append(merged, b); return nil }); err != nil {
+		}, func(i int, d int64) int32 { return seg.Lens[d-1] }, func(b Block) error { merged = append(merged, b); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		for _, d := range docs {
@@ -103,6 +103,11 @@ func FuzzCorruptMatchMerge(f *testing.F) {
 		_, _ = Merge([]BlockSource{source([]Block{{Data: data}}), source(seg.Blocks)}, 3, func(i int, d int64) int64 {
 			if d >= 1 && d <= 3 {
 				return d
+			}
+			return 0
+		}, func(i int, d int64) int32 {
+			if d >= 1 && d <= 3 {
+				return 5
 			}
 			return 0
 		}, func(Block) error { return nil })

@@ -21,16 +21,42 @@ type Posting struct {
 
 // Docs returns how many documents the list holds.
 func (l List) Docs() int {
-	n, k := binary.Uvarint(l.data)
+	d, _ := l.start()
+	n, k := binary.Uvarint(d.b)
 	if k <= 0 {
 		return 0
 	}
 	return int(n)
 }
 
-// Postings appends the list's documents to dst, in increasing ID order.
+// noLengths starts a list without its documents' lengths, which the
+// segment keeps once each (Segment.Lens). A list that has them starts
+// with its document count, never zero.
+const noLengths = 0
+
+// start returns a decoder past the list's marker, and whether the list
+// holds its documents' lengths (the sections of a list: IDs, frequencies,
+// lengths when it has them, then positions).
+func (l List) start() (decoder, bool) {
+	if len(l.data) > 0 && l.data[0] == noLengths {
+		return decoder{b: l.data[1:]}, false
+	}
+	return decoder{b: l.data}, true
+}
+
+// sections is the number of sections of n uvarints after a list's count:
+// document IDs, frequencies, and lengths when it has them.
+func sections(lens bool) uint64 {
+	if lens {
+		return 3
+	}
+	return 2
+}
+
+// Postings appends the list's documents to dst, in increasing ID order;
+// their Len is 0 when the list leaves lengths to the segment.
 func (l List) Postings(dst []Posting) ([]Posting, error) {
-	d := decoder{b: l.data}
+	d, lens := l.start()
 	n := d.uvarint()
 	if d.err != nil || n > uint64(len(l.data)) {
 		return dst, ErrCorrupt
@@ -46,8 +72,10 @@ func (l List) Postings(dst []Posting) ([]Posting, error) {
 	for i := range ps {
 		ps[i].TF = int32(d.uvarint())
 	}
-	for i := range ps {
-		ps[i].Len = int32(d.uvarint())
+	if lens {
+		for i := range ps {
+			ps[i].Len = int32(d.uvarint())
+		}
 	}
 	if d.err != nil {
 		return dst[:start], ErrCorrupt
@@ -59,12 +87,12 @@ func (l List) Postings(dst []Posting) ([]Posting, error) {
 // positions as encoded (the count, then the deltas): a merge copies them
 // without decoding.
 func (l List) Runs(dst [][]byte) ([][]byte, error) {
-	d := decoder{b: l.data}
+	d, lens := l.start()
 	n := d.uvarint()
 	if d.err != nil || n > uint64(len(l.data)) {
 		return dst, ErrCorrupt
 	}
-	for range 3 * n {
+	for range sections(lens) * n {
 		d.uvarint()
 	}
 	size := d.uvarint()
@@ -98,9 +126,9 @@ func (l List) Runs(dst [][]byte) ([][]byte, error) {
 // PostingsOf appends to dst the postings of the documents of want
 // (increasing IDs) that the list holds, in order: an intersection with a
 // short list of candidates, which skips over the others' frequencies and
-// lengths without decoding them.
+// lengths without decoding them. Len is as Postings sets it.
 func (l List) PostingsOf(dst []Posting, want []int64) ([]Posting, error) {
-	d := decoder{b: l.data}
+	d, lens := l.start()
 	n := d.uvarint()
 	if d.err != nil || n > uint64(len(l.data)) {
 		return dst, ErrCorrupt
@@ -130,7 +158,7 @@ func (l List) PostingsOf(dst []Posting, want []int64) ([]Posting, error) {
 		return dst[:start], ErrCorrupt
 	}
 	ps := dst[start:]
-	for section := range 2 { // frequencies, then lengths
+	for section := range sections(lens) - 1 { // frequencies, then lengths
 		k, at := 0, 0
 		for k < len(idx) {
 			var skipped bool
@@ -159,7 +187,7 @@ func (l List) PostingsOf(dst []Posting, want []int64) ([]Posting, error) {
 // list holds, with its positions as encoded (see Runs), decoding nothing
 // of the other documents but their IDs.
 func (l List) RunsOf(want []int64, fn func(doc int64, run []byte) error) error {
-	d := decoder{b: l.data}
+	d, lens := l.start()
 	n := d.uvarint()
 	if d.err != nil || n > uint64(len(l.data)) {
 		return ErrCorrupt
@@ -183,7 +211,7 @@ func (l List) RunsOf(want []int64, fn func(doc int64, run []byte) error) error {
 	if len(idx) == 0 {
 		return nil
 	}
-	b, ok := skipVarints(d.b, 2*n) // frequencies and lengths
+	b, ok := skipVarints(d.b, (sections(lens)-1)*n) // frequencies (and lengths)
 	if !ok {
 		return ErrCorrupt
 	}

@@ -28,7 +28,9 @@ const MaxPrefixKeys = 2000
 
 // Hit is a document of a segment holding every term of a query: its
 // length, and its weighted frequency of each word of the query (the
-// terms' words in order, as Words lists them).
+// terms' words in order, as Words lists them). Its length is the lists'
+// (a title's, in titles), or 0 where they leave it to the segment
+// (Segment.Lens).
 type Hit struct {
 	Doc int64
 	Len int32

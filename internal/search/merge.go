@@ -13,8 +13,11 @@ type BlockSource func() ([]byte, error)
 // blocks in order and hands the merged segment's blocks to emit as they
 // fill. Document doc of segment i becomes document remap(i, doc) of the
 // merged one (1 to docs), or is dropped when that is 0 (an entry no
-// longer current). The returned Segment has the totals and no Blocks.
-func Merge(segs []BlockSource, docs int, remap func(seg int, doc int64) int64, emit func(Block) error) (Segment, error) {
+// longer current). length returns the length of document doc of segment
+// i, for the lists that leave it out (Segment.Lens): 0 when the segment
+// has none for it, which makes the segment corrupt. The returned Segment
+// has the totals, the lengths and no Blocks.
+func Merge(segs []BlockSource, docs int, remap func(seg int, doc int64) int64, length func(seg int, doc int64) int32, emit func(Block) error) (Segment, error) {
 	cursors := make([]*cursor, len(segs))
 	for i, src := range segs {
 		c := &cursor{src: src}
@@ -59,6 +62,11 @@ func Merge(segs []BlockSource, docs int, remap func(seg int, doc int64) int64, e
 				return Segment{}, segmentError(i, ErrCorrupt)
 			}
 			for j, p := range ps {
+				if p.Len == 0 {
+					if p.Len = length(i, p.Doc); p.Len <= 0 {
+						return Segment{}, segmentError(i, ErrCorrupt)
+					}
+				}
 				if p.Doc = remap(i, p.Doc); p.Doc > 0 && p.Doc <= int64(docs) {
 					items = append(items, mergeItem{p: p, run: runs[j]})
 				}
@@ -85,7 +93,7 @@ func Merge(segs []BlockSource, docs int, remap func(seg int, doc int64) int64, e
 				lens[it.p.Doc] = it.p.Len
 			}
 		}
-		enc, _ = lb.encode(enc[:0], nil)
+		enc, _ = lb.encode(enc[:0], nil, title)
 		if blk, ok := w.add(key, enc); ok {
 			if err := emit(blk); err != nil {
 				return Segment{}, err
@@ -97,6 +105,7 @@ func Merge(segs []BlockSource, docs int, remap func(seg int, doc int64) int64, e
 			return Segment{}, err
 		}
 	}
+	out.Lens = lens[1:]
 	for doc, n := range lens {
 		if n == 0 {
 			continue

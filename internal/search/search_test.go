@@ -91,14 +91,29 @@ func TestBuildAndMatch(t *testing.T) {
 			t.Errorf("Match(%+v, title %v) = %v, want %v", tc.terms, tc.title, got, tc.want)
 		}
 	}
+	// The documents' lengths are the segment's; a title key's list has
+	// the title's.
+	if !slices.Equal(seg.Lens, []int32{7, 11, 7}) {
+		t.Errorf("lengths %v, want [7 11 7]", seg.Lens)
+	}
 	hits, _ := Match(r, []Term{{Words: []string{"fox"}}}, false)
-	if hits[0].TF[0] != 1 || hits[1].TF[0] != TitleWeight+1 || hits[1].Len != 11 {
+	if hits[0].TF[0] != 1 || hits[1].TF[0] != TitleWeight+1 || hits[1].Len != 0 {
 		t.Errorf("fox hits = %+v", hits)
+	}
+	if hits, _ := Match(r, []Term{{Words: []string{"fox"}}}, true); len(hits) != 1 || hits[0].Len != 2 {
+		t.Errorf("fox title hits = %+v", hits)
 	}
 	// The second word's list is read only where it meets the first's.
 	hits, _ = Match(r, []Term{{Words: []string{"fox"}}, {Words: []string{"the"}}}, false)
-	if len(hits) != 1 || hits[0].TF[0] != TitleWeight+1 || hits[0].TF[1] != 2 || hits[0].Len != 11 {
+	if len(hits) != 1 || hits[0].TF[0] != TitleWeight+1 || hits[0].TF[1] != 2 || hits[0].Len != 0 {
 		t.Errorf("fox the hits = %+v", hits)
+	}
+	// A segment written before, with lengths in every list, reads as
+	// before.
+	old := memReader{withLengths(t, seg)}
+	hits, _ = Match(old, []Term{{Words: []string{"fox"}}, {Words: []string{"the"}}}, false)
+	if len(hits) != 1 || hits[0].TF[0] != TitleWeight+1 || hits[0].TF[1] != 2 || hits[0].Len != 11 {
+		t.Errorf("fox the hits in the old format = %+v", hits)
 	}
 	hits, _ = Match(r, []Term{{Words: []string{"the"}}, {Words: []string{"lazi"}}, {Words: []string{"b"}, Prefix: true}}, false)
 	if len(hits) != 1 || hits[0].Doc != 3 || !slices.Equal(hits[0].TF, []int32{2, 1, 1}) {
@@ -140,26 +155,62 @@ func TestMergeKeepsCurrentEntries(t *testing.T) {
 			delete(owner, id)
 		}
 	}
-	var srcs []BlockSource
-	for _, s := range segs {
-		srcs = append(srcs, source(s.Blocks))
+	// Each segment's lengths by document ID.
+	lens := make([]map[int64]int32, len(segs))
+	for i, s := range segs {
+		lens[i] = map[int64]int32{}
+		ids := slices.Sorted(maps.Keys(docIDs(t, s)))
+		for j, id := range ids {
+			lens[i][id] = s.Lens[j]
+		}
 	}
-	var merged []Block
-	total, err := Merge(srcs, 100, func(seg int, doc int64) int64 {
+	remap := func(seg int, doc int64) int64 {
 		if o, ok := owner[doc]; ok && o == seg {
 			return doc
 		}
 		return 0
-	},
-		func(b Block) error { merged = append(merged, b); return nil })
-	if err != nil {
-		t.Fatal(err)
 	}
+	length := func(seg int, doc int64) int32 { return lens[seg][doc] }
+	merge := func(segs []Segment) (Segment, []Block) {
+		var srcs []BlockSource
+		for _, s := range segs {
+			srcs = append(srcs, source(s.Blocks))
+		}
+		var merged []Block
+		total, err := Merge(srcs, 100, remap, length, func(b Block) error { merged = append(merged, b); return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return total, merged
+	}
+	total, merged := merge(segs)
 	if total.Docs != len(current) {
 		t.Fatalf("merged docs = %d, want %d", total.Docs, len(current))
 	}
 	if len(merged) < 2 {
 		t.Fatalf("merged into %d blocks: the test should cross blocks", len(merged))
+	}
+	for id := int64(1); id <= 100; id++ {
+		var want int32
+		if d, ok := current[id]; ok {
+			want = int32(len(strings.Fields(d.Title)) + len(strings.Fields(d.Body)))
+		}
+		if total.Lens[id-1] != want {
+			t.Fatalf("merged length of %d = %d, want %d", id, total.Lens[id-1], want)
+		}
+	}
+	// Segments written before, with lengths in every list, merge into the
+	// same blocks, whichever of them are old.
+	mixed := slices.Clone(segs)
+	for i := range mixed {
+		if i%2 == 0 {
+			mixed[i].Blocks = withLengths(t, mixed[i])
+		}
+	}
+	if _, again := merge(mixed); !slices.EqualFunc(again, merged, func(a, b Block) bool {
+		return a.First == b.First && string(a.Data) == string(b.Data)
+	}) {
+		t.Fatal("merging old-format segments wrote other blocks")
 	}
 	r := memReader{merged}
 	for _, q := range [][]Term{
@@ -222,6 +273,71 @@ func BenchmarkBuild(b *testing.B) {
 	for range b.N {
 		Build(docs)
 	}
+}
+
+// docIDs returns the documents of seg's lists.
+func docIDs(t *testing.T, seg Segment) map[int64]bool {
+	t.Helper()
+	ids := map[int64]bool{}
+	for _, b := range seg.Blocks {
+		if err := Entries(b.Data, func(_ string, l List) bool {
+			ps, err := l.Postings(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range ps {
+				ids[p.Doc] = true
+			}
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
+}
+
+// withLengths returns seg's blocks as segments were written before their
+// lengths table: every list with its documents' lengths.
+func withLengths(t *testing.T, seg Segment) []Block {
+	t.Helper()
+	ids := slices.Sorted(maps.Keys(docIDs(t, seg)))
+	length := map[int64]int32{}
+	for j, id := range ids {
+		length[id] = seg.Lens[j]
+	}
+	var w blockWriter
+	var out []Block
+	for _, b := range seg.Blocks {
+		if err := Entries(b.Data, func(key string, l List) bool {
+			ps, err := l.Postings(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs, err := l.Runs(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lb := listBuilder{posEnc: []byte{}}
+			for j, p := range ps {
+				if p.Len == 0 {
+					p.Len = length[p.Doc]
+				}
+				lb.entries = append(lb.entries, entry{doc: p.Doc, tf: p.TF, len: p.Len})
+				lb.posEnc = append(lb.posEnc, runs[j]...)
+			}
+			enc, _ := lb.encode(nil, nil, true)
+			if blk, ok := w.add(key, enc); ok {
+				out = append(out, blk)
+			}
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if blk, ok := w.flush(); ok {
+		out = append(out, blk)
+	}
+	return out
 }
 
 // Build's lists are those of the documents read plainly: for every key,
@@ -312,7 +428,11 @@ func checkBuild(t *testing.T, docs []Doc) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if p.TF != o.tf || p.Len != o.len || !slices.Equal(pos, o.pos) {
+				wantLen := o.len // a title key's list has the title's
+				if !IsTitleKey(key) {
+					wantLen = 0 // the segment's (seg.Lens)
+				}
+				if p.TF != o.tf || p.Len != wantLen || !slices.Equal(pos, o.pos) {
 					t.Fatalf("%q in %d: tf %d len %d positions %v, want %d %d %v", key, p.Doc, p.TF, p.Len, pos, o.tf, o.len, o.pos)
 				}
 			}
@@ -327,8 +447,19 @@ func checkBuild(t *testing.T, docs []Doc) {
 		t.Fatalf("keys %q, want %q", keys, wantKeys)
 	}
 	ids := make([]int64, len(docs))
+	lens := map[int64]int32{}
 	for i, d := range docs {
 		ids[i] = d.ID
+		lens[d.ID] = int32(len(strings.Fields(d.Title)) + len(strings.Fields(d.Body)))
+	}
+	slices.Sort(ids)
+	if len(seg.Lens) != len(ids) {
+		t.Fatalf("%d lengths for %d documents", len(seg.Lens), len(ids))
+	}
+	for i, id := range ids {
+		if seg.Lens[i] != lens[id] {
+			t.Fatalf("length of %d = %d, want %d", id, seg.Lens[i], lens[id])
+		}
 	}
 	var minDoc, maxDoc int64
 	if len(ids) > 0 {

@@ -53,6 +53,10 @@ type Segment struct {
 	MinDoc int64 // its smallest and largest document IDs
 	MaxDoc int64
 	Blocks []Block
+	// Lens are its documents' lengths in terms (title and text), in
+	// increasing ID order: what the lists of text keys leave out. Merge
+	// returns those of documents 1 to its docs.
+	Lens []int32
 }
 
 // Block is a run of keys with their lists, in key order: First is its
@@ -63,7 +67,11 @@ type Segment struct {
 // deltas (the first ID whole, increasing), n uvarint term frequencies
 // (weighted), n uvarint document lengths, uvarint length of the positions
 // section, then per document uvarint count and count uvarint position
-// deltas (the first whole).
+// deltas (the first whole). A list of a key of the text starts with a
+// zero byte instead and has no lengths: they are the documents' own,
+// which the segment keeps once each (Segment.Lens), where they made a
+// fifth of its bytes. A title key's list has them: a title's length.
+// Segments written before have lengths in every list, and no table.
 type Block struct {
 	First string
 	Data  []byte
@@ -117,7 +125,7 @@ func Build(docs []Doc) Segment {
 	}
 	entries := make([]entry, nent)
 	pos := make([]uint32, npos)
-	var seg Segment
+	seg := Segment{Lens: make([]int32, 0, len(docs))}
 	o := 0
 	for di, d := range docs {
 		l := lens[di]
@@ -137,6 +145,7 @@ func Build(docs []Doc) Segment {
 		}
 		seg.Docs++
 		seg.Tokens += int64(length)
+		seg.Lens = append(seg.Lens, length)
 		if seg.MinDoc == 0 || d.ID < seg.MinDoc {
 			seg.MinDoc = d.ID
 		}
@@ -268,7 +277,7 @@ func (t *termTable) blocks(entries []entry, pos []uint32) []Block {
 		k := &t.keys[o.k]
 		l.entries = entries[k.entAt-k.docs : k.entAt]
 		l.pos = pos[k.posAt-k.n : k.posAt]
-		list, scratch = l.encode(list[:0], scratch)
+		list, scratch = l.encode(list[:0], scratch, IsTitleKey(o.key))
 		if blk, ok := w.add(o.key, list); ok {
 			out = append(out, blk)
 		}
@@ -304,9 +313,13 @@ func appendPositions(dst []byte, pos []uint32) []byte {
 	return dst
 }
 
-// encode appends the list's encoding to dst; scratch is reused for the
-// positions section, and returned.
-func (l *listBuilder) encode(dst, scratch []byte) ([]byte, []byte) {
+// encode appends the list's encoding to dst, with the entries' lengths
+// when lens (a title key's list); scratch is reused for the positions
+// section, and returned.
+func (l *listBuilder) encode(dst, scratch []byte, lens bool) ([]byte, []byte) {
+	if !lens {
+		dst = append(dst, noLengths)
+	}
 	dst = binary.AppendUvarint(dst, uint64(len(l.entries)))
 	prev := int64(0)
 	for _, e := range l.entries {
@@ -316,8 +329,10 @@ func (l *listBuilder) encode(dst, scratch []byte) ([]byte, []byte) {
 	for _, e := range l.entries {
 		dst = binary.AppendUvarint(dst, uint64(e.tf))
 	}
-	for _, e := range l.entries {
-		dst = binary.AppendUvarint(dst, uint64(e.len))
+	if lens {
+		for _, e := range l.entries {
+			dst = binary.AppendUvarint(dst, uint64(e.len))
+		}
 	}
 	posEnc := l.posEnc
 	if l.posEnc == nil {

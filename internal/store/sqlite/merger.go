@@ -246,6 +246,7 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 	// Each merged segment's document numbers, mapped to the new one's (0:
 	// a stale entry, dropped).
 	renumber := make([][]int64, len(ids))
+	lens := make([][]int32, len(ids)) // each merged segment's lengths (segment.lens)
 	for i, id := range ids {
 		seg, err := db.segcache.segment(ctx, db.r, id)
 		if errors.Is(err, search.ErrCorrupt) {
@@ -254,6 +255,7 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 		if err != nil {
 			return err
 		}
+		lens[i] = seg.lens
 		renumber[i] = make([]int64, len(seg.pages))
 		for doc, p := range seg.pages {
 			if doc > 0 && current[p] == id {
@@ -302,6 +304,11 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 			return 0
 		}
 		return renumber[i][doc]
+	}, func(i int, doc int64) int32 {
+		if doc <= 0 || doc >= int64(len(lens[i])) {
+			return 0
+		}
+		return lens[i][doc]
 	}, func(b search.Block) error {
 		pending = append(pending, b)
 		size += len(b.Data)
@@ -339,7 +346,7 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 			// removes a segment in state 1 it takes for abandoned (this
 			// merge ran past abandonedAfter, or its clock is ahead), and
 			// pages moved to a segment that is gone would not be found.
-			res, err := tx.ExecContext(ctx, `UPDATE search_segments SET state = 0, tokens = ? WHERE id = ? AND state = 1`, seg.Tokens, newID)
+			res, err := tx.ExecContext(ctx, `UPDATE search_segments SET state = 0, tokens = ?, lens = ? WHERE id = ? AND state = 1`, seg.Tokens, encodeLens(seg.Lens), newID)
 			if err != nil {
 				return err
 			}

@@ -62,8 +62,8 @@ func writeSegment(ctx context.Context, tx *wtx, seg search.Segment, entries []se
 		prev, maxPage = e.pageID, max(maxPage, e.pageID)
 	}
 	var id int64
-	if err := tx.QueryRowContext(ctx, `INSERT INTO search_segments (docs, tokens, max_page, docmap, created) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-		len(entries), seg.Tokens, maxPage, docmap, time.Now().UnixMilli()).Scan(&id); err != nil {
+	if err := tx.QueryRowContext(ctx, `INSERT INTO search_segments (docs, tokens, max_page, docmap, lens, created) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+		len(entries), seg.Tokens, maxPage, docmap, encodeLens(seg.Lens), time.Now().UnixMilli()).Scan(&id); err != nil {
 		return err
 	}
 	for _, b := range seg.Blocks {
@@ -79,6 +79,16 @@ func writeSegment(ctx context.Context, tx *wtx, seg search.Segment, entries []se
 	}
 	tx.indexed = true
 	return nil
+}
+
+// encodeLens encodes a segment's document lengths for its lens column:
+// uvarints, in document order.
+func encodeLens(lens []int32) []byte {
+	out := make([]byte, 0, len(lens)*2)
+	for _, n := range lens {
+		out = binary.AppendUvarint(out, uint64(n))
+	}
+	return out
 }
 
 func bySearchRow(a, b searchEntry) int { return cmp.Compare(a.pageID, b.pageID) }
@@ -332,11 +342,17 @@ func (s *searcher) match(ctx context.Context, seg segmentInfo, title bool) ([]se
 	if err != nil || len(hits) == 0 {
 		return nil, s.db.corrupt(seg.id, err)
 	}
-	pages := r.seg.pages
+	pages, lens := r.seg.pages, r.seg.lens
 	out := make([]segHit, 0, len(hits))
 	for _, h := range hits {
 		if h.Doc <= 0 || h.Doc >= int64(len(pages)) {
 			return nil, s.db.corrupt(seg.id, search.ErrCorrupt)
+		}
+		if h.Len == 0 { // the segment's (search.Segment.Lens)
+			if h.Doc >= int64(len(lens)) || lens[h.Doc] <= 0 {
+				return nil, s.db.corrupt(seg.id, search.ErrCorrupt)
+			}
+			h.Len = lens[h.Doc]
 		}
 		out = append(out, segHit{seg: seg.id, page: pages[h.Doc], hit: h})
 	}

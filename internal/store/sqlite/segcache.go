@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"encoding/binary"
+	"math"
 	"sort"
 	"sync"
 
@@ -31,6 +32,7 @@ const blockCacheBytes = 32 << 20
 type segment struct {
 	id     int64
 	pages  []int64  // page ID by document number (pages[0] unused)
+	lens   []int32  // length by document number, as pages; nil for a segment written before its lens
 	firsts []string // each block's first key, in order
 }
 
@@ -58,8 +60,8 @@ func (c *segcache) segment(ctx context.Context, r querier, id int64) (*segment, 
 		return seg, nil
 	}
 	seg = &segment{id: id}
-	var blob []byte
-	if err := r.QueryRowContext(ctx, `SELECT docmap FROM search_segments WHERE id = ?`, id).Scan(&blob); err != nil {
+	var blob, lens []byte
+	if err := r.QueryRowContext(ctx, `SELECT docmap, lens FROM search_segments WHERE id = ?`, id).Scan(&blob, &lens); err != nil {
 		return nil, err
 	}
 	seg.pages = []int64{0}
@@ -72,6 +74,20 @@ func (c *segcache) segment(ctx context.Context, r querier, id int64) (*segment, 
 		prev += v
 		seg.pages = append(seg.pages, prev)
 		blob = blob[k:]
+	}
+	if len(lens) > 0 {
+		seg.lens = make([]int32, 1, len(seg.pages))
+		for len(lens) > 0 {
+			v, k := binary.Uvarint(lens)
+			if k <= 0 || v > math.MaxInt32 {
+				return nil, search.ErrCorrupt
+			}
+			seg.lens = append(seg.lens, int32(v))
+			lens = lens[k:]
+		}
+		if len(seg.lens) != len(seg.pages) {
+			return nil, search.ErrCorrupt
+		}
 	}
 	rows, err := r.QueryContext(ctx, `SELECT first FROM search_blocks WHERE seg = ? ORDER BY first`, id)
 	if err != nil {

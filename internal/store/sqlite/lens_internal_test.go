@@ -1,0 +1,196 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/binary"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wikid/wikid/internal/search"
+	"github.com/wikid/wikid/internal/wiki"
+)
+
+// Segments written before the lens column (every list with its
+// documents' lengths, no table) are searched and merged as before: BM25
+// ranks the shorter page first from either format, and a merge of old
+// and new segments writes the table.
+func TestSearchSegmentsWrittenBeforeLens(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "wikid.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { db.Close() }()
+	save := func(title, text string) {
+		t.Helper()
+		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The short page first: newest first would put the long one ahead.
+	save("Short", "apple pie")
+	save("Long", "apple "+strings.Repeat("filler words here ", 40))
+	for i := range 5 {
+		save("Other "+string(rune('A'+i)), "pear plum")
+	}
+	order := func(when string) {
+		t.Helper()
+		hits, err := db.Search(ctx, wiki.SearchQuery{Text: "apple", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range hits {
+			got = append(got, string(h.Title))
+		}
+		if !slices.Equal(got, []string{"Short", "Long"}) {
+			t.Fatalf("%s: apple finds %v, want [Short Long]", when, got)
+		}
+	}
+	order("new format")
+	ids := liveSegments(t, db)
+	if len(ids) != 7 {
+		t.Fatalf("%d segments, want 7 (no merge yet)", len(ids))
+	}
+	for _, id := range ids {
+		toOldFormat(t, db, id)
+	}
+	// A fresh process: nothing of the segments kept.
+	db.Close()
+	if db, err = Open(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	order("old format")
+	for _, id := range ids {
+		if seg, err := db.segcache.segment(ctx, db.r, id); err != nil || seg.lens != nil {
+			t.Fatalf("old segment %d: lens %v, err %v", id, seg.lens, err)
+		}
+	}
+	// One more new segment, then a merge of all of them.
+	save("Third", "apple "+strings.Repeat("filler ", 10))
+	if err := db.MergeSearch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	merged := liveSegments(t, db)
+	if len(merged) != 1 || slices.Contains(ids, merged[0]) {
+		t.Fatalf("segments after the merge %v (before %v): want one new", merged, ids)
+	}
+	seg, err := db.segcache.segment(ctx, db.r, merged[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seg.lens) != len(seg.pages) || slices.Contains(seg.lens[1:], 0) {
+		t.Fatalf("merged segment's lengths %v for pages %v", seg.lens, seg.pages)
+	}
+	hits, err := db.Search(ctx, wiki.SearchQuery{Text: "apple", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, string(h.Title))
+	}
+	if !slices.Equal(got, []string{"Short", "Third", "Long"}) {
+		t.Fatalf("after the merge: apple finds %v, want [Short Third Long]", got)
+	}
+}
+
+func liveSegments(t *testing.T, db *DB) []int64 {
+	t.Helper()
+	rows, err := db.r.Query(`SELECT id FROM search_segments WHERE state = 0 ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// toOldFormat rewrites segment id as segments were written before the
+// lens column, by the format search.Block documents: every list with its
+// documents' lengths, and an empty lens.
+func toOldFormat(t *testing.T, db *DB, id int64) {
+	t.Helper()
+	var lensBlob []byte
+	if err := db.r.QueryRow(`SELECT lens FROM search_segments WHERE id = ?`, id).Scan(&lensBlob); err != nil {
+		t.Fatal(err)
+	}
+	lens := []int32{0}
+	for len(lensBlob) > 0 {
+		v, k := binary.Uvarint(lensBlob)
+		lens = append(lens, int32(v))
+		lensBlob = lensBlob[k:]
+	}
+	rows, err := db.r.Query(`SELECT first, data FROM search_blocks WHERE seg = ?`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type block struct {
+		first string
+		data  []byte
+	}
+	var blocks []block
+	for rows.Next() {
+		var b block
+		if err := rows.Scan(&b.first, &b.data); err != nil {
+			t.Fatal(err)
+		}
+		blocks = append(blocks, b)
+	}
+	rows.Close()
+	uv := binary.AppendUvarint
+	for _, b := range blocks {
+		var body []byte
+		n := 0
+		err := search.Entries(b.data, func(key string, l search.List) bool {
+			ps, err := l.Postings(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs, err := l.Runs(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			list := uv(nil, uint64(len(ps)))
+			prev := int64(0)
+			for _, p := range ps {
+				list, prev = uv(list, uint64(p.Doc-prev)), p.Doc
+			}
+			for _, p := range ps {
+				list = uv(list, uint64(p.TF))
+			}
+			for _, p := range ps {
+				if p.Len == 0 {
+					p.Len = lens[p.Doc]
+				}
+				list = uv(list, uint64(p.Len))
+			}
+			pos := slices.Concat(runs...)
+			list = append(uv(list, uint64(len(pos))), pos...)
+			body = append(uv(body, uint64(len(key))), key...)
+			body = append(uv(body, uint64(len(list))), list...)
+			n++
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := append(uv(nil, uint64(n)), body...)
+		if _, err := db.w.Exec(`UPDATE search_blocks SET data = ? WHERE seg = ? AND first = ?`, data, id, b.first); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.w.Exec(`UPDATE search_segments SET lens = x'' WHERE id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+}
