@@ -12,7 +12,8 @@ type List struct {
 }
 
 // Posting is one document of a list: its weighted term frequency and its
-// length in terms (the title's alone for a title key).
+// length in terms (the title's alone for a title key; 0 where the list
+// leaves it to the segment, Segment.Lens).
 type Posting struct {
 	Doc int64
 	TF  int32

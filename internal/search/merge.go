@@ -62,14 +62,17 @@ func Merge(segs []BlockSource, docs int, remap func(seg int, doc int64) int64, l
 				return Segment{}, segmentError(i, ErrCorrupt)
 			}
 			for j, p := range ps {
+				doc := remap(i, p.Doc)
+				if doc <= 0 || doc > int64(docs) {
+					continue // stale: dropped
+				}
 				if p.Len == 0 {
 					if p.Len = length(i, p.Doc); p.Len <= 0 {
 						return Segment{}, segmentError(i, ErrCorrupt)
 					}
 				}
-				if p.Doc = remap(i, p.Doc); p.Doc > 0 && p.Doc <= int64(docs) {
-					items = append(items, mergeItem{p: p, run: runs[j]})
-				}
+				p.Doc = doc
+				items = append(items, mergeItem{p: p, run: runs[j]})
 			}
 			if err := c.advance(); err != nil {
 				return Segment{}, segmentError(i, err)

@@ -110,7 +110,8 @@ func TestBuildAndMatch(t *testing.T) {
 	}
 	// A segment written before, with lengths in every list, reads as
 	// before.
-	old := memReader{withLengths(t, seg)}
+	checkMarkers(t, seg.Blocks)
+	old := memReader{withLengths(t, seg, []int64{1, 3, 7})}
 	hits, _ = Match(old, []Term{{Words: []string{"fox"}}, {Words: []string{"the"}}}, false)
 	if len(hits) != 1 || hits[0].TF[0] != TitleWeight+1 || hits[0].TF[1] != 2 || hits[0].Len != 11 {
 		t.Errorf("fox the hits in the old format = %+v", hits)
@@ -136,8 +137,10 @@ func TestMergeKeepsCurrentEntries(t *testing.T) {
 	current := map[int64]Doc{}
 	owner := map[int64]int{}
 	var segs []Segment
+	var built [][]int64 // each segment's document IDs
 	for s := range 5 {
 		var docs []Doc
+		var ids []int64
 		for range 40 {
 			id := int64(1 + rng.IntN(100))
 			if slices.ContainsFunc(docs, func(d Doc) bool { return d.ID == id }) {
@@ -145,9 +148,11 @@ func TestMergeKeepsCurrentEntries(t *testing.T) {
 			}
 			d := Doc{ID: id, Title: text(2), Body: text(1 + rng.IntN(3000))}
 			docs = append(docs, d)
+			ids = append(ids, id)
 			current[id], owner[id] = d, s
 		}
 		segs = append(segs, Build(docs))
+		built = append(built, ids)
 	}
 	for id := range current {
 		if rng.IntN(10) == 0 {
@@ -159,8 +164,7 @@ func TestMergeKeepsCurrentEntries(t *testing.T) {
 	lens := make([]map[int64]int32, len(segs))
 	for i, s := range segs {
 		lens[i] = map[int64]int32{}
-		ids := slices.Sorted(maps.Keys(docIDs(t, s)))
-		for j, id := range ids {
+		for j, id := range slices.Sorted(slices.Values(built[i])) {
 			lens[i][id] = s.Lens[j]
 		}
 	}
@@ -190,6 +194,17 @@ func TestMergeKeepsCurrentEntries(t *testing.T) {
 	if len(merged) < 2 {
 		t.Fatalf("merged into %d blocks: the test should cross blocks", len(merged))
 	}
+	checkMarkers(t, merged)
+	// A title match has its title's length, from the title key's list.
+	hits, err := Match(memReader{merged}, []Term{{Words: []string{"e"}, Prefix: true}}, true)
+	if err != nil || len(hits) == 0 {
+		t.Fatalf("title hits %v, %v", hits, err)
+	}
+	for _, h := range hits {
+		if want := int32(len(strings.Fields(current[h.Doc].Title))); h.Len != want {
+			t.Fatalf("title length of %d = %d, want %d", h.Doc, h.Len, want)
+		}
+	}
 	for id := int64(1); id <= 100; id++ {
 		var want int32
 		if d, ok := current[id]; ok {
@@ -204,7 +219,7 @@ func TestMergeKeepsCurrentEntries(t *testing.T) {
 	mixed := slices.Clone(segs)
 	for i := range mixed {
 		if i%2 == 0 {
-			mixed[i].Blocks = withLengths(t, mixed[i])
+			mixed[i].Blocks = withLengths(t, mixed[i], built[i])
 		}
 	}
 	if _, again := merge(mixed); !slices.EqualFunc(again, merged, func(a, b Block) bool {
@@ -275,32 +290,28 @@ func BenchmarkBuild(b *testing.B) {
 	}
 }
 
-// docIDs returns the documents of seg's lists.
-func docIDs(t *testing.T, seg Segment) map[int64]bool {
+// checkMarkers checks that the lists of blocks are as Block says: a
+// text key's without lengths, a title key's with them.
+func checkMarkers(t *testing.T, blocks []Block) {
 	t.Helper()
-	ids := map[int64]bool{}
-	for _, b := range seg.Blocks {
-		if err := Entries(b.Data, func(_ string, l List) bool {
-			ps, err := l.Postings(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range ps {
-				ids[p.Doc] = true
+	for _, b := range blocks {
+		if err := Entries(b.Data, func(key string, l List) bool {
+			if _, lens := l.start(); lens != IsTitleKey(key) {
+				t.Fatalf("%q: list with lengths %v", key, lens)
 			}
 			return true
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return ids
 }
 
 // withLengths returns seg's blocks as segments were written before their
-// lengths table: every list with its documents' lengths.
-func withLengths(t *testing.T, seg Segment) []Block {
+// lengths table: every list with its documents' lengths. ids are the
+// IDs of the documents seg was built of.
+func withLengths(t *testing.T, seg Segment, ids []int64) []Block {
 	t.Helper()
-	ids := slices.Sorted(maps.Keys(docIDs(t, seg)))
+	ids = slices.Sorted(slices.Values(ids))
 	length := map[int64]int32{}
 	for j, id := range ids {
 		length[id] = seg.Lens[j]

@@ -67,8 +67,8 @@ type Segment struct {
 // deltas (the first ID whole, increasing), n uvarint term frequencies
 // (weighted), n uvarint document lengths, uvarint length of the positions
 // section, then per document uvarint count and count uvarint position
-// deltas (the first whole). A list of a key of the text starts with a
-// zero byte instead and has no lengths: they are the documents' own,
+// deltas (the first whole). A list of a key of the text is preceded by a
+// zero byte and has no lengths section: they are the documents' own,
 // which the segment keeps once each (Segment.Lens), where they made a
 // fifth of its bytes. A title key's list has them: a title's length.
 // Segments written before have lengths in every list, and no table.

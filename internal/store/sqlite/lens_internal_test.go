@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wikid/wikid/internal/search"
+	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -24,11 +25,19 @@ func TestSearchSegmentsWrittenBeforeLens(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { db.Close() }()
+	texts := map[int64]string{}      // title by page ID
+	pageTexts := map[string]string{} // text by title
 	save := func(title, text string) {
 		t.Helper()
-		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U"}); err != nil {
+		var base int64
+		if p, err := db.FindPage(ctx, wiki.Title(title)); err == nil {
+			base = p.LatestID
+		}
+		res, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U", BaseRevID: base})
+		if err != nil {
 			t.Fatal(err)
 		}
+		texts[res.Page.ID], pageTexts[title] = title, text
 	}
 	// The short page first: newest first would put the long one ahead.
 	save("Short", "apple pie")
@@ -82,9 +91,33 @@ func TestSearchSegmentsWrittenBeforeLens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(seg.lens) != len(seg.pages) || slices.Contains(seg.lens[1:], 0) {
+	if len(seg.lens) != len(seg.pages) {
 		t.Fatalf("merged segment's lengths %v for pages %v", seg.lens, seg.pages)
 	}
+	checkLens := func() {
+		t.Helper()
+		for _, id := range liveSegments(t, db) {
+			seg, err := db.segcache.segment(ctx, db.r, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for doc, page := range seg.pages[1:] {
+				var cur int64
+				if err := db.r.QueryRow(`SELECT search_seg FROM pages WHERE id = ?`, page).Scan(&cur); err != nil {
+					t.Fatal(err)
+				}
+				if cur != id {
+					continue // a stale entry: the page's text was another
+				}
+				title := texts[page]
+				want := int32(len(strings.Fields(store.IndexText(title))) + len(strings.Fields(store.IndexText(pageTexts[title]))))
+				if seg.lens[doc+1] != want {
+					t.Fatalf("segment %d: length of %q = %d, want %d", id, title, seg.lens[doc+1], want)
+				}
+			}
+		}
+	}
+	checkLens()
 	hits, err := db.Search(ctx, wiki.SearchQuery{Text: "apple", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +129,27 @@ func TestSearchSegmentsWrittenBeforeLens(t *testing.T) {
 	if !slices.Equal(got, []string{"Short", "Third", "Long"}) {
 		t.Fatalf("after the merge: apple finds %v, want [Short Third Long]", got)
 	}
+	// A segment of many documents of the new format, most of them then
+	// edited: a merge of it alone keeps the others' lengths.
+	var reqs []wiki.SaveRequest
+	for i := range 20 {
+		title, text := "Batch "+string(rune('A'+i)), strings.Repeat("banana split ", i+1)
+		reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U"})
+	}
+	res, err := db.ImportPages(ctx, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		texts[r.Page.ID], pageTexts[string(reqs[i].Title)] = string(reqs[i].Title), reqs[i].Text
+	}
+	for i := range 12 {
+		save("Batch "+string(rune('A'+i)), "cherry")
+	}
+	if err := db.MergeSearch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkLens()
 }
 
 func liveSegments(t *testing.T, db *DB) []int64 {
@@ -192,5 +246,35 @@ func toOldFormat(t *testing.T, db *DB, id int64) {
 	}
 	if _, err := db.w.Exec(`UPDATE search_segments SET lens = x'' WHERE id = ?`, id); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A wikid whose database a newer one migrated while it ran (its schema
+// check is at open) does not merge: segments of a format it does not know
+// would lose what it cannot read.
+func TestMergeStopsOnNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	db := openBulkTest(t)
+	db.merger.close() // no background merge: the test's own only
+	for i := range 2 * mergeFanout {
+		text := "apple pie number" + string(rune('a'+i))
+		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title("Page " + string(rune('A'+i))), Text: text, SearchText: text, UserName: "U"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.w.Exec(`INSERT INTO schema_version (version, applied) VALUES (?, 0)`, latestMigration()+1); err != nil {
+		t.Fatal(err)
+	}
+	before := liveSegments(t, db)
+	err := db.MergeSearch(ctx)
+	if err == nil || !strings.Contains(err.Error(), "newer wikid") {
+		t.Fatalf("merge on a newer schema: %v", err)
+	}
+	if after := liveSegments(t, db); !slices.Equal(after, before) {
+		t.Fatalf("segments %v, before %v", after, before)
+	}
+	var half int
+	if err := db.r.QueryRow(`SELECT count(*) FROM search_segments WHERE state = 1`).Scan(&half); err != nil || half != 0 {
+		t.Fatalf("%d segments left half written (%v)", half, err)
 	}
 }

@@ -250,7 +250,7 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 	for i, id := range ids {
 		seg, err := db.segcache.segment(ctx, db.r, id)
 		if errors.Is(err, search.ErrCorrupt) {
-			return db.rebuildSegment(ctx, id, err) // its docmap does not decode
+			return db.rebuildSegment(ctx, id, err) // its docmap or lens does not decode
 		}
 		if err != nil {
 			return err
@@ -334,6 +334,16 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 		return err
 	}
 	err = db.write(ctx, func(tx *wtx) error {
+		// A newer wikid may have migrated the database since this process
+		// opened it, and written segments in a format this one cannot
+		// read whole: a merge would drop what it does not know.
+		var version int
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&version); err != nil {
+			return err
+		}
+		if version > latestMigration() {
+			return fmt.Errorf("sqlite: a newer wikid migrated the database to schema version %d (this one knows %d): merges stop; restart every process on this data folder with the newer wikid", version, latestMigration())
+		}
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM search_segments WHERE state = 0 AND id IN (SELECT value FROM json_each(?))`, string(idList)).Scan(&n); err != nil {
 			return err

@@ -13,10 +13,10 @@ import (
 
 // segcache keeps what searches read of search segments, which never
 // change once live (and whose IDs are never used twice): each segment's
-// docmap and the first key of each of its blocks, so that finding a key's
-// block is a binary search; and the blocks read last, up to
-// blockCacheBytes. A search that finds its blocks here makes no query of
-// the index at all.
+// docmap, its documents' lengths and the first key of each of its blocks,
+// so that finding a key's block is a binary search; and the blocks read
+// last, up to blockCacheBytes. A search that finds its blocks here makes
+// no query of the index at all.
 type segcache struct {
 	mu     sync.Mutex
 	segs   map[int64]*segment
@@ -79,7 +79,7 @@ func (c *segcache) segment(ctx context.Context, r querier, id int64) (*segment, 
 		seg.lens = make([]int32, 1, len(seg.pages))
 		for len(lens) > 0 {
 			v, k := binary.Uvarint(lens)
-			if k <= 0 || v > math.MaxInt32 {
+			if k <= 0 || v > math.MaxInt32 || len(seg.lens) == len(seg.pages) {
 				return nil, search.ErrCorrupt
 			}
 			seg.lens = append(seg.lens, int32(v))
