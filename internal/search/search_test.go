@@ -290,6 +290,20 @@ func BenchmarkBuild(b *testing.B) {
 	}
 }
 
+// decodeList returns l's postings and their runs of positions.
+func decodeList(t *testing.T, l List) ([]Posting, [][]byte) {
+	t.Helper()
+	ps, err := l.Postings(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := l.Runs(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps, runs
+}
+
 // checkMarkers checks that the lists of blocks are as Block says: a
 // text key's without lengths, a title key's with them.
 func checkMarkers(t *testing.T, blocks []Block) {
@@ -320,14 +334,7 @@ func withLengths(t *testing.T, seg Segment, ids []int64) []Block {
 	var out []Block
 	for _, b := range seg.Blocks {
 		if err := Entries(b.Data, func(key string, l List) bool {
-			ps, err := l.Postings(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			runs, err := l.Runs(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ps, runs := decodeList(t, l)
 			lb := listBuilder{posEnc: []byte{}}
 			for j, p := range ps {
 				if p.Len == 0 {
@@ -419,14 +426,7 @@ func checkBuild(t *testing.T, docs []Doc) {
 	for _, b := range seg.Blocks {
 		err := Entries(b.Data, func(key string, l List) bool {
 			keys = append(keys, key)
-			ps, err := l.Postings(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			runs, err := l.Runs(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ps, runs := decodeList(t, l)
 			if len(ps) != len(want[key]) {
 				t.Fatalf("%q: %d documents, want %d", key, len(ps), len(want[key]))
 			}

@@ -45,7 +45,7 @@ func TestSearchSegmentsWrittenBeforeLens(t *testing.T) {
 	for i := range 5 {
 		save("Other "+string(rune('A'+i)), "pear plum")
 	}
-	order := func(when string) {
+	order := func(when string, want ...string) {
 		t.Helper()
 		hits, err := db.Search(ctx, wiki.SearchQuery{Text: "apple", Limit: 10})
 		if err != nil {
@@ -55,11 +55,11 @@ func TestSearchSegmentsWrittenBeforeLens(t *testing.T) {
 		for _, h := range hits {
 			got = append(got, string(h.Title))
 		}
-		if !slices.Equal(got, []string{"Short", "Long"}) {
-			t.Fatalf("%s: apple finds %v, want [Short Long]", when, got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: apple finds %v, want %v", when, got, want)
 		}
 	}
-	order("new format")
+	order("new format", "Short", "Long")
 	ids := liveSegments(t, db)
 	if len(ids) != 7 {
 		t.Fatalf("%d segments, want 7 (no merge yet)", len(ids))
@@ -72,7 +72,7 @@ func TestSearchSegmentsWrittenBeforeLens(t *testing.T) {
 	if db, err = Open(ctx, path); err != nil {
 		t.Fatal(err)
 	}
-	order("old format")
+	order("old format", "Short", "Long")
 	for _, id := range ids {
 		if seg, err := db.segcache.segment(ctx, db.r, id); err != nil || seg.lens != nil {
 			t.Fatalf("old segment %d: lens %v, err %v", id, seg.lens, err)
@@ -118,17 +118,7 @@ func TestSearchSegmentsWrittenBeforeLens(t *testing.T) {
 		}
 	}
 	checkLens()
-	hits, err := db.Search(ctx, wiki.SearchQuery{Text: "apple", Limit: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, h := range hits {
-		got = append(got, string(h.Title))
-	}
-	if !slices.Equal(got, []string{"Short", "Third", "Long"}) {
-		t.Fatalf("after the merge: apple finds %v, want [Short Third Long]", got)
-	}
+	order("after the merge", "Short", "Third", "Long")
 	// A segment of many documents of the new format, most of them then
 	// edited: a merge of it alone keeps the others' lengths.
 	var reqs []wiki.SaveRequest
