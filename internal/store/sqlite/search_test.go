@@ -121,3 +121,43 @@ func TestSearchSegmentsMerge(t *testing.T) {
 		t.Errorf("the segments hold %d entries for %d pages: merges keep stale entries", docs, indexed)
 	}
 }
+
+// A phrase is checked from a segment's newest pages down: when the
+// newest of them are stale (edited since), the search goes on below them
+// and still finds the newest pages that hold it.
+func TestSearchPhraseNewestBelowStale(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	sqlite.SetSearchRare(t, 10) // both words common: newest first
+	var reqs []wiki.SaveRequest
+	for i := range 300 {
+		text := fmt.Sprintf("red blue page%d", i)
+		reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("Page %03d", i)), Text: text, SearchText: text, UserName: "U"})
+	}
+	res, err := db.ImportPages(ctx, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The newest 150 lose the phrase (their words stay, apart).
+	for i := 150; i < 300; i++ {
+		text := fmt.Sprintf("blue red page%d", i)
+		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: reqs[i].Title, Text: text, SearchText: text, UserName: "U", BaseRevID: res[i].Revision.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hits, err := db.Search(ctx, wiki.SearchQuery{Text: `"red blue"`, Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, string(h.Title))
+	}
+	var want []string
+	for i := 149; i > 129; i-- {
+		want = append(want, fmt.Sprintf("Page %03d", i))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf(`"red blue" finds %v, want %v`, got, want)
+	}
+}
