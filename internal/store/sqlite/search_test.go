@@ -161,3 +161,41 @@ func TestSearchPhraseNewestBelowStale(t *testing.T) {
 		t.Fatalf(`"red blue" finds %v, want %v`, got, want)
 	}
 }
+
+// An import batch's segment numbers its documents in the order of its
+// requests, not of their pages: a phrase is checked over all of it, and
+// the newest page holding it comes first.
+func TestSearchPhraseImportBatchOutOfPageOrder(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	sqlite.SetSearchRare(t, 10)
+	var reqs []wiki.SaveRequest
+	for i := range 300 {
+		text := fmt.Sprintf("red blue page%d", i)
+		reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("Page %03d", i)), Text: text, SearchText: text, UserName: "U"})
+	}
+	if _, err := db.ImportPages(ctx, reqs); err != nil {
+		t.Fatal(err)
+	}
+	// Second batch: the new page first, then updates of pages 0..99.
+	batch := []wiki.SaveRequest{{Title: "Zed", Text: "red blue zed", SearchText: "red blue zed", UserName: "U"}}
+	for i := range 100 {
+		text := fmt.Sprintf("red blue again%d", i)
+		batch = append(batch, wiki.SaveRequest{Title: reqs[i].Title, Text: text, SearchText: text, UserName: "U"})
+	}
+	if _, err := db.ImportPages(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := db.Search(ctx, wiki.SearchQuery{Text: `"red blue"`, Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, string(h.Title))
+	}
+	want := []string{"Zed", "Page 299", "Page 298", "Page 297", "Page 296"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
