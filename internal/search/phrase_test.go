@@ -87,35 +87,6 @@ func TestMatchNewestPhrase(t *testing.T) {
 	if !slices.Equal(got, hitDocs(all)) || calls < 2 {
 		t.Fatalf("in %d calls: %v, want %v", calls+1, got, hitDocs(all))
 	}
-	// Every candidate holds the phrase: whatever the limit, the calls
-	// find each document once, none skipped at a chunk's or a call's
-	// edge.
-	var every []Doc
-	for id := int64(1); id <= 100; id++ {
-		every = append(every, Doc{ID: id, Body: "a b"})
-	}
-	re := memReader{Build(every).Blocks}
-	allEvery, err := Match(re, terms, false)
-	if err != nil || len(allEvery) != 100 {
-		t.Fatalf("Match: %d, %v", len(allEvery), err)
-	}
-	for limit := 1; limit <= 10; limit++ {
-		var got []int64
-		for before := int64(0); ; {
-			hits, next, err := MatchNewest(context.Background(), re, terms, false, before, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(hitDocs(hits), got...)
-			if next == 0 {
-				break
-			}
-			before = next
-		}
-		if !slices.Equal(got, hitDocs(allEvery)) {
-			t.Fatalf("limit %d: %v", limit, got)
-		}
-	}
 	// Without a phrase, or without a limit, every match at once.
 	for _, q := range [][]Term{{{Words: []string{"a"}}, {Words: []string{"b"}}}, terms} {
 		limit := 3

@@ -341,15 +341,10 @@ func (s *searcher) match(ctx context.Context, seg segmentInfo, title bool) ([]se
 // matchNewest is match as search.MatchNewest: a phrase is checked from the
 // segment's newest pages down until limit hold it (0: all), below document
 // before (0: all); next is where a further call goes on (0: nothing left).
-// A segment whose documents are not numbered in page order is checked
-// whole.
 func (s *searcher) matchNewest(ctx context.Context, seg segmentInfo, title bool, before int64, limit int) (out []segHit, next int64, err error) {
 	r, err := s.reader(ctx, seg.id)
 	if err != nil {
 		return nil, 0, s.db.corrupt(seg.id, err)
-	}
-	if !r.seg.ordered {
-		limit = 0
 	}
 	hits, next, err := search.MatchNewest(ctx, r, s.terms, title, before, limit)
 	if err != nil || len(hits) == 0 {
@@ -603,13 +598,10 @@ func (s *searcher) run(parent context.Context, want int) ([]searchCand, error) {
 			}
 			var hits []segHit
 			var err1 error
-			// Each call below the last checks twice as many: a filter
-			// (namespaces) that leaves few of the matches costs a few
-			// calls, not one per chunk.
-			for before, more := int64(0), limit; ; more *= 2 {
+			for before := int64(0); ; {
 				var part []segHit
 				var next int64
-				part, next, err1 = s.matchNewest(ctx, seg, false, before, more)
+				part, next, err1 = s.matchNewest(ctx, seg, false, before, limit)
 				if err1 == nil {
 					keep := n
 					if allRare {
