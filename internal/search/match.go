@@ -69,19 +69,6 @@ const checkWork = 1 << 16
 // phrase of common words over a large segment reads every position of
 // them, and a query has a budget.
 func MatchContext(ctx context.Context, r Reader, terms []Term, title bool) ([]Hit, error) {
-	hits, _, err := MatchNewest(ctx, r, terms, title, 0, 0)
-	return hits, err
-}
-
-// MatchNewest is MatchContext over the documents numbered below before
-// (all of them when 0) which, when the query has a phrase and limit is
-// above 0, checks the phrase from the highest-numbered candidates down
-// and stops once limit documents hold it: a phrase of common words has
-// tens of thousands of candidates in a large segment, of which a search
-// ranks the newest few. It returns the lowest candidate it checked when
-// candidates are left below it (0 when none are): the next call's before,
-// for a caller that needs more.
-func MatchNewest(ctx context.Context, r Reader, terms []Term, title bool, before int64, limit int) ([]Hit, int64, error) {
 	key := func(w string) string { return w }
 	if title {
 		key = TitleKey
@@ -99,25 +86,25 @@ func MatchNewest(ctx context.Context, r Reader, terms []Term, title bool, before
 					return n < MaxPrefixKeys
 				})
 				if err != nil {
-					return nil, 0, err
+					return nil, err
 				}
 			} else {
 				l, ok, err := r.Lookup(key(w))
 				if err != nil {
-					return nil, 0, err
+					return nil, err
 				}
 				if ok {
 					wl.lists = append(wl.lists, l)
 				}
 			}
 			if len(wl.lists) == 0 {
-				return nil, 0, nil // a word the segment lacks: no match
+				return nil, nil // a word the segment lacks: no match
 			}
 			words = append(words, wl)
 		}
 	}
 	if len(words) == 0 {
-		return nil, 0, nil
+		return nil, nil
 	}
 	// Decode the shortest list first: the candidates only shrink.
 	order := make([]int, len(words))
@@ -135,72 +122,39 @@ func MatchNewest(ctx context.Context, r Reader, terms []Term, title bool, before
 	var cands []int64 // increasing
 	for k, wi := range order {
 		if err := ctx.Err(); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		wl := words[wi]
 		// The shortest list whole, then each other only where it meets
 		// the candidates.
 		if err := wl.decode(ctx, cands, k > 0); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		if k == 0 {
-			cands = make([]int64, 0, len(wl.ps))
-			for _, p := range wl.ps {
-				if before > 0 && p.Doc >= before {
-					break
-				}
-				cands = append(cands, p.Doc)
+			cands = make([]int64, len(wl.ps))
+			for i, p := range wl.ps {
+				cands[i] = p.Doc
 			}
 		} else {
 			cands = intersect(cands, wl.ps)
 		}
 		if len(cands) == 0 {
-			return nil, 0, nil
+			return nil, nil
 		}
 	}
 	// Phrases: the words must stand one after another.
-	phrases := func(cands []int64) ([]int64, error) {
-		wi := 0
-		for _, t := range terms {
-			if len(t.Words) > 1 {
-				var err error
-				if cands, err = phrase(ctx, cands, words[wi:wi+len(t.Words)]); err != nil || len(cands) == 0 {
-					return nil, err
-				}
+	wi := 0
+	for _, t := range terms {
+		if len(t.Words) > 1 {
+			var err error
+			if cands, err = phrase(ctx, cands, words[wi:wi+len(t.Words)]); err != nil {
+				return nil, err
 			}
-			wi += len(t.Words)
-		}
-		return cands, nil
-	}
-	hasPhrase := slices.ContainsFunc(terms, func(t Term) bool { return len(t.Words) > 1 })
-	var next int64
-	switch {
-	case hasPhrase && limit > 0:
-		// From the top, in chunks that double: most of a phrase's
-		// candidates are never looked at.
-		var kept []int64
-		hi, size := len(cands), 2*limit
-		for hi > 0 && len(kept) < limit {
-			lo := max(0, hi-size)
-			part, err := phrases(slices.Clone(cands[lo:hi]))
-			if err != nil {
-				return nil, 0, err
+			if len(cands) == 0 {
+				return nil, nil
 			}
-			kept = append(part, kept...)
-			hi, size = lo, 2*size
 		}
-		if hi > 0 {
-			next = cands[hi]
-		}
-		cands = kept
-	case hasPhrase:
-		var err error
-		if cands, err = phrases(cands); err != nil {
-			return nil, 0, err
-		}
-	}
-	if len(cands) == 0 {
-		return nil, next, nil
+		wi += len(t.Words)
 	}
 	hits := make([]Hit, len(cands))
 	tfs := make([]int32, len(cands)*len(words))
@@ -222,7 +176,7 @@ func MatchNewest(ctx context.Context, r Reader, terms []Term, title bool, before
 			}
 		}
 	}
-	return hits, next, nil
+	return hits, nil
 }
 
 // decode sets wl.ps from its lists (with only, those of the documents of

@@ -334,37 +334,29 @@ type segHit struct {
 // match returns segment seg's matches of the query (title: in titles),
 // with their pages.
 func (s *searcher) match(ctx context.Context, seg segmentInfo, title bool) ([]segHit, error) {
-	hits, _, err := s.matchNewest(ctx, seg, title, 0, 0)
-	return hits, err
-}
-
-// matchNewest is match as search.MatchNewest: a phrase is checked from the
-// segment's newest pages down until limit hold it (0: all), below document
-// before (0: all); next is where a further call goes on (0: nothing left).
-func (s *searcher) matchNewest(ctx context.Context, seg segmentInfo, title bool, before int64, limit int) (out []segHit, next int64, err error) {
 	r, err := s.reader(ctx, seg.id)
 	if err != nil {
-		return nil, 0, s.db.corrupt(seg.id, err)
+		return nil, s.db.corrupt(seg.id, err)
 	}
-	hits, next, err := search.MatchNewest(ctx, r, s.terms, title, before, limit)
+	hits, err := search.MatchContext(ctx, r, s.terms, title)
 	if err != nil || len(hits) == 0 {
-		return nil, next, s.db.corrupt(seg.id, err)
+		return nil, s.db.corrupt(seg.id, err)
 	}
 	pages, lens := r.seg.pages, r.seg.lens
-	out = make([]segHit, 0, len(hits))
+	out := make([]segHit, 0, len(hits))
 	for _, h := range hits {
 		if h.Doc <= 0 || h.Doc >= int64(len(pages)) {
-			return nil, 0, s.db.corrupt(seg.id, search.ErrCorrupt)
+			return nil, s.db.corrupt(seg.id, search.ErrCorrupt)
 		}
 		if h.Len == 0 { // the segment's (search.Segment.Lens)
 			if h.Doc >= int64(len(lens)) || lens[h.Doc] <= 0 {
-				return nil, 0, s.db.corrupt(seg.id, search.ErrCorrupt)
+				return nil, s.db.corrupt(seg.id, search.ErrCorrupt)
 			}
 			h.Len = lens[h.Doc]
 		}
 		out = append(out, segHit{seg: seg.id, page: pages[h.Doc], hit: h})
 	}
-	return out, next, nil
+	return out, nil
 }
 
 // corrupt passes err on, unless it says that segment seg does not
@@ -589,31 +581,13 @@ func (s *searcher) run(parent context.Context, want int) ([]searchCand, error) {
 				}
 				found = found[:n]
 			}
-			// The n newest current matches: a phrase is checked from the
-			// segment's newest pages down, again below the ones checked
-			// while stale entries leave fewer (ranked matches: all).
-			limit := n
-			if anyRare {
-				limit = 0
-			}
-			var hits []segHit
-			var err1 error
-			for before := int64(0); ; {
-				var part []segHit
-				var next int64
-				part, next, err1 = s.matchNewest(ctx, seg, false, before, limit)
-				if err1 == nil {
-					keep := n
-					if allRare {
-						keep = len(part) // all of them are ranked
-					}
-					part, err1 = s.newestCurrent(ctx, part, keep)
+			hits, err1 := s.match(ctx, seg, false)
+			if err1 == nil {
+				keep := n
+				if allRare {
+					keep = len(hits) // all of them are ranked
 				}
-				hits = append(hits, part...)
-				if err1 != nil || next == 0 || len(hits) >= limit {
-					break
-				}
-				before = next
+				hits, err1 = s.newestCurrent(ctx, hits, keep)
 			}
 			if err = budgetOK(err1); err != nil || ctx.Err() != nil {
 				break
