@@ -193,8 +193,10 @@ func (l List) RunsOf(want []int64, fn func(doc int64, run []byte) error) error {
 	if d.err != nil || n > uint64(len(l.data)) {
 		return ErrCorrupt
 	}
-	var idx []int // indexes of the wanted documents, increasing
-	var docs []int64
+	// The indexes of the wanted documents in the list, increasing, and
+	// their IDs.
+	idx := make([]int, 0, min(uint64(len(want)), n))
+	docs := make([]int64, 0, cap(idx))
 	prev, j := int64(0), 0
 	for i := range int(n) {
 		prev += int64(d.uvarint())

@@ -69,6 +69,25 @@ const checkWork = 1 << 16
 // phrase of common words over a large segment reads every position of
 // them, and a query has a budget.
 func MatchContext(ctx context.Context, r Reader, terms []Term, title bool) ([]Hit, error) {
+	var hits []Hit
+	err := MatchNewest(ctx, r, terms, title, 0, func(h []Hit) (int, error) {
+		hits = h
+		return len(h), nil
+	})
+	return hits, err
+}
+
+// MatchNewest passes the documents MatchContext finds to keep, which
+// returns how many of them it keeps. With a phrase in the query and
+// limit above 0, the phrase is checked over the highest-numbered
+// candidates first (2×limit of them, then twice as many at each turn),
+// each turn's matches passed to keep in increasing order, until keep has
+// kept limit documents or no candidate is left: a phrase of common words
+// has tens of thousands of candidates in a large segment, of which a
+// search ranks the newest few. Otherwise keep is called once, with every
+// match. The words' positions are read in one pass over their lists
+// whatever the turns.
+func MatchNewest(ctx context.Context, r Reader, terms []Term, title bool, limit int, keep func([]Hit) (int, error)) error {
 	key := func(w string) string { return w }
 	if title {
 		key = TitleKey
@@ -86,25 +105,25 @@ func MatchContext(ctx context.Context, r Reader, terms []Term, title bool) ([]Hi
 					return n < MaxPrefixKeys
 				})
 				if err != nil {
-					return nil, err
+					return err
 				}
 			} else {
 				l, ok, err := r.Lookup(key(w))
 				if err != nil {
-					return nil, err
+					return err
 				}
 				if ok {
 					wl.lists = append(wl.lists, l)
 				}
 			}
 			if len(wl.lists) == 0 {
-				return nil, nil // a word the segment lacks: no match
+				return nil // a word the segment lacks: no match
 			}
 			words = append(words, wl)
 		}
 	}
 	if len(words) == 0 {
-		return nil, nil
+		return nil
 	}
 	// Decode the shortest list first: the candidates only shrink.
 	order := make([]int, len(words))
@@ -122,13 +141,13 @@ func MatchContext(ctx context.Context, r Reader, terms []Term, title bool) ([]Hi
 	var cands []int64 // increasing
 	for k, wi := range order {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		wl := words[wi]
 		// The shortest list whole, then each other only where it meets
 		// the candidates.
 		if err := wl.decode(ctx, cands, k > 0); err != nil {
-			return nil, err
+			return err
 		}
 		if k == 0 {
 			cands = make([]int64, len(wl.ps))
@@ -139,31 +158,81 @@ func MatchContext(ctx context.Context, r Reader, terms []Term, title bool) ([]Hi
 			cands = intersect(cands, wl.ps)
 		}
 		if len(cands) == 0 {
-			return nil, nil
+			return nil
 		}
 	}
-	// Phrases: the words must stand one after another.
+	// Phrases: the words must stand one after another. Each phrase's
+	// words' positions in every candidate, read once.
+	var phrases []phraseRuns
 	wi := 0
 	for _, t := range terms {
 		if len(t.Words) > 1 {
-			var err error
-			if cands, err = phrase(ctx, cands, words[wi:wi+len(t.Words)]); err != nil {
-				return nil, err
+			pr, err := readPhrase(ctx, cands, words[wi:wi+len(t.Words)])
+			if err != nil {
+				return err
 			}
-			if len(cands) == 0 {
-				return nil, nil
-			}
+			phrases = append(phrases, pr)
 		}
 		wi += len(t.Words)
 	}
-	hits := make([]Hit, len(cands))
-	tfs := make([]int32, len(cands)*len(words))
-	for i, d := range cands {
+	// check returns the candidates cands[lo:hi] that hold every phrase.
+	check := func(lo, hi int) ([]int64, error) {
+		idx := make([]int, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			idx = append(idx, i)
+		}
+		for _, pr := range phrases {
+			var err error
+			if idx, err = pr.check(ctx, idx); err != nil || len(idx) == 0 {
+				return nil, err
+			}
+		}
+		out := make([]int64, len(idx))
+		for k, i := range idx {
+			out[k] = cands[i]
+		}
+		return out, nil
+	}
+	if len(phrases) == 0 || limit <= 0 {
+		found, err := check(0, len(cands))
+		if err != nil || len(found) == 0 {
+			return err
+		}
+		_, err = keep(hitsOf(found, words))
+		return err
+	}
+	kept := 0
+	for hi, n := len(cands), 2*limit; hi > 0 && kept < limit; n *= 2 {
+		lo := max(0, hi-n)
+		found, err := check(lo, hi)
+		if err != nil {
+			return err
+		}
+		if len(found) > 0 {
+			k, err := keep(hitsOf(found, words))
+			if err != nil {
+				return err
+			}
+			kept += k
+		}
+		hi = lo
+	}
+	return nil
+}
+
+// hitsOf returns the hits of docs (increasing), with the words'
+// frequencies and the lists' length.
+func hitsOf(docs []int64, words []*wordList) []Hit {
+	hits := make([]Hit, len(docs))
+	tfs := make([]int32, len(docs)*len(words))
+	for i, d := range docs {
 		hits[i] = Hit{Doc: d, TF: tfs[i*len(words) : (i+1)*len(words) : (i+1)*len(words)]}
 	}
 	for j, wl := range words {
+		// From the first hit's posting: docs may be the top of many.
 		k := 0
-		for _, p := range wl.ps {
+		at, _ := slices.BinarySearchFunc(wl.ps, docs[0], func(p Posting, d int64) int { return cmpInt(p.Doc, d) })
+		for _, p := range wl.ps[at:] {
 			for k < len(hits) && hits[k].Doc < p.Doc {
 				k++
 			}
@@ -176,7 +245,7 @@ func MatchContext(ctx context.Context, r Reader, terms []Term, title bool) ([]Hi
 			}
 		}
 	}
-	return hits, nil
+	return hits
 }
 
 // decode sets wl.ps from its lists (with only, those of the documents of
@@ -243,6 +312,12 @@ func intersect(cands []int64, ps []Posting) []int64 {
 // holds does not grow with the positions of common words.
 func (wl *wordList) runs(cands []int64) ([][][]byte, error) {
 	out := make([][][]byte, len(cands))
+	// A document's first run goes into one array for all of them: a
+	// word that is not a prefix has one run in each.
+	first := make([][]byte, len(cands))
+	for i := range out {
+		out[i] = first[i : i : i+1]
+	}
 	for _, l := range wl.lists {
 		i := 0
 		err := l.RunsOf(cands, func(doc int64, run []byte) error {
@@ -293,10 +368,14 @@ func decodeRun(dst []uint32, run []byte) ([]uint32, error) {
 	return dst, nil
 }
 
-// phrase keeps the documents of cands in which words stand one after
-// another.
-func phrase(ctx context.Context, cands []int64, words []*wordList) ([]int64, error) {
-	runs := make([][][][]byte, len(words))
+// phraseRuns is a phrase's words' positions in each candidate of a
+// segment (wordList.runs), read once for all the candidates, checked a
+// part at a time.
+type phraseRuns [][][][]byte // by word, then candidate
+
+// readPhrase reads the positions of words (a phrase) in each of cands.
+func readPhrase(ctx context.Context, cands []int64, words []*wordList) (phraseRuns, error) {
+	runs := make(phraseRuns, len(words))
 	for i, wl := range words {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -316,14 +395,20 @@ func phrase(ctx context.Context, cands []int64, words []*wordList) ([]int64, err
 			return nil, err
 		}
 	}
+	return runs, nil
+}
+
+// check keeps the candidates of idx (indexes into the candidates, in
+// order) in which the words stand one after another.
+func (runs phraseRuns) check(ctx context.Context, idx []int) ([]int, error) {
 	var (
 		pos   []uint32 // the word's positions in the document, reused
 		at    []uint32 // the phrase's start positions still possible
 		work  int      // positions looked at since ctx was
 		other []uint32
 	)
-	out := cands[:0]
-	for c, d := range cands {
+	out := idx[:0]
+	for _, c := range idx {
 		if work >= checkWork {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -340,7 +425,7 @@ func phrase(ctx context.Context, cands []int64, words []*wordList) ([]int64, err
 			return nil, err
 		}
 		work += len(at)
-		for i := 1; i < len(words) && len(at) > 0; i++ {
+		for i := 1; i < len(runs) && len(at) > 0; i++ {
 			if pos, err = decodeRuns(pos, runs[i][c]); err != nil {
 				return nil, err
 			}
@@ -365,7 +450,7 @@ func phrase(ctx context.Context, cands []int64, words []*wordList) ([]int64, err
 			}
 		}
 		if len(at) > 0 {
-			out = append(out, d)
+			out = append(out, c)
 		}
 	}
 	return out, nil

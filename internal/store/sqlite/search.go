@@ -334,29 +334,45 @@ type segHit struct {
 // match returns segment seg's matches of the query (title: in titles),
 // with their pages.
 func (s *searcher) match(ctx context.Context, seg segmentInfo, title bool) ([]segHit, error) {
+	var out []segHit
+	err := s.matchNewest(ctx, seg, title, 0, func(hits []segHit) (int, error) {
+		out = hits
+		return len(hits), nil
+	})
+	return out, err
+}
+
+// matchNewest is match as search.MatchNewest: with limit above 0, a
+// phrase is checked from the segment's newest pages down, each turn's
+// matches passed to keep, until keep has kept limit of them. A segment
+// whose documents are not numbered in page order is checked whole (keep
+// is called once).
+func (s *searcher) matchNewest(ctx context.Context, seg segmentInfo, title bool, limit int, keep func([]segHit) (int, error)) error {
 	r, err := s.reader(ctx, seg.id)
 	if err != nil {
-		return nil, s.db.corrupt(seg.id, err)
+		return s.db.corrupt(seg.id, err)
 	}
-	hits, err := search.MatchContext(ctx, r, s.terms, title)
-	if err != nil || len(hits) == 0 {
-		return nil, s.db.corrupt(seg.id, err)
+	if !r.seg.ordered {
+		limit = 0
 	}
 	pages, lens := r.seg.pages, r.seg.lens
-	out := make([]segHit, 0, len(hits))
-	for _, h := range hits {
-		if h.Doc <= 0 || h.Doc >= int64(len(pages)) {
-			return nil, s.db.corrupt(seg.id, search.ErrCorrupt)
-		}
-		if h.Len == 0 { // the segment's (search.Segment.Lens)
-			if h.Doc >= int64(len(lens)) || lens[h.Doc] <= 0 {
-				return nil, s.db.corrupt(seg.id, search.ErrCorrupt)
+	err = search.MatchNewest(ctx, r, s.terms, title, limit, func(hits []search.Hit) (int, error) {
+		out := make([]segHit, 0, len(hits))
+		for _, h := range hits {
+			if h.Doc <= 0 || h.Doc >= int64(len(pages)) {
+				return 0, search.ErrCorrupt
 			}
-			h.Len = lens[h.Doc]
+			if h.Len == 0 { // the segment's (search.Segment.Lens)
+				if h.Doc >= int64(len(lens)) || lens[h.Doc] <= 0 {
+					return 0, search.ErrCorrupt
+				}
+				h.Len = lens[h.Doc]
+			}
+			out = append(out, segHit{seg: seg.id, page: pages[h.Doc], hit: h})
 		}
-		out = append(out, segHit{seg: seg.id, page: pages[h.Doc], hit: h})
-	}
-	return out, nil
+		return keep(out)
+	})
+	return s.db.corrupt(seg.id, err)
 }
 
 // corrupt passes err on, unless it says that segment seg does not
@@ -581,14 +597,23 @@ func (s *searcher) run(parent context.Context, want int) ([]searchCand, error) {
 				}
 				found = found[:n]
 			}
-			hits, err1 := s.match(ctx, seg, false)
-			if err1 == nil {
+			// The n newest current matches (with a rare word: all the
+			// current ones); a phrase is checked from the segment's
+			// newest pages down until n are found.
+			limit := n
+			if anyRare {
+				limit = 0
+			}
+			var hits []segHit
+			err1 := s.matchNewest(ctx, seg, false, limit, func(part []segHit) (int, error) {
 				keep := n
 				if allRare {
-					keep = len(hits) // all of them are ranked
+					keep = len(part) // all of them are ranked
 				}
-				hits, err1 = s.newestCurrent(ctx, hits, keep)
-			}
+				part, err := s.newestCurrent(ctx, part, keep)
+				hits = append(hits, part...)
+				return len(part), err
+			})
 			if err = budgetOK(err1); err != nil || ctx.Err() != nil {
 				break
 			}

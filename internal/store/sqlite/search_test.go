@@ -121,3 +121,113 @@ func TestSearchSegmentsMerge(t *testing.T) {
 		t.Errorf("the segments hold %d entries for %d pages: merges keep stale entries", docs, indexed)
 	}
 }
+
+// A phrase is checked from a segment's newest pages down: when the
+// newest of them are stale (edited since), the search goes on below them
+// and still finds the newest pages that hold it.
+func TestSearchPhraseNewestBelowStale(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	sqlite.SetSearchRare(t, 10) // both words common: newest first
+	var reqs []wiki.SaveRequest
+	for i := range 300 {
+		text := fmt.Sprintf("red blue page%d", i)
+		reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("Page %03d", i)), Text: text, SearchText: text, UserName: "U"})
+	}
+	res, err := db.ImportPages(ctx, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The newest 150 lose the phrase (their words stay, apart).
+	for i := 150; i < 300; i++ {
+		text := fmt.Sprintf("blue red page%d", i)
+		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: reqs[i].Title, Text: text, SearchText: text, UserName: "U", BaseRevID: res[i].Revision.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hits, err := db.Search(ctx, wiki.SearchQuery{Text: `"red blue"`, Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, string(h.Title))
+	}
+	var want []string
+	for i := 149; i > 129; i-- {
+		want = append(want, fmt.Sprintf("Page %03d", i))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf(`"red blue" finds %v, want %v`, got, want)
+	}
+}
+
+// An import batch's segment numbers its documents in the order of its
+// requests, not of their pages: a phrase is checked over all of it, and
+// the newest page holding it comes first.
+func TestSearchPhraseImportBatchOutOfPageOrder(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	sqlite.SetSearchRare(t, 10)
+	var reqs []wiki.SaveRequest
+	for i := range 300 {
+		text := fmt.Sprintf("red blue page%d", i)
+		reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("Page %03d", i)), Text: text, SearchText: text, UserName: "U"})
+	}
+	if _, err := db.ImportPages(ctx, reqs); err != nil {
+		t.Fatal(err)
+	}
+	// Second batch: the new page first, then updates of pages 0..99.
+	batch := []wiki.SaveRequest{{Title: "Zed", Text: "red blue zed", SearchText: "red blue zed", UserName: "U"}}
+	for i := range 100 {
+		text := fmt.Sprintf("red blue again%d", i)
+		batch = append(batch, wiki.SaveRequest{Title: reqs[i].Title, Text: text, SearchText: text, UserName: "U"})
+	}
+	if _, err := db.ImportPages(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := db.Search(ctx, wiki.SearchQuery{Text: `"red blue"`, Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, string(h.Title))
+	}
+	want := []string{"Zed", "Page 299", "Page 298", "Page 297", "Page 296"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// A namespace filter that keeps a few of a phrase's many matches: the
+// search goes down the segment, checking more candidates at each turn,
+// and finds them all under its budget.
+func TestSearchPhraseNamespaceKeepsFew(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	sqlite.SetSearchRare(t, 10)
+	var reqs []wiki.SaveRequest
+	for i := range 3 {
+		text := fmt.Sprintf("red blue help%d", i)
+		reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("Help:Page %d", i)), Text: text, SearchText: text, UserName: "U"})
+	}
+	for i := range 3000 {
+		text := fmt.Sprintf("red blue page%d", i)
+		reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("Page %04d", i)), Text: text, SearchText: text, UserName: "U"})
+	}
+	if _, err := db.ImportPages(ctx, reqs); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := db.Search(ctx, wiki.SearchQuery{Text: `"red blue"`, Limit: 20, Namespaces: []string{"Help"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, string(h.Title))
+	}
+	if want := []string{"Help:Page 2", "Help:Page 1", "Help:Page 0"}; !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}

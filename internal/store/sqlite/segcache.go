@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -34,6 +35,11 @@ type segment struct {
 	pages  []int64  // page ID by document number (pages[0] unused)
 	lens   []int32  // length by document number, as pages; nil for a segment written before its lens
 	firsts []string // each block's first key, in order
+	// ordered: its documents are numbered in page order, so that the
+	// highest numbers are the newest pages (an import batch's are in the
+	// order of its requests until a merge, and an import updates pages of
+	// any age).
+	ordered bool
 }
 
 type blockKey struct {
@@ -75,6 +81,7 @@ func (c *segcache) segment(ctx context.Context, r querier, id int64) (*segment, 
 		seg.pages = append(seg.pages, prev)
 		blob = blob[k:]
 	}
+	seg.ordered = slices.IsSorted(seg.pages)
 	if len(lens) > 0 {
 		seg.lens = make([]int32, 1, len(seg.pages))
 		for len(lens) > 0 {
