@@ -2,13 +2,110 @@ package search
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strings"
+	"sync"
 )
 
 // List is one key's postings in one segment, as stored: decoded on
 // demand.
 type List struct {
-	data []byte
+	data  []byte
+	skips *Skips // nil: its positions are read from their start
+}
+
+// skipEvery: Skips holds where the run of every skipEvery-th document of a
+// list starts.
+const skipEvery = 64
+
+// SkipsMin: a list of fewer documents is read from its start, where Skips
+// would save little.
+const SkipsMin = 1024
+
+// Skips remembers where a list can be entered in the middle: for every
+// skipEvery-th document, where its ID and its run of positions start. It
+// is found the first time RunsOf reads the list through it (WithSkips).
+// A list is stored as runs of varints, so that without it reading the
+// runs of a list's last documents reads all the others' first, and a
+// phrase of common words checked from its newest candidates down would
+// read the IDs and positions of tens of thousands for its few. A reader
+// keeps a list's Skips across searches. The zero value is ready to use;
+// it is safe for concurrent use, and takes 16 bytes per skipEvery
+// documents.
+type Skips struct {
+	once sync.Once
+	t    *skipTable // nil: the list did not decode
+}
+
+// skipTable is what Skips found in a list of n documents, len(data)
+// bytes: for document e*skipEvery, the offset in the list of its ID's
+// delta (docAt[e]), the ID before it (before[e]), and the offset in the
+// positions section of its run (runAt[e]); where that section starts in
+// the list and its length.
+type skipTable struct {
+	n, size        uint64
+	docAt, runAt   []uint32
+	before         []int64
+	posAt, posSize uint64
+}
+
+// WithSkips returns l, which RunsOf enters through s: s must not be
+// given to another list.
+func (l List) WithSkips(s *Skips) List {
+	l.skips = s
+	return l
+}
+
+// table returns l's skip table, finding it the first time (nil if the
+// list does not decode, or if s was made from another list).
+func (s *Skips) table(l List) *skipTable {
+	s.once.Do(func() {
+		d, lens := l.start()
+		n := d.uvarint()
+		if d.err != nil || n > uint64(len(l.data)) {
+			return
+		}
+		t := &skipTable{n: n, size: uint64(len(l.data))}
+		blocks := (n + skipEvery - 1) / skipEvery
+		t.docAt, t.runAt, t.before = make([]uint32, 0, blocks), make([]uint32, 0, blocks), make([]int64, 0, blocks)
+		prev := int64(0)
+		for i := range n {
+			if i%skipEvery == 0 {
+				t.docAt = append(t.docAt, uint32(len(l.data)-len(d.b)))
+				t.before = append(t.before, prev)
+			}
+			prev += int64(d.uvarint())
+		}
+		b, ok := skipVarints(d.b, (sections(lens)-1)*n)
+		if d.err != nil || !ok {
+			return
+		}
+		d.b = b
+		size := d.uvarint()
+		if d.err != nil || size > uint64(len(d.b)) {
+			return
+		}
+		t.posAt, t.posSize = uint64(len(l.data)-len(d.b)), size
+		section := d.b[:size]
+		b = section
+		for i := range n {
+			if i%skipEvery == 0 {
+				t.runAt = append(t.runAt, uint32(len(section)-len(b)))
+			}
+			c, w := binary.Uvarint(b)
+			if w <= 0 || c > uint64(len(b)) {
+				return
+			}
+			if b, ok = skipVarints(b[w:], c); !ok {
+				return
+			}
+		}
+		s.t = t
+	})
+	if s.t == nil || s.t.n != uint64(l.Docs()) || s.t.size != uint64(len(l.data)) {
+		return nil
+	}
+	return s.t
 }
 
 // Posting is one document of a list: its weighted term frequency and its
@@ -107,16 +204,9 @@ func (l List) Runs(dst [][]byte) ([][]byte, error) {
 		if k <= 0 || c > uint64(len(b)) {
 			return dst, ErrCorrupt
 		}
-		b = b[k:]
-		// c varints: c bytes below 0x80 end them.
-		for c > 0 {
-			if len(b) == 0 {
-				return dst, ErrCorrupt
-			}
-			if b[0] < 0x80 {
-				c--
-			}
-			b = b[1:]
+		var ok bool
+		if b, ok = skipVarints(b[k:], c); !ok {
+			return dst, ErrCorrupt
 		}
 		run := d.b[size-uint64(start) : size-uint64(len(b))]
 		dst = append(dst, run)
@@ -188,6 +278,11 @@ func (l List) PostingsOf(dst []Posting, want []int64) ([]Posting, error) {
 // list holds, with its positions as encoded (see Runs), decoding nothing
 // of the other documents but their IDs.
 func (l List) RunsOf(want []int64, fn func(doc int64, run []byte) error) error {
+	if l.skips != nil {
+		if t := l.skips.table(l); t != nil {
+			return l.runsOfSkipping(t, want, fn)
+		}
+	}
 	d, lens := l.start()
 	n := d.uvarint()
 	if d.err != nil || n > uint64(len(l.data)) {
@@ -245,9 +340,70 @@ func (l List) RunsOf(want []int64, fn func(doc int64, run []byte) error) error {
 	return nil
 }
 
-// skipVarints returns b after its first n uvarints.
+// runsOfSkipping is RunsOf through the list's skip table t: it reads the
+// IDs and runs of the blocks of skipEvery documents that may hold wanted
+// documents, and nothing of the others.
+func (l List) runsOfSkipping(t *skipTable, want []int64, fn func(doc int64, run []byte) error) error {
+	section := l.data[t.posAt : t.posAt+t.posSize]
+	var idx []int
+	var docs []int64
+	j := 0
+	for e := 0; e < len(t.docAt) && j < len(want); e++ {
+		// Block e holds the IDs after before[e], up to before[e+1].
+		for e+1 < len(t.before) && t.before[e+1] < want[j] {
+			e++
+		}
+		lo := e * skipEvery
+		hi := min(lo+skipEvery, int(t.n))
+		d := decoder{b: l.data[t.docAt[e]:]}
+		prev := t.before[e]
+		idx, docs = idx[:0], docs[:0]
+		for i := lo; i < hi && j < len(want); i++ {
+			prev += int64(d.uvarint())
+			for j < len(want) && want[j] < prev {
+				j++
+			}
+			if j < len(want) && want[j] == prev {
+				idx = append(idx, i)
+				docs = append(docs, prev)
+			}
+		}
+		if d.err != nil {
+			return ErrCorrupt
+		}
+		b := section[t.runAt[e]:]
+		k := 0
+		for i := lo; i < hi && k < len(idx); i++ {
+			c, w := binary.Uvarint(b)
+			if w <= 0 || c > uint64(len(b)) {
+				return ErrCorrupt
+			}
+			rest, ok := skipVarints(b[w:], c)
+			if !ok {
+				return ErrCorrupt
+			}
+			if i == idx[k] {
+				if err := fn(docs[k], b[:len(b)-len(rest)]); err != nil {
+					return err
+				}
+				k++
+			}
+			b = rest
+		}
+	}
+	return nil
+}
+
+// skipVarints returns b after its first n uvarints. Each byte below
+// 0x80 ends one: while more than eight are left, eight bytes are counted
+// at a time (a common word's run has dozens of positions).
 func skipVarints(b []byte, n uint64) ([]byte, bool) {
 	i := 0
+	for n > 8 && len(b)-i >= 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		n -= uint64(bits.OnesCount64(^w & 0x8080808080808080))
+		i += 8
+	}
 	for n > 0 {
 		if i == len(b) {
 			return nil, false

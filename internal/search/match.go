@@ -78,15 +78,17 @@ func MatchContext(ctx context.Context, r Reader, terms []Term, title bool) ([]Hi
 }
 
 // MatchNewest passes the documents MatchContext finds to keep, which
-// returns how many of them it keeps. With a phrase in the query and
+// returns how many of them it keeps. With one phrase in the query and
 // limit above 0, the phrase is checked over the highest-numbered
 // candidates first (2×limit of them, then twice as many at each turn),
 // each turn's matches passed to keep in increasing order, until keep has
 // kept limit documents or no candidate is left: a phrase of common words
 // has tens of thousands of candidates in a large segment, of which a
 // search ranks the newest few. Otherwise keep is called once, with every
-// match. The words' positions are read in one pass over their lists
-// whatever the turns.
+// match (several phrases: each checked over the candidates the one before
+// kept). The words' positions are read in one pass over their lists
+// whatever the turns, or, where the lists can be entered in the middle
+// (List.WithSkips), each turn's where they are.
 func MatchNewest(ctx context.Context, r Reader, terms []Term, title bool, limit int, keep func([]Hit) (int, error)) error {
 	key := func(w string) string { return w }
 	if title {
@@ -161,50 +163,73 @@ func MatchNewest(ctx context.Context, r Reader, terms []Term, title bool, limit 
 			return nil
 		}
 	}
-	// Phrases: the words must stand one after another. Each phrase's
-	// words' positions in every candidate, read once.
-	var phrases []phraseRuns
+	// Phrases: the words must stand one after another.
+	var phrases [][]*wordList
 	wi := 0
 	for _, t := range terms {
 		if len(t.Words) > 1 {
-			pr, err := readPhrase(ctx, cands, words[wi:wi+len(t.Words)])
-			if err != nil {
-				return err
-			}
-			phrases = append(phrases, pr)
+			phrases = append(phrases, words[wi:wi+len(t.Words)])
 		}
 		wi += len(t.Words)
 	}
-	// check returns the candidates cands[lo:hi] that hold every phrase.
-	check := func(lo, hi int) ([]int64, error) {
+	// holding returns the candidates of cs[lo:hi] in which runs (cs')
+	// stand as a phrase.
+	holding := func(runs phraseRuns, cs []int64, lo, hi int) ([]int64, error) {
 		idx := make([]int, 0, hi-lo)
 		for i := lo; i < hi; i++ {
 			idx = append(idx, i)
 		}
-		for _, pr := range phrases {
-			var err error
-			if idx, err = pr.check(ctx, idx); err != nil || len(idx) == 0 {
-				return nil, err
-			}
+		idx, err := runs.check(ctx, idx)
+		if err != nil {
+			return nil, err
 		}
 		out := make([]int64, len(idx))
 		for k, i := range idx {
-			out[k] = cands[i]
+			out[k] = cs[i]
 		}
 		return out, nil
 	}
-	if len(phrases) == 0 || limit <= 0 {
-		found, err := check(0, len(cands))
-		if err != nil || len(found) == 0 {
+	if len(phrases) != 1 || limit <= 0 {
+		// Each phrase over the candidates the one before kept.
+		for _, ws := range phrases {
+			runs, err := readPhrase(ctx, cands, ws)
+			if err != nil {
+				return err
+			}
+			if cands, err = holding(runs, cands, 0, len(cands)); err != nil || len(cands) == 0 {
+				return err
+			}
+		}
+		_, err := keep(hitsOf(cands, words))
+		return err
+	}
+	// The positions of each turn's candidates are read at each turn when
+	// every list can be entered near them (Skips, or a short list);
+	// otherwise those of all the candidates, once.
+	ws := phrases[0]
+	var runs phraseRuns
+	if slices.ContainsFunc(ws, func(wl *wordList) bool { return !wl.enterable() }) {
+		var err error
+		if runs, err = readPhrase(ctx, cands, ws); err != nil {
 			return err
 		}
-		_, err = keep(hitsOf(found, words))
-		return err
 	}
 	kept := 0
 	for hi, n := len(cands), 2*limit; hi > 0 && kept < limit; n *= 2 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		lo := max(0, hi-n)
-		found, err := check(lo, hi)
+		var found []int64
+		var err error
+		if runs != nil {
+			found, err = holding(runs, cands, lo, hi)
+		} else {
+			var turn phraseRuns
+			if turn, err = readPhrase(ctx, cands[lo:hi], ws); err == nil {
+				found, err = holding(turn, cands[lo:hi], 0, hi-lo)
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -303,6 +328,18 @@ func intersect(cands []int64, ps []Posting) []int64 {
 		}
 	}
 	return out
+}
+
+// enterable reports whether the positions of wl's word in a few
+// documents can be read without reading those of the documents before
+// them: each of its lists has Skips, or is short.
+func (wl *wordList) enterable() bool {
+	for _, l := range wl.lists {
+		if l.skips == nil && l.Docs() >= SkipsMin {
+			return false
+		}
+	}
+	return true
 }
 
 // runs returns the positions of wl's word in each document of cands, as

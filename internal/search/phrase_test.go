@@ -2,8 +2,11 @@ package search
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -158,5 +161,152 @@ func TestMatchNewestPhrase(t *testing.T) {
 		if len(calls) != 1 || !slices.Equal(hitDocs(calls[0]), hitDocs(want)) {
 			t.Fatalf("%v limit %d: %d turns, want one of %d", q, limit, len(calls), len(want))
 		}
+	}
+}
+
+// skipReader is a memReader whose long lists are read through Skips kept
+// across lookups, as a segment cache keeps them.
+type skipReader struct {
+	memReader
+	skips map[string]*Skips
+}
+
+func (r skipReader) Lookup(key string) (List, bool, error) {
+	l, ok, err := r.memReader.Lookup(key)
+	if ok && l.Docs() >= SkipsMin {
+		if r.skips[key] == nil {
+			r.skips[key] = new(Skips)
+		}
+		l = l.WithSkips(r.skips[key])
+	}
+	return l, ok, err
+}
+
+// RunsOf through Skips passes the same runs as from the list's start,
+// whatever the documents wanted, and Skips made from another list are
+// not used.
+func TestRunsOfSkips(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	var docs []Doc
+	for id := int64(1); id <= 5000; id++ {
+		var b strings.Builder
+		for range 1 + rnd.IntN(30) {
+			b.WriteString([]string{"w ", "x ", "w w ", "y "}[rnd.IntN(4)])
+		}
+		if id%3 != 0 || id > 4000 && id < 4500 {
+			b.WriteString("z z ")
+		}
+		docs = append(docs, Doc{ID: id, Body: b.String() + "w v"})
+	}
+	r := memReader{Build(docs).Blocks}
+	w, _, _ := r.Lookup("w")
+	v, _, _ := r.Lookup("v")
+	z, _, _ := r.Lookup("z")
+	if w.Docs() != 5000 || v.Docs() != 5000 || z.Docs() != 3500 {
+		t.Fatalf("lists of %d, %d and %d documents", w.Docs(), v.Docs(), z.Docs())
+	}
+	collect := func(l List, want []int64) []string {
+		t.Helper()
+		var out []string
+		if err := l.RunsOf(want, func(doc int64, run []byte) error {
+			out = append(out, fmt.Sprint(doc, run))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	sk, zsk := new(Skips), new(Skips)
+	for try := range 300 {
+		var want []int64
+		switch try % 3 {
+		case 0: // sparse
+			for id := int64(1 + rnd.IntN(200)); id <= 5000; id += int64(1 + rnd.IntN(400)) {
+				want = append(want, id)
+			}
+		case 1: // a range at the top
+			for id := int64(5000 - rnd.IntN(300)); id <= 5000; id++ {
+				want = append(want, id)
+			}
+		default: // one document, or none of the list's
+			want = []int64{int64(1 + rnd.IntN(5001))}
+		}
+		if got, plain := collect(w.WithSkips(sk), want), collect(w, want); !slices.Equal(got, plain) {
+			t.Fatalf("%v: through Skips %v, from the start %v", want, got, plain)
+		}
+		// A list with gaps: some wanted documents are not in it.
+		if got, plain := collect(z.WithSkips(zsk), want), collect(z, want); !slices.Equal(got, plain) {
+			t.Fatalf("z, %v: through Skips %v, from the start %v", want, got, plain)
+		}
+	}
+	// Through Skips, the runs of the last documents are read without
+	// those before them: with the middle of the list's positions
+	// overwritten, it reads the top as before, where from the start it
+	// stops on the broken varints.
+	data := slices.Clone(w.data)
+	broken, bsk := List{data: data}, new(Skips)
+	top := []int64{4990, 5000}
+	before := collect(broken.WithSkips(bsk), top)
+	for i := len(data) / 4; i < len(data)/2; i++ {
+		data[i] = 0xff
+	}
+	if err := broken.RunsOf(top, func(int64, []byte) error { return nil }); err != ErrCorrupt {
+		t.Fatalf("from the start, the broken list: %v, want ErrCorrupt", err)
+	}
+	if got := collect(broken.WithSkips(bsk), top); !slices.Equal(got, before) || len(got) != 2 {
+		t.Fatalf("through Skips, the broken list's top: %v, want %v", got, before)
+	}
+	// Another list's: ignored.
+	if got, plain := collect(v.WithSkips(sk), top), collect(v, top); !slices.Equal(got, plain) {
+		t.Fatalf("v through w's Skips: %v, want %v", got, plain)
+	}
+	// Made by one reader while others wait for them.
+	shared := new(Skips)
+	want := collect(w, top)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if got := collect(w.WithSkips(shared), top); !slices.Equal(got, want) {
+				t.Errorf("concurrent: %v, want %v", got, want)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// A phrase checked from the top through Skips finds, turn by turn, what
+// it finds with its positions read once from the start.
+func TestMatchNewestPhraseSkips(t *testing.T) {
+	var docs []Doc
+	for id := int64(1); id <= 3000; id++ {
+		body := "b x a a x b"
+		if id%7 == 0 || id%500 == 3 {
+			body = "x a b a"
+		}
+		docs = append(docs, Doc{ID: id, Body: body})
+	}
+	plain := memReader{Build(docs).Blocks}
+	skipped := skipReader{plain, map[string]*Skips{}}
+	terms := []Term{{Words: []string{"a", "b"}}}
+	for _, limit := range []int{1, 3, 20, 500} {
+		for name, kept := range map[string]func(int, []Hit) int{
+			"all":  func(_ int, hits []Hit) int { return len(hits) },
+			"one":  func(int, []Hit) int { return 1 },
+			"none": func(int, []Hit) int { return 0 },
+		} {
+			a := newestCalls(t, plain, terms, limit, kept)
+			b := newestCalls(t, skipped, terms, limit, kept)
+			if len(a) != len(b) {
+				t.Fatalf("limit %d, keep %s: %d turns from the start, %d through Skips", limit, name, len(a), len(b))
+			}
+			for i := range a {
+				if !slices.EqualFunc(a[i], b[i], func(x, y Hit) bool { return x.Doc == y.Doc && slices.Equal(x.TF, y.TF) }) {
+					t.Fatalf("limit %d, keep %s, turn %d: %v, through Skips %v", limit, name, i, hitDocs(a[i]), hitDocs(b[i]))
+				}
+			}
+		}
+	}
+	if len(skipped.skips) != 2 {
+		t.Fatalf("%d lists read through Skips, want 2", len(skipped.skips))
 	}
 }

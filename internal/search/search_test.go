@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -478,5 +479,37 @@ func checkBuild(t *testing.T, docs []Doc) {
 	}
 	if seg.Docs != len(docs) || seg.Tokens != tokens || seg.MinDoc != minDoc || seg.MaxDoc != maxDoc {
 		t.Fatalf("segment totals %d docs, %d tokens, %d..%d; want %d, %d, %d..%d", seg.Docs, seg.Tokens, seg.MinDoc, seg.MaxDoc, len(docs), tokens, minDoc, maxDoc)
+	}
+}
+
+// skipVarints, eight bytes at a time, stops where one byte at a time
+// does, and fails where it does, at every count of every length.
+func TestSkipVarints(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		var b []byte
+		for range rnd.IntN(40) {
+			b = binary.AppendUvarint(b, rnd.Uint64N(1<<uint(rnd.IntN(40))))
+		}
+		if rnd.IntN(4) == 0 && len(b) > 0 {
+			b[len(b)-1] |= 0x80 // cut short
+		}
+		for n := range uint64(45) {
+			want, wantOK := b, true
+			for k := n; k > 0; {
+				if len(want) == 0 {
+					want, wantOK = nil, false
+					break
+				}
+				if want[0] < 0x80 {
+					k--
+				}
+				want = want[1:]
+			}
+			got, ok := skipVarints(b, n)
+			if ok != wantOK || ok && len(got) != len(want) {
+				t.Fatalf("%x, %d: got %d bytes left (%v), want %d (%v)", b, n, len(got), ok, len(want), wantOK)
+			}
+		}
 	}
 }

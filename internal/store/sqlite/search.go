@@ -184,6 +184,9 @@ func (s *segReader) Lookup(key string) (search.List, bool, error) {
 	if err != nil {
 		return search.List{}, false, err
 	}
+	if ok && l.Docs() >= search.SkipsMin {
+		l = l.WithSkips(s.db.segcache.listSkips(s.seg.id, key))
+	}
 	if ok {
 		s.lists[key] = &l
 	} else {
@@ -339,24 +342,29 @@ func (s *searcher) match(ctx context.Context, seg segmentInfo, title bool) ([]se
 		out = hits
 		return len(hits), nil
 	})
-	return out, err
+	if err != nil {
+		return nil, s.db.corrupt(seg.id, err)
+	}
+	return out, nil
 }
 
 // matchNewest is match as search.MatchNewest: with limit above 0, a
 // phrase is checked from the segment's newest pages down, each turn's
 // matches passed to keep, until keep has kept limit of them. A segment
 // whose documents are not numbered in page order is checked whole (keep
-// is called once).
+// is called once). On an error, which may say that the segment is
+// corrupt (db.corrupt), what keep kept must be dropped: a later turn may
+// have found the segment corrupt.
 func (s *searcher) matchNewest(ctx context.Context, seg segmentInfo, title bool, limit int, keep func([]segHit) (int, error)) error {
 	r, err := s.reader(ctx, seg.id)
 	if err != nil {
-		return s.db.corrupt(seg.id, err)
+		return err
 	}
 	if !r.seg.ordered {
 		limit = 0
 	}
 	pages, lens := r.seg.pages, r.seg.lens
-	err = search.MatchNewest(ctx, r, s.terms, title, limit, func(hits []search.Hit) (int, error) {
+	return search.MatchNewest(ctx, r, s.terms, title, limit, func(hits []search.Hit) (int, error) {
 		out := make([]segHit, 0, len(hits))
 		for _, h := range hits {
 			if h.Doc <= 0 || h.Doc >= int64(len(pages)) {
@@ -372,7 +380,6 @@ func (s *searcher) matchNewest(ctx context.Context, seg segmentInfo, title bool,
 		}
 		return keep(out)
 	})
-	return s.db.corrupt(seg.id, err)
 }
 
 // corrupt passes err on, unless it says that segment seg does not
@@ -614,6 +621,9 @@ func (s *searcher) run(parent context.Context, want int) ([]searchCand, error) {
 				hits = append(hits, part...)
 				return len(part), err
 			})
+			if err1 != nil {
+				hits, err1 = nil, s.db.corrupt(seg.id, err1)
+			}
 			if err = budgetOK(err1); err != nil || ctx.Err() != nil {
 				break
 			}

@@ -15,14 +15,16 @@ import (
 // segcache keeps what searches read of search segments, which never
 // change once live (and whose IDs are never used twice): each segment's
 // docmap, its documents' lengths and the first key of each of its blocks,
-// so that finding a key's block is a binary search; and the blocks read
-// last, up to blockCacheBytes. A search that finds its blocks here makes
+// so that finding a key's block is a binary search; the blocks read last,
+// up to blockCacheBytes; and where long lists' positions can be entered
+// (search.Skips). A search that finds its blocks here makes
 // no query of the index at all.
 type segcache struct {
 	mu     sync.Mutex
 	segs   map[int64]*segment
 	blocks map[blockKey]*list.Element // of lru
 	lru    list.List                  // *cachedBlock, most recent first
+	skips  map[skipKey]*search.Skips  // of long lists, up to maxSkips
 	bytes  int
 }
 
@@ -155,6 +157,33 @@ func (c *segcache) block(ctx context.Context, r querier, seg *segment, i int) ([
 	return data, nil
 }
 
+type skipKey struct {
+	seg int64
+	key string
+}
+
+// maxSkips bounds the lists whose Skips are kept: each takes 4 bytes per
+// 64 documents (6 KB for a list of 100,000), found by reading the list
+// once. When full, they are all dropped: the long lists that searches
+// read most come back first.
+const maxSkips = 512
+
+// listSkips returns the Skips of the list of key in segment seg.
+func (c *segcache) listSkips(seg int64, key string) *search.Skips {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := skipKey{seg, key}
+	if s := c.skips[k]; s != nil {
+		return s
+	}
+	if c.skips == nil || len(c.skips) >= maxSkips {
+		c.skips = map[skipKey]*search.Skips{}
+	}
+	s := new(search.Skips)
+	c.skips[k] = s
+	return s
+}
+
 // keepOnly forgets the segments not in live, and their blocks.
 func (c *segcache) keepOnly(live []segmentInfo) {
 	c.mu.Lock()
@@ -175,6 +204,11 @@ func (c *segcache) keepOnly(live []segmentInfo) {
 		if !ids[k.seg] {
 			c.bytes -= len(c.lru.Remove(e).(*cachedBlock).data)
 			delete(c.blocks, k)
+		}
+	}
+	for k := range c.skips {
+		if !ids[k.seg] {
+			delete(c.skips, k)
 		}
 	}
 }
