@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"strings"
 	"sync"
@@ -30,7 +31,7 @@ const SkipsMin = 1024
 // phrase of common words checked from its newest candidates down would
 // read the IDs and positions of tens of thousands for its few. A reader
 // keeps a list's Skips across searches. The zero value is ready to use;
-// it is safe for concurrent use, and takes 16 bytes per skipEvery
+// it is safe for concurrent use, and takes SkipsBytes(n) for a list of n
 // documents.
 type Skips struct {
 	once sync.Once
@@ -47,6 +48,12 @@ type skipTable struct {
 	docAt, runAt   []uint32
 	before         []int64
 	posAt, posSize uint64
+}
+
+// SkipsBytes is about what the Skips of a list of n documents take once
+// found: 16 bytes per skipEvery documents (25 KB for 100,000).
+func SkipsBytes(n int) int {
+	return 64 + 16*(n/skipEvery+1)
 }
 
 // WithSkips returns l, which RunsOf enters through s: s must not be
@@ -74,7 +81,13 @@ func (s *Skips) table(l List) *skipTable {
 				t.docAt = append(t.docAt, uint32(len(l.data)-len(d.b)))
 				t.before = append(t.before, prev)
 			}
-			prev += int64(d.uvarint())
+			// IDs increase: a list whose do not is corrupt, and read
+			// from its start, which says so where it matters.
+			delta := d.uvarint()
+			if delta == 0 && i > 0 || delta > math.MaxInt64-uint64(prev) {
+				return
+			}
+			prev += int64(delta)
 		}
 		b, ok := skipVarints(d.b, (sections(lens)-1)*n)
 		if d.err != nil || !ok {

@@ -310,3 +310,22 @@ func TestMatchNewestPhraseSkips(t *testing.T) {
 		t.Fatalf("%d lists read through Skips, want 2", len(skipped.skips))
 	}
 }
+
+// A list whose IDs do not increase is corrupt: its Skips are not used.
+func TestSkipsRefuseListsOutOfOrder(t *testing.T) {
+	var docs []Doc
+	for id := int64(1); id <= 2*SkipsMin; id++ {
+		docs = append(docs, Doc{ID: id, Body: "w"})
+	}
+	l, _, _ := memReader{Build(docs).Blocks}.Lookup("w")
+	if new(Skips).table(l) == nil {
+		t.Fatal("no skip table for a good list")
+	}
+	bad := List{data: slices.Clone(l.data)}
+	d, _ := bad.start()
+	d.uvarint() // the count; each delta is one byte
+	bad.data[len(bad.data)-len(d.b)+1] = 0
+	if new(Skips).table(bad) != nil {
+		t.Fatal("a skip table for a list with an ID twice")
+	}
+}

@@ -162,6 +162,9 @@ type segReader struct {
 	r     querier
 	seg   *segment
 	lists map[string]*search.List // nil: not in the segment
+	// phrase: the query has a phrase, whose words' long lists are read
+	// through the Skips the segment cache keeps.
+	phrase bool
 }
 
 func (s *segReader) Lookup(key string) (search.List, bool, error) {
@@ -184,8 +187,8 @@ func (s *segReader) Lookup(key string) (search.List, bool, error) {
 	if err != nil {
 		return search.List{}, false, err
 	}
-	if ok && l.Docs() >= search.SkipsMin {
-		l = l.WithSkips(s.db.segcache.listSkips(s.seg.id, key))
+	if n := l.Docs(); ok && s.phrase && n >= search.SkipsMin {
+		l = l.WithSkips(s.db.segcache.listSkips(s.seg.id, key, n))
 	}
 	if ok {
 		s.lists[key] = &l
@@ -321,7 +324,8 @@ func (s *searcher) reader(ctx context.Context, seg int64) (*segReader, error) {
 		if err != nil {
 			return nil, err
 		}
-		r = &segReader{ctx: ctx, db: s.db, r: s.r, seg: loaded, lists: map[string]*search.List{}}
+		r = &segReader{ctx: ctx, db: s.db, r: s.r, seg: loaded, lists: map[string]*search.List{},
+			phrase: slices.ContainsFunc(s.terms, func(t search.Term) bool { return len(t.Words) > 1 })}
 		s.rdrs[seg] = r
 	}
 	return r, nil

@@ -24,8 +24,10 @@ type segcache struct {
 	segs   map[int64]*segment
 	blocks map[blockKey]*list.Element // of lru
 	lru    list.List                  // *cachedBlock, most recent first
-	skips  map[skipKey]*search.Skips  // of long lists, up to maxSkips
-	bytes  int
+	skips  map[skipKey]cachedSkips    // of long lists read by phrases
+	// skipBytes: what skips take, up to skipsCacheBytes
+	skipBytes int
+	bytes     int
 }
 
 // blockCacheBytes bounds the blocks kept.
@@ -162,26 +164,40 @@ type skipKey struct {
 	key string
 }
 
-// maxSkips bounds the lists whose Skips are kept: each takes 4 bytes per
-// 64 documents (6 KB for a list of 100,000), found by reading the list
-// once. When full, they are all dropped: the long lists that searches
-// read most come back first.
-const maxSkips = 512
+// skipsCacheBytes bounds what the Skips kept take (search.SkipsBytes):
+// 4 MB is those of 160 lists of 100,000 documents, or of 4,000 of 1,024.
+// Past it, entries are dropped at random until it holds: the lists that
+// phrases read most come back first.
+const skipsCacheBytes = 4 << 20
 
-// listSkips returns the Skips of the list of key in segment seg.
-func (c *segcache) listSkips(seg int64, key string) *search.Skips {
+type cachedSkips struct {
+	skips *search.Skips
+	bytes int
+}
+
+// listSkips returns the Skips of the list of key in segment seg, which
+// holds docs documents.
+func (c *segcache) listSkips(seg int64, key string, docs int) *search.Skips {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := skipKey{seg, key}
-	if s := c.skips[k]; s != nil {
-		return s
+	if e, ok := c.skips[k]; ok {
+		return e.skips
 	}
-	if c.skips == nil || len(c.skips) >= maxSkips {
-		c.skips = map[skipKey]*search.Skips{}
+	if c.skips == nil {
+		c.skips = map[skipKey]cachedSkips{}
 	}
-	s := new(search.Skips)
-	c.skips[k] = s
-	return s
+	e := cachedSkips{new(search.Skips), search.SkipsBytes(docs)}
+	for old, o := range c.skips {
+		if c.skipBytes+e.bytes <= skipsCacheBytes {
+			break
+		}
+		delete(c.skips, old)
+		c.skipBytes -= o.bytes
+	}
+	c.skips[k] = e
+	c.skipBytes += e.bytes
+	return e.skips
 }
 
 // keepOnly forgets the segments not in live, and their blocks.
@@ -206,9 +222,10 @@ func (c *segcache) keepOnly(live []segmentInfo) {
 			delete(c.blocks, k)
 		}
 	}
-	for k := range c.skips {
+	for k, e := range c.skips {
 		if !ids[k.seg] {
 			delete(c.skips, k)
+			c.skipBytes -= e.bytes
 		}
 	}
 }
