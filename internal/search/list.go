@@ -331,9 +331,15 @@ func (l List) RunsOf(want []int64, fn func(doc int64, run []byte) error) error {
 	if d.err != nil || size > uint64(len(d.b)) {
 		return ErrCorrupt
 	}
-	b = d.b[:size]
+	return eachRun(d.b[:size], 0, idx, docs, fn)
+}
+
+// eachRun reads b, the runs of a list's documents from document lo on,
+// and calls fn with the run of each document of idx (their indexes in the
+// list, increasing, lo or more), whose IDs are docs.
+func eachRun(b []byte, lo int, idx []int, docs []int64, fn func(doc int64, run []byte) error) error {
 	k := 0
-	for i := 0; i < int(n) && k < len(idx); i++ {
+	for i := lo; k < len(idx); i++ {
 		c, w := binary.Uvarint(b)
 		if w <= 0 || c > uint64(len(b)) {
 			return ErrCorrupt
@@ -384,24 +390,8 @@ func (l List) runsOfSkipping(t *skipTable, want []int64, fn func(doc int64, run 
 		if d.err != nil {
 			return ErrCorrupt
 		}
-		b := section[t.runAt[e]:]
-		k := 0
-		for i := lo; i < hi && k < len(idx); i++ {
-			c, w := binary.Uvarint(b)
-			if w <= 0 || c > uint64(len(b)) {
-				return ErrCorrupt
-			}
-			rest, ok := skipVarints(b[w:], c)
-			if !ok {
-				return ErrCorrupt
-			}
-			if i == idx[k] {
-				if err := fn(docs[k], b[:len(b)-len(rest)]); err != nil {
-					return err
-				}
-				k++
-			}
-			b = rest
+		if err := eachRun(section[t.runAt[e]:], lo, idx, docs, fn); err != nil {
+			return err
 		}
 	}
 	return nil

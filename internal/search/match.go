@@ -405,9 +405,8 @@ func decodeRun(dst []uint32, run []byte) ([]uint32, error) {
 	return dst, nil
 }
 
-// phraseRuns is a phrase's words' positions in each candidate of a
-// segment (wordList.runs), read once for all the candidates, checked a
-// part at a time.
+// phraseRuns is a phrase's words' positions in each of some candidates
+// (wordList.runs), which check reads a part at a time.
 type phraseRuns [][][][]byte // by word, then candidate
 
 // readPhrase reads the positions of words (a phrase) in each of cands.

@@ -187,10 +187,10 @@ func (s *segReader) Lookup(key string) (search.List, bool, error) {
 	if err != nil {
 		return search.List{}, false, err
 	}
-	if n := l.Docs(); ok && s.phrase && n >= search.SkipsMin {
-		l = l.WithSkips(s.db.segcache.listSkips(s.seg.id, key, n))
-	}
 	if ok {
+		if n := l.Docs(); s.phrase && n >= search.SkipsMin {
+			l = l.WithSkips(s.db.segcache.listSkips(s.seg.id, key, n))
+		}
 		s.lists[key] = &l
 	} else {
 		s.lists[key] = nil
