@@ -329,3 +329,68 @@ func TestSkipsRefuseListsOutOfOrder(t *testing.T) {
 		t.Fatal("a skip table for a list with an ID twice")
 	}
 }
+
+// MatchNewest's turns, from the start of the lists or through Skips,
+// find the top of what Match finds, whatever the documents, the query
+// (a phrase, with words and prefixes beside it) and what keep keeps.
+func TestMatchNewestAgreesWithMatch(t *testing.T) {
+	vocab := []string{"a", "b", "c", "ab", "abc", "bd"}
+	rnd := rand.New(rand.NewPCG(5, 6))
+	for try := range 500 {
+		var docs []Doc
+		id := int64(0)
+		for range 1 + rnd.IntN(2500) {
+			id += 1 + int64(rnd.IntN(3))
+			var w []string
+			for range 1 + rnd.IntN(10) {
+				w = append(w, vocab[rnd.IntN(len(vocab))])
+			}
+			docs = append(docs, Doc{ID: id, Title: vocab[rnd.IntN(len(vocab))], Body: strings.Join(w, " ")})
+		}
+		plain := memReader{Build(docs).Blocks}
+		var phrase []string
+		for range 2 + rnd.IntN(2) {
+			phrase = append(phrase, vocab[rnd.IntN(4)])
+		}
+		terms := []Term{{Words: phrase, Prefix: rnd.IntN(4) == 0}}
+		if rnd.IntN(3) == 0 {
+			terms = append(terms, Term{Words: []string{vocab[rnd.IntN(len(vocab))]}, Prefix: rnd.IntN(2) == 0})
+		}
+		all, err := Match(plain, terms, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byDoc := map[int64]Hit{}
+		for _, h := range all {
+			byDoc[h.Doc] = h
+		}
+		limit := 1 + rnd.IntN(20)
+		policy := rnd.IntN(3)
+		for _, r := range []Reader{plain, skipReader{plain, map[string]*Skips{}}} {
+			var got []int64
+			kept, below := 0, int64(1<<62)
+			err := MatchNewest(context.Background(), r, terms, false, limit, func(hits []Hit) (int, error) {
+				for j, h := range hits {
+					want, ok := byDoc[h.Doc]
+					if !ok || h.Len != want.Len || !slices.Equal(h.TF, want.TF) || h.Doc >= below || j > 0 && h.Doc <= hits[j-1].Doc {
+						t.Fatalf("try %d: hit %+v (Match: %+v, below %d)", try, h, want, below)
+					}
+				}
+				below = hits[0].Doc
+				got = append(hitDocs(hits), got...)
+				k := []int{len(hits), 0, rnd.IntN(len(hits) + 1)}[policy]
+				kept += k
+				return k, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The turns found the top of Match's documents, and all of
+			// them unless keep had kept limit.
+			top := hitDocs(all)[len(all)-len(got):]
+			if !slices.Equal(got, top) || kept < limit && len(got) != len(all) {
+				t.Fatalf("try %d, %v, limit %d, policy %d: turns found %v, Match %v", try, terms, limit, policy, got, hitDocs(all))
+			}
+		}
+	}
+}
