@@ -444,21 +444,23 @@ func (s *searcher) current(ctx context.Context, hits []segHit) ([]segHit, error)
 // newestCurrent returns the n newest of a segment's hits that are current
 // (all the current ones, when fewer): a common word matches thousands of
 // a large segment's pages, of which the search ranks the n newest, so
-// their entries are checked n at a time, newest first, until n are found.
+// their entries are checked newest first, n of them, then twice as many
+// at each query, until n are found (a namespace filter that keeps few of
+// them costs a few queries, not one per n).
 func (s *searcher) newestCurrent(ctx context.Context, hits []segHit, n int) ([]segHit, error) {
 	if n <= 0 || len(hits) <= n {
 		return s.current(ctx, hits)
 	}
 	slices.SortFunc(hits, func(a, b segHit) int { return cmp.Compare(b.page, a.page) })
 	var out []segHit
-	for start := 0; start < len(hits) && len(out) < n; start += n {
-		live, err := s.current(ctx, hits[start:min(start+n, len(hits))])
+	for start, size := 0, n; start < len(hits) && len(out) < n; start, size = start+size, 2*size {
+		live, err := s.current(ctx, hits[start:min(start+size, len(hits))])
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, live...)
 	}
-	return out, nil
+	return out[:min(n, len(out))], nil
 }
 
 // df returns how many documents of the live segments hold each word

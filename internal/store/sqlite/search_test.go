@@ -128,7 +128,8 @@ func TestSearchSegmentsMerge(t *testing.T) {
 func TestSearchPhraseNewestBelowStale(t *testing.T) {
 	ctx := context.Background()
 	db := sqlitetest.Open(t)
-	sqlite.SetSearchRare(t, 10) // both words common: newest first
+	sqlite.SetSearchRare(t, 10)            // both words common: newest first
+	sqlite.SetSearchBudget(t, time.Minute) // the same answer on a loaded machine
 	var reqs []wiki.SaveRequest
 	for i := range 300 {
 		text := fmt.Sprintf("red blue page%d", i)
@@ -169,6 +170,7 @@ func TestSearchPhraseImportBatchOutOfPageOrder(t *testing.T) {
 	ctx := context.Background()
 	db := sqlitetest.Open(t)
 	sqlite.SetSearchRare(t, 10)
+	sqlite.SetSearchBudget(t, time.Minute) // the same answer on a loaded machine
 	var reqs []wiki.SaveRequest
 	for i := range 300 {
 		text := fmt.Sprintf("red blue page%d", i)
@@ -207,6 +209,7 @@ func TestSearchPhraseNamespaceKeepsFew(t *testing.T) {
 	ctx := context.Background()
 	db := sqlitetest.Open(t)
 	sqlite.SetSearchRare(t, 10)
+	sqlite.SetSearchBudget(t, time.Minute) // the same answer on a loaded machine
 	var reqs []wiki.SaveRequest
 	for i := range 3 {
 		text := fmt.Sprintf("red blue help%d", i)
