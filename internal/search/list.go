@@ -305,17 +305,7 @@ func (l List) RunsOf(want []int64, fn func(doc int64, run []byte) error) error {
 	// their IDs.
 	idx := make([]int, 0, min(uint64(len(want)), n))
 	docs := make([]int64, 0, cap(idx))
-	prev, j := int64(0), 0
-	for i := range int(n) {
-		prev += int64(d.uvarint())
-		for j < len(want) && want[j] < prev {
-			j++
-		}
-		if j < len(want) && want[j] == prev {
-			idx = append(idx, i)
-			docs = append(docs, prev)
-		}
-	}
+	idx, docs, _ = wanted(&d, 0, 0, int(n), want, 0, idx, docs)
 	if d.err != nil {
 		return ErrCorrupt
 	}
@@ -332,6 +322,24 @@ func (l List) RunsOf(want []int64, fn func(doc int64, run []byte) error) error {
 		return ErrCorrupt
 	}
 	return eachRun(d.b[:size], 0, idx, docs, fn)
+}
+
+// wanted reads with d the ID deltas of a list's documents lo to hi-1,
+// the ID before them being prev, and appends to idx and docs the indexes
+// and IDs of those that want[j:] (increasing) holds; it returns the index
+// in want it got to.
+func wanted(d *decoder, prev int64, lo, hi int, want []int64, j int, idx []int, docs []int64) ([]int, []int64, int) {
+	for i := lo; i < hi; i++ {
+		prev += int64(d.uvarint())
+		for j < len(want) && want[j] < prev {
+			j++
+		}
+		if j < len(want) && want[j] == prev {
+			idx = append(idx, i)
+			docs = append(docs, prev)
+		}
+	}
+	return idx, docs, j
 }
 
 // eachRun reads b, the runs of a list's documents from document lo on,
@@ -375,18 +383,7 @@ func (l List) runsOfSkipping(t *skipTable, want []int64, fn func(doc int64, run 
 		lo := e * skipEvery
 		hi := min(lo+skipEvery, int(t.n))
 		d := decoder{b: l.data[t.docAt[e]:]}
-		prev := t.before[e]
-		idx, docs = idx[:0], docs[:0]
-		for i := lo; i < hi && j < len(want); i++ {
-			prev += int64(d.uvarint())
-			for j < len(want) && want[j] < prev {
-				j++
-			}
-			if j < len(want) && want[j] == prev {
-				idx = append(idx, i)
-				docs = append(docs, prev)
-			}
-		}
+		idx, docs, j = wanted(&d, t.before[e], lo, hi, want, j, idx[:0], docs[:0])
 		if d.err != nil {
 			return ErrCorrupt
 		}
