@@ -31,7 +31,7 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 	n := max(4, runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	db := &DB{path: path, r: r, w: r, mergeTurn: make(chan struct{}, 1)}
+	db := &DB{path: path, r: &readPool{DB: r}, w: r, mergeTurn: make(chan struct{}, 1)}
 	have, err := db.SchemaVersion(ctx)
 	if err != nil {
 		r.Close()

@@ -37,8 +37,8 @@ var migrations embed.FS
 // DB is a Wikid store in one SQLite file.
 type DB struct {
 	path string
-	w    *sql.DB // the single writer connection
-	r    *sql.DB // query_only reader pool
+	w    *sql.DB   // the single writer connection
+	r    *readPool // query_only reader pool
 
 	// Hot read statements, prepared once on the reader pool.
 	findPage       *sql.Stmt
@@ -107,7 +107,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: user name skeletons: %w", path, err)
 	}
-	db.r, err = sql.Open("sqlite", dsn(path, true))
+	rp, err := sql.Open("sqlite", dsn(path, true))
+	db.r = &readPool{DB: rp}
 	if err != nil {
 		db.w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -182,10 +183,14 @@ func (db *DB) Close() error {
 	}
 	db.kept = nil
 	db.keptMu.Unlock()
-	if db.r != nil {
+	if db.r != nil && db.r.DB != nil {
+		db.r.stmts.Range(func(_, s any) bool {
+			errs = append(errs, s.(*sql.Stmt).Close())
+			return true
+		})
 		errs = append(errs, db.r.Close())
 	}
-	if db.w != nil && db.w != db.r {
+	if db.w != nil && (db.r == nil || db.w != db.r.DB) {
 		// Closing the last connection checkpoints the WAL.
 		errs = append(errs, db.w.Close())
 	}
@@ -461,6 +466,105 @@ func (tx *wtx) QueryRowContext(ctx context.Context, query string, args ...any) *
 		return tx.Tx.QueryRowContext(ctx, query, args...)
 	}
 	return s.QueryRowContext(ctx, args...)
+}
+
+// readPool is the reader pool, whose queries with arguments run prepared,
+// as the writer's do (wtx): SQLite takes about as long to prepare most of
+// them as to run them (a search runs a dozen; a page view that misses the
+// caches, a few). Each is prepared on the pool once (stmt), and on each
+// reader connection the first time it runs there; database/sql keeps it
+// with the connection from then on.
+type readPool struct {
+	*sql.DB
+	stmts    sync.Map // query text to *sql.Stmt
+	n        atomic.Int64
+	prepares atomic.Int64 // statements prepared to be kept (tests)
+}
+
+// QueryContext runs query on a reader connection, prepared when it has
+// args.
+func (p *readPool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if s := p.stmt(ctx, query, len(args)); s != nil {
+		return s.QueryContext(ctx, args...)
+	}
+	return p.DB.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs query on a reader connection, prepared when it
+// has args.
+func (p *readPool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if s := p.stmt(ctx, query, len(args)); s != nil {
+		return s.QueryRowContext(ctx, args...)
+	}
+	return p.DB.QueryRowContext(ctx, query, args...)
+}
+
+// The statements the reader pool keeps are bounded: at most maxReadStmts,
+// each of at most maxReadStmtText bytes, the first ones run (a kept
+// statement takes about 25 KB on each reader connection that ran it). The
+// package's queries are constants but for their filters' placeholders
+// (one per namespace asked for, of which a wiki has a few dozen); the
+// queries of change lists, whose filters combine into many texts, run
+// unkept (readChanges). Past the bounds a statement is prepared for its
+// one run.
+var maxReadStmts int64 = 128
+
+const maxReadStmtText = 2048
+
+// stmt returns query prepared on the pool, or nil when it runs unprepared:
+// it has no arguments, the kept statements are at their bound, or it did
+// not prepare (its run then reports why).
+func (p *readPool) stmt(ctx context.Context, query string, args int) *sql.Stmt {
+	if args == 0 || len(query) > maxReadStmtText {
+		return nil
+	}
+	if s, ok := p.stmts.Load(query); ok {
+		return s.(*sql.Stmt)
+	}
+	if p.n.Load() >= maxReadStmts {
+		return nil
+	}
+	s, err := p.DB.PrepareContext(context.WithoutCancel(ctx), query)
+	if err != nil {
+		return nil
+	}
+	p.prepares.Add(1)
+	if old, loaded := p.stmts.LoadOrStore(query, s); loaded {
+		s.Close()
+		return old.(*sql.Stmt)
+	}
+	p.n.Add(1)
+	return s
+}
+
+// rtx is a read transaction, whose queries with arguments run as the
+// pool's kept statements (readPool).
+type rtx struct {
+	*sql.Tx
+	r *readPool
+}
+
+// beginRead begins a read transaction on the reader pool.
+func (db *DB) beginRead(ctx context.Context) (rtx, error) {
+	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	return rtx{tx, db.r}, err
+}
+
+// QueryContext runs query in the transaction, prepared when it has args.
+func (tx rtx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if s := tx.r.stmt(ctx, query, len(args)); s != nil {
+		return tx.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
+	}
+	return tx.Tx.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs query in the transaction, prepared when it has
+// args.
+func (tx rtx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if s := tx.r.stmt(ctx, query, len(args)); s != nil {
+		return tx.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
+	}
+	return tx.Tx.QueryRowContext(ctx, query, args...)
 }
 
 // keep prepares queries on the writer connection, between transactions,

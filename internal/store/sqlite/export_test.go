@@ -36,7 +36,7 @@ func ForeignKeyViolations(ctx context.Context, db *DB) (int, error) {
 func Pragma(ctx context.Context, db *DB, name string, reader bool) (string, error) {
 	conn := db.w
 	if reader {
-		conn = db.r
+		conn = db.r.DB
 	}
 	var v string
 	err := conn.QueryRowContext(ctx, `PRAGMA `+name).Scan(&v)
@@ -45,7 +45,7 @@ func Pragma(ctx context.Context, db *DB, name string, reader bool) (string, erro
 
 // Plan returns the EXPLAIN QUERY PLAN lines of q.
 func Plan(ctx context.Context, db *DB, q string, args ...any) ([]string, error) {
-	rows, err := db.r.QueryContext(ctx, `EXPLAIN QUERY PLAN `+q, args...)
+	rows, err := db.r.DB.QueryContext(ctx, `EXPLAIN QUERY PLAN `+q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +97,19 @@ func Kept(db *DB) []string {
 // TxPrepares counts the statements db prepared for one transaction only,
 // because no kept statement served them.
 func TxPrepares(db *DB) int64 { return db.prepares.Load() }
+
+// ReadPrepares counts the read statements db prepared on its reader
+// pool, and ReadStmts those it keeps.
+func ReadPrepares(db *DB) int64 { return db.r.prepares.Load() }
+func ReadStmts(db *DB) int64    { return db.r.n.Load() }
+
+// SetMaxReadStmts sets how many read statements a DB opened from now on
+// keeps, until the test ends.
+func SetMaxReadStmts(t interface{ Cleanup(func()) }, n int64) {
+	old := maxReadStmts
+	maxReadStmts = n
+	t.Cleanup(func() { maxReadStmts = old })
+}
 
 // SetSearchRare sets how many pages a rare word is in at most, until the
 // test ends.

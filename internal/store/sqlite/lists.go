@@ -187,8 +187,10 @@ func namespacePrefixes(namespaces []string) (prefixes []string, ok bool) {
 const changeCols = `c.id, c.kind, c.title, c.new_title, c.page_id, c.rev_id, c.old_rev_id, c.user_id, c.user_name, c.ts, c.summary, c.size, c.old_size, c.minor, c.tags`
 
 // readChanges runs query, which selects changeCols, and reads its rows.
+// It runs unkept (readPool): the filters of change lists combine into
+// more texts than the pool keeps.
 func (db *DB) readChanges(ctx context.Context, query string, args []any) ([]wiki.Change, error) {
-	rows, err := db.r.QueryContext(ctx, query, args...)
+	rows, err := db.r.DB.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

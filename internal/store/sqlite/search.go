@@ -546,7 +546,7 @@ func (s *searcher) run(parent context.Context, want int) ([]searchCand, error) {
 	}
 	// One read transaction: a merge that ends meanwhile replaces
 	// segments this search would read half of.
-	tx, err := s.db.r.BeginTx(parent, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.db.beginRead(parent)
 	if err != nil {
 		return nil, err
 	}

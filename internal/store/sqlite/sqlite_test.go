@@ -66,6 +66,69 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("a search's statements are prepared once and kept, up to a bound", func(t *testing.T) {
+		sqlite.SetSearchBudget(t, time.Minute) // the same answer on a loaded machine
+		db := sqlitetest.Open(t)
+		for i := range 5 {
+			title := fmt.Sprintf("Help:Page %d", i)
+			if i%2 == 0 {
+				title = fmt.Sprintf("Page %d", i)
+			}
+			text := fmt.Sprintf("kept statements number %d", i)
+			if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		search := func(q string, ns ...string) []string {
+			t.Helper()
+			hits, err := db.Search(ctx, wiki.SearchQuery{Text: q, Limit: 10, Namespaces: ns})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, h := range hits {
+				out = append(out, string(h.Title))
+			}
+			slices.Sort(out)
+			return out
+		}
+		want := []string{"Page 0", "Page 2", "Page 4"}
+		if got := search(`"kept statements"`, ""); !slices.Equal(got, want) {
+			t.Fatalf("main namespace hits = %v, want %v", got, want)
+		}
+		before := sqlite.ReadPrepares(db)
+		if before == 0 {
+			t.Fatal("a search kept no prepared statement")
+		}
+		for _, q := range []string{`"kept statements"`, `"statements number"`, "kept"} {
+			if got := search(q, ""); !slices.Equal(got, want) {
+				t.Fatalf("%s: main namespace hits = %v, want %v", q, got, want)
+			}
+		}
+		if n := sqlite.ReadPrepares(db) - before; n != 0 {
+			t.Errorf("searches of the same shape prepared %d more statements: the kept ones were not used", n)
+		}
+
+		// Past the bound, statements are prepared for their one run.
+		sqlite.SetMaxReadStmts(t, 2)
+		db = sqlitetest.Open(t)
+		for i := range 5 {
+			text := fmt.Sprintf("bounded statements number %d", i)
+			title := fmt.Sprintf("Help:Page %d", i)
+			if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 3 {
+			if got := search(`"bounded statements"`, "Help", ""); len(got) != 5 {
+				t.Fatalf("hits past the bound = %v, want the 5 help pages", got)
+			}
+		}
+		if n := sqlite.ReadStmts(db); n > 2 {
+			t.Errorf("%d read statements kept, past the bound of 2", n)
+		}
+	})
+
 	t.Run("a search of common words reads its page and pages alike", func(t *testing.T) {
 		sqlite.SetSearchBudget(t, time.Minute) // the same answer on a loaded machine
 		sqlite.SetSearchRare(t, 3)             // every word below is common
