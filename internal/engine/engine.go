@@ -133,6 +133,10 @@ type Engine struct {
 	// thumbFailures are the images no thumbnail could be made of.
 	thumbFailures thumbFailures
 
+	// importBatch and backlinkBatch are ImportBatch and backlinkBatch,
+	// smaller in tests that cross them.
+	importBatch, backlinkBatch int
+
 	// Renders counts actual renders (cache misses at every level), for tests.
 	Renders atomic.Int64
 }
@@ -244,7 +248,8 @@ func New(o Options) *Engine {
 	return &Engine{store: o.Store, cores: o.Cores, markups: markups, defaultModel: o.DefaultModel.Or(wiki.ModelMarkdown), toMarkdown: o.WikitextToMarkdown, purger: o.Purger, cdn: o.CDN, hasCDN: hasCDN, onQueued: o.JobsQueued,
 		log: o.Logger, maxPage: o.MaxPageBytes, siteName: o.SiteName, now: o.Now, mem: mem, noCache: o.NoRenderCache,
 		keepChanges: o.KeepChanges, keepDoneJobs: o.KeepDoneJobs, gate: newRenderGate(o.RenderLimits), sectionMark: newSectionMark(),
-		files: o.Files, thumbGate: newRenderGate(RenderLimits{Concurrency: o.Files.ThumbSlots, Queue: o.Files.ThumbQueue})}
+		files: o.Files, thumbGate: newRenderGate(RenderLimits{Concurrency: o.Files.ThumbSlots, Queue: o.Files.ThumbQueue}),
+		importBatch: ImportBatch, backlinkBatch: backlinkBatch}
 }
 
 // Store returns the engine's store for read-only listings.

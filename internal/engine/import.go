@@ -87,7 +87,7 @@ func (e *Engine) Import(ctx context.Context, pages iter.Seq2[ImportPage, error],
 				return
 			}
 			pending, size = append(pending, p), size+len(p.Text)
-			if (len(pending) == ImportBatch || size >= ImportBatchBytes) && !flush() {
+			if (len(pending) == e.importBatch || size >= ImportBatchBytes) && !flush() {
 				return
 			}
 		}

@@ -367,7 +367,7 @@ func (e *Engine) staleDependents(ctx context.Context, kind string, pl titlePaylo
 // one batch's jobs at a time. Such a part has no key: an edit meanwhile
 // queues a job from the first page, which must not merge into a part.
 func (e *Engine) dependents(ctx context.Context, kind string, pl titlePayload, use wiki.Use, batch func(ids []int64, titles []wiki.Title) ([]wiki.JobSpec, error)) error {
-	pages, err := e.store.Dependents(ctx, pl.Title, use, pl.AfterID, backlinkBatch)
+	pages, err := e.store.Dependents(ctx, pl.Title, use, pl.AfterID, e.backlinkBatch)
 	if err != nil || len(pages) == 0 {
 		return err
 	}
@@ -380,7 +380,7 @@ func (e *Engine) dependents(ctx context.Context, kind string, pl titlePayload, u
 	if err != nil {
 		return err
 	}
-	if len(pages) == backlinkBatch {
+	if len(pages) == e.backlinkBatch {
 		b, _ := json.Marshal(titlePayload{Title: pl.Title, AfterID: pages[len(pages)-1].ID})
 		jobs = append(jobs, wiki.JobSpec{Kind: kind, Payload: b})
 	}

@@ -293,8 +293,10 @@ func TestSearchFollowsTemplates(t *testing.T) {
 func TestImportAcrossBatchesWithTemplates(t *testing.T) {
 	t.Parallel()
 	db, e, _ := templateWiki(t)
+	const batch = 40 // pages per import transaction
+	engine.SetBatches(e, batch, 0)
 	pages := []engine.ImportPage{{Title: "Template:X", Text: "from X [[Linked]] [[Category:Xcat]]"}}
-	for i := range engine.ImportBatch {
+	for i := range batch {
 		pages = append(pages, engine.ImportPage{Title: wiki.Title(fmt.Sprintf("Filler %d", i)), Text: "filler"})
 	}
 	pages = append(pages, engine.ImportPage{Title: "P", Text: "{{X}}"})
@@ -332,7 +334,9 @@ func TestImportAcrossBatchesWithTemplates(t *testing.T) {
 func TestTemplateCascadeInBatches(t *testing.T) {
 	t.Parallel()
 	db, e, p := templateWiki(t)
-	const n = 1100
+	const batch = 50 // pages per part of a job
+	engine.SetBatches(e, 0, batch)
+	const n = 2*batch + batch/5
 	pages := []engine.ImportPage{{Title: "Template:Stamp", Text: "STAMP-v1"}}
 	for i := range n {
 		pages = append(pages, engine.ImportPage{Title: wiki.Title(fmt.Sprintf("User %04d", i)), Text: "{{Stamp}}"})
@@ -363,11 +367,11 @@ func TestTemplateCascadeInBatches(t *testing.T) {
 		kinds[j.Kind]++
 	}
 	// ListJobs lists the newest first.
-	if kinds[wiki.JobReparse] != 500 || kinds[wiki.JobReindex] != 1 || kinds[wiki.JobTransclusions] != 1 || len(kinds) != 3 || queued[0].Kind != wiki.JobTransclusions {
+	if kinds[wiki.JobReparse] != batch || kinds[wiki.JobReindex] != 1 || kinds[wiki.JobTransclusions] != 1 || len(kinds) != 3 || queued[0].Kind != wiki.JobTransclusions {
 		t.Fatalf("after the first part: %v queued, the last a %s; want one batch of reparses and its reindex, then the next part", kinds, queued[0].Kind)
 	}
 	drainAll(t, db, e)
-	for _, i := range []int{0, 499, 500, 999, 1000, n - 1} {
+	for _, i := range []int{0, batch - 1, batch, 2*batch - 1, 2 * batch, n - 1} {
 		title := fmt.Sprintf("User %04d", i)
 		if h := viewHTML(t, e, title); !strings.Contains(h, "STAMP-v2") {
 			t.Fatalf("%s renders %q", title, h)

@@ -61,8 +61,11 @@ func TestSearchMergeSegmentRemovedMidway(t *testing.T) {
 // the commonest words over one large segment must not run for long past
 // it.
 func TestSearchBudgetHonouredInsideSegment(t *testing.T) {
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		t.Skip("builds a large index")
+	case raceEnabled:
+		t.Skip("builds a large index: .ci/run runs it without the race detector")
 	}
 	ctx := context.Background()
 	db := sqlitetest.Open(t)

@@ -263,9 +263,11 @@ func TestSQLite(t *testing.T) {
 		if _, err := db.ImportPages(ctx, reqs); err != nil {
 			t.Fatal(err)
 		}
-		by100, by7 := pagedTitles(t, db, "orchard", 100, 5000), pagedTitles(t, db, "orchard", 7, 5000)
-		if len(by100) != 2*sqlite.SearchCandidates || !slices.Equal(by7, by100) {
-			t.Fatalf("pages of 100 gave %d hits, pages of 7 %d; want %d, the same", len(by100), len(by7), 2*sqlite.SearchCandidates)
+		// Pages of 37 cross both bounds mid-page (1,000 and 2,000 are no
+		// multiples of 37).
+		by100, by37 := pagedTitles(t, db, "orchard", 100, 5000), pagedTitles(t, db, "orchard", 37, 5000)
+		if len(by100) != 2*sqlite.SearchCandidates || !slices.Equal(by37, by100) {
+			t.Fatalf("pages of 100 gave %d hits, pages of 37 %d; want %d, the same", len(by100), len(by37), 2*sqlite.SearchCandidates)
 		}
 		if got := searchTitles(t, db, "orchard", 2*sqlite.SearchCandidates-20, 21); len(got) != 20 {
 			t.Fatalf("the last page: %d hits, want 20 (none past the bound)", len(got))
