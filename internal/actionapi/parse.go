@@ -45,8 +45,8 @@ func (c *call) parse() error {
 		if c.p.has("page") || pid > 0 || oldid > 0 {
 			return errf("invalidparammix", "The parameters \"text\" and \"page\", \"pageid\" or \"oldid\" can not be used together.")
 		}
-		// One event, and one more per parseUnit of text.
-		if err := c.chargeParse(1 + len(c.p.vals["text"])/parseUnit); err != nil {
+		// One event, and one more per engine.ParseUnit of text.
+		if err := c.chargeParse(1 + len(c.p.vals["text"])/engine.ParseUnit); err != nil {
 			return err
 		}
 		title = "API"
@@ -73,7 +73,7 @@ func (c *call) parse() error {
 		// HTML before any replacement), once it is made. This answer goes
 		// out; the client's next parses wait as long as the limit says
 		// (the events are counted up to it).
-		_ = c.chargeParse(rendered.Made / parseUnit)
+		_ = c.chargeParse(rendered.Made / engine.ParseUnit)
 	case oldid > 0:
 		rv, err := c.a.store.FindRevision(c.ctx, oldid)
 		if errors.Is(err, wiki.ErrNotFound) {
@@ -125,7 +125,7 @@ func (c *call) parse() error {
 		// against the parse rate limit by its size (a text's was counted
 		// above), and the parse takes a render slot, as every parse.
 		if !c.p.has("text") {
-			if err := c.chargeParse(len(source) / parseUnit); err != nil {
+			if err := c.chargeParse(len(source) / engine.ParseUnit); err != nil {
 				return err
 			}
 		}
@@ -207,12 +207,6 @@ func (c *call) parse() error {
 	c.out["parse"] = res
 	return nil
 }
-
-// parseUnit is how many bytes of text parsed outside the render cache
-// count as one event of the "parse" rate limit: a client may parse a few
-// MiB a minute this way (a 2 MiB page's links take a core for a second or
-// two), while the texts of ordinary pages cost nothing.
-const parseUnit = 64 << 10
 
 // chargeParse counts n events of the "parse" rate limit, or answers
 // ratelimited.

@@ -510,6 +510,14 @@ func (e *Engine) MaxPageBytes() int { return e.maxPage }
 // Wikipedia stay well under. A larger render shows its page as plain text.
 func (e *Engine) maxRenderHTML() int { return 4 * e.maxPage }
 
+// ParseUnit is how many bytes of text rendered outside the render cache
+// (a preview, an Action API parse of a text) count as one event of a
+// client's parse rate limit, charged by the text and again by what its
+// render made (Rendered.Made): a client may render a few MiB a minute
+// this way (a 2 MiB page's links take a core for a second or two), while
+// the texts of ordinary pages cost one event each.
+const ParseUnit = 64 << 10
+
 // Preview renders text, as page t's in model m (empty: Markdown),
 // without saving it; text over the page limit is refused as a save would
 // be, and so is a model the wiki does not know.

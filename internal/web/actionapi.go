@@ -21,7 +21,7 @@ import (
 // Rate limits of the Action API, per user (or address when anonymous).
 const (
 	apiWritesPerMinute = 60 // edits, moves, deletions, protections
-	apiParsesPerMinute = 60 // action=parse of a text (a page's parse is cached)
+	parsesPerMinute    = 60 // action=parse of a text and web previews, in engine.ParseUnit (a page's parse is cached)
 )
 
 // specActionModules is the parse of an api.php request that is not
@@ -105,7 +105,7 @@ func (h apiHost) Allow(r *http.Request, kind string) (time.Duration, bool) {
 	case "upload":
 		return h.s.uploads.allow(key)
 	case "parse":
-		return h.s.apiParses.allow(key)
+		return h.s.parses.allow(key)
 	}
 	return h.s.apiWrites.allow(key)
 }

@@ -137,8 +137,8 @@ func (s *Server) editModel(w http.ResponseWriter, r *http.Request, t wiki.Title)
 		return s.writeEditModel(w, r, http.StatusBadRequest, d)
 	}
 	if r.PostFormValue("preview") != "" {
-		rd, err := s.eng.Preview(r.Context(), t, text, to)
-		if k := wiki.KindOf(err); k == wiki.KindTooLarge || k == wiki.KindUnavailable || k == wiki.KindInvalid {
+		rd, err := s.preview(r, t, text, to)
+		if k := wiki.KindOf(err); k == wiki.KindTooLarge || k == wiki.KindUnavailable || k == wiki.KindInvalid || k == wiki.KindTooMany {
 			setRetryAfter(w, err)
 			d.Error = wiki.Message(err)
 			return s.writeEditModel(w, r, statusOf(err), d)

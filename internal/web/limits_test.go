@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -64,6 +65,51 @@ func TestPageSizeLimit(t *testing.T) {
 			t.Errorf("413 body %+v", e)
 		}
 	})
+}
+
+// TestPreviewsChargedByWhatTheyRender: a preview of a short text that
+// transcludes a large page renders megabytes; previews are charged to the
+// client's parse limit (shared with api.php's parse) by their text and by
+// what they made, so that a few such previews a minute are shown and the
+// next is answered 429 with the author's text kept, while saving, and
+// another user's previews, go on.
+func TestPreviewsChargedByWhatTheyRender(t *testing.T) {
+	t.Parallel()
+	w := apptest.New(t)
+	_, apw := w.CreateUser(t, "Alice", wiki.GroupUser)
+	_, bpw := w.CreateUser(t, "Bob", wiki.GroupUser)
+	alice, bob := w.Login(t, "Alice", apw), w.Login(t, "Bob", bpw)
+	alice.Edit("Big", strings.Repeat("lorem ipsum ", 34000)) // 400 KB
+	csrf, base := alice.EditForm("Sandbox")
+	preview := func(c *apptest.Client, text string) *apptest.Response {
+		return c.PostForm("/wiki/Sandbox?action=submit", url.Values{"csrf": {csrf}, "baserev": {base}, "text": {text}, "preview": {"1"}})
+	}
+	shown, last := 0, (*apptest.Response)(nil)
+	for i := range 30 {
+		last = preview(alice, fmt.Sprintf("{{:Big}} %d", i))
+		if last.StatusCode != http.StatusOK {
+			break
+		}
+		mustContain(t, last, "lorem ipsum")
+		shown++
+	}
+	if shown < 2 || shown >= 20 {
+		t.Fatalf("%d previews transcluding 400 KB shown in a row, want a few", shown)
+	}
+	mustStatus(t, last, http.StatusTooManyRequests)
+	mustContain(t, last, `name="text"`, "{{:Big}}", "previewed a lot of text")
+	if last.Header.Get("Retry-After") == "" || strings.Contains(last.Body, `class="preview"`) {
+		t.Errorf("the refused preview: Retry-After %q, or a preview shown", last.Header.Get("Retry-After"))
+	}
+	// Saving does not wait for the parse limit.
+	if res := alice.Submit("Sandbox", csrf, base, "{{:Big}} saved"); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("a save after the previews ran out: %d", res.StatusCode)
+	}
+	// Another user's limit is their own.
+	bcsrf, bbase := bob.EditForm("Bob sandbox")
+	res := bob.PostForm("/wiki/Bob_sandbox?action=submit", url.Values{"csrf": {bcsrf}, "baserev": {bbase}, "text": {"Bob's *text*"}, "preview": {"1"}})
+	mustStatus(t, res, http.StatusOK)
+	mustContain(t, res, "<em>text</em>")
 }
 
 func TestBusyRendersAnswer503WithRetryAfter(t *testing.T) {

@@ -938,9 +938,9 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 		}
 		var rd *engine.Rendered
 		if err == nil {
-			rd, err = s.eng.Preview(r.Context(), t, shown, d.Model)
+			rd, err = s.preview(r, t, shown, d.Model)
 		}
-		if k := wiki.KindOf(err); k == wiki.KindTooLarge || k == wiki.KindUnavailable {
+		if k := wiki.KindOf(err); k == wiki.KindTooLarge || k == wiki.KindUnavailable || k == wiki.KindTooMany {
 			// The form again, with the author's text and what was wrong.
 			setRetryAfter(w, err)
 			d.Error = wiki.Message(err)
@@ -1189,4 +1189,31 @@ func formModel(r *http.Request) (wiki.ContentModel, error) {
 		return "", wiki.Errorf(wiki.KindInvalid, "the content model %.40q is not one this wiki knows; use %s", m, engine.ModelNames())
 	}
 	return m, nil
+}
+
+// preview renders text as page t's in model m for an edit form, charged
+// to the client's parse rate limit as an Action API parse of a text is:
+// one event and one more per engine.ParseUnit of text before the render,
+// and again by what it made after it (a short text can transclude pages
+// of megabytes). This preview is shown; the client's next ones wait as
+// long as the limit says.
+func (s *Server) preview(r *http.Request, t wiki.Title, text string, m wiki.ContentModel) (*engine.Rendered, error) {
+	key := s.limitKey(r)
+	charge := func(n int) error {
+		for range n {
+			if wait, ok := s.parses.allow(key); !ok {
+				return &wiki.Error{Kind: wiki.KindTooMany, RetryAfter: wait,
+					Msg: "you have previewed a lot of text in the last minute; wait a minute and preview again (saving does not wait)"}
+			}
+		}
+		return nil
+	}
+	if err := charge(1 + len(text)/engine.ParseUnit); err != nil {
+		return nil, err
+	}
+	rd, err := s.eng.Preview(r.Context(), t, text, m)
+	if err == nil {
+		_ = charge(rd.Made / engine.ParseUnit)
+	}
+	return rd, err
 }

@@ -58,7 +58,7 @@ type Server struct {
 	uploading   sync.Map
 	thumbs      *rateLimit    // thumbnails of non-standard widths made per client (media.go)
 	apiWrites   *rateLimit    // Action API changes per user or address (actionapi.go)
-	apiParses   *rateLimit    // Action API parses of a text per user or address (actionapi.go)
+	parses      *rateLimit    // previews and Action API parses of a text per user or address (preview, actionapi.go)
 	exports     *rateLimit    // Special:Export dumps of a list or a category per user or address (dumps.go)
 	conversions *rateLimit    // ?action=editmodel conversions of a page's text per user (editmodel.go)
 	action      http.Handler  // the Action API's modules but opensearch (internal/actionapi)
@@ -123,7 +123,7 @@ func New(o Options) (*Server, error) {
 		purges: newRateLimit(30, time.Minute, o.Now), rollbacks: newRateLimit(rollbacksPerMinute, time.Minute, o.Now),
 		thanks: newRateLimit(thanksPerMinute, time.Minute, o.Now), uploads: newRateLimit(uploadsPerMinute, time.Minute, o.Now), uploadSlots: make(chan struct{}, uploadSlots),
 		thumbs: newRateLimit(thumbsPerMinute, time.Minute, o.Now), others: o.Others,
-		apiWrites: newRateLimit(apiWritesPerMinute, time.Minute, o.Now), apiParses: newRateLimit(apiParsesPerMinute, time.Minute, o.Now),
+		apiWrites: newRateLimit(apiWritesPerMinute, time.Minute, o.Now), parses: newRateLimit(parsesPerMinute, time.Minute, o.Now),
 		exports: newRateLimit(exportsPerMinute, time.Minute, o.Now), conversions: newRateLimit(conversionsPerMinute, time.Minute, o.Now)}
 	s.action = newActionAPI(s)
 	s.handler = s.routes()
