@@ -101,13 +101,17 @@ func TestPreviewsChargedByWhatTheyRender(t *testing.T) {
 	if last.Header.Get("Retry-After") == "" || strings.Contains(last.Body, `class="preview"`) {
 		t.Errorf("the refused preview: Retry-After %q, or a preview shown", last.Header.Get("Retry-After"))
 	}
+	// A section's preview is refused too, before its heading is looked for.
+	res := alice.PostForm("/wiki/Sandbox?action=submit&section=1", url.Values{"csrf": {csrf}, "baserev": {base}, "text": {"# Part\n\n{{:Big}}"}, "preview": {"1"}})
+	mustStatus(t, res, http.StatusTooManyRequests)
+	mustContain(t, res, `name="text"`, "{{:Big}}", "previewed a lot of text")
 	// Saving does not wait for the parse limit.
 	if res := alice.Submit("Sandbox", csrf, base, "{{:Big}} saved"); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("a save after the previews ran out: %d", res.StatusCode)
 	}
 	// Another user's limit is their own.
 	bcsrf, bbase := bob.EditForm("Bob sandbox")
-	res := bob.PostForm("/wiki/Bob_sandbox?action=submit", url.Values{"csrf": {bcsrf}, "baserev": {bbase}, "text": {"Bob's *text*"}, "preview": {"1"}})
+	res = bob.PostForm("/wiki/Bob_sandbox?action=submit", url.Values{"csrf": {bcsrf}, "baserev": {bbase}, "text": {"Bob's *text*"}, "preview": {"1"}})
 	mustStatus(t, res, http.StatusOK)
 	mustContain(t, res, "<em>text</em>")
 }

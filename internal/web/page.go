@@ -920,6 +920,13 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, t wiki.Title) er
 			d.Model = p.Model.Or(wiki.ModelMarkdown)
 		}
 	}
+	if r.PostFormValue("preview") != "" {
+		if err := s.previewAllowed(r); err != nil {
+			setRetryAfter(w, err)
+			d.Error = wiki.Message(err)
+			return s.writeEdit(w, r, statusOf(err), d)
+		}
+	}
 	if section != "" && section != engine.NewSection {
 		if n, err := engine.ParseSection(section); err == nil {
 			_, d.Heading, _ = s.eng.SectionText(r.Context(), t, text, d.Model, min(n, 1))
@@ -1192,28 +1199,35 @@ func formModel(r *http.Request) (wiki.ContentModel, error) {
 }
 
 // preview renders text as page t's in model m for an edit form, charged
-// to the client's parse rate limit as an Action API parse of a text is:
-// one event and one more per engine.ParseUnit of text before the render,
-// and again by what it made after it (a short text can transclude pages
-// of megabytes). This preview is shown; the client's next ones wait as
-// long as the limit says.
+// to the client's parse rate limit as an Action API parse of a text is,
+// by bytes: one event per engine.ParseUnit of text before the render, and
+// one per engine.ParseUnit it made after it (a short text can transclude
+// pages of megabytes), so that ordinary previews cost nothing and a few
+// of megabytes a minute are shown. This preview is shown; the client's
+// next ones are refused until the minute is over.
 func (s *Server) preview(r *http.Request, t wiki.Title, text string, m wiki.ContentModel) (*engine.Rendered, error) {
 	key := s.limitKey(r)
-	charge := func(n int) error {
-		for range n {
-			if wait, ok := s.parses.allow(key); !ok {
-				return &wiki.Error{Kind: wiki.KindTooMany, RetryAfter: wait,
-					Msg: "you have previewed a lot of text in the last minute; wait a minute and preview again (saving does not wait)"}
-			}
-		}
-		return nil
-	}
-	if err := charge(1 + len(text)/engine.ParseUnit); err != nil {
-		return nil, err
+	if wait, ok := s.parses.allowN(key, len(text)/engine.ParseUnit); !ok {
+		return nil, previewLimited(wait)
 	}
 	rd, err := s.eng.Preview(r.Context(), t, text, m)
 	if err == nil {
-		_ = charge(rd.Made / engine.ParseUnit)
+		s.parses.allowN(key, rd.Made/engine.ParseUnit)
 	}
 	return rd, err
+}
+
+// previewAllowed checks, without counting, that the client has previews
+// left this minute: for the work an edit form does on the text before
+// its preview (finding the section's heading).
+func (s *Server) previewAllowed(r *http.Request) error {
+	if wait, ok := s.parses.allowN(s.limitKey(r), 0); !ok {
+		return previewLimited(wait)
+	}
+	return nil
+}
+
+func previewLimited(wait time.Duration) error {
+	return &wiki.Error{Kind: wiki.KindTooMany, RetryAfter: wait,
+		Msg: "you have previewed a lot of text in the last minute; wait a minute and preview again (saving does not wait)"}
 }

@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"net/url"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -512,19 +513,14 @@ var maxReadStmts int64 = 128
 const maxReadStmtText = 2048
 
 // stmt returns query prepared on the pool, or nil when it runs unprepared:
-// it has no arguments, the kept statements are at their bound, or it did
-// not prepare (its run then reports why).
+// it has no arguments, it is past the bounds, or it did not prepare (its
+// run then reports why). Preparing takes a connection of the pool for a
+// moment: a caller holding one (a read transaction) uses kept instead.
 func (p *readPool) stmt(ctx context.Context, query string, args int) *sql.Stmt {
-	if args == 0 || len(query) > maxReadStmtText {
-		return nil
+	if s := p.kept(query, args); s != nil || !p.keepable(query, args) {
+		return s
 	}
-	if s, ok := p.stmts.Load(query); ok {
-		return s.(*sql.Stmt)
-	}
-	if p.n.Load() >= maxReadStmts {
-		return nil
-	}
-	s, err := p.DB.PrepareContext(context.WithoutCancel(ctx), query)
+	s, err := p.DB.PrepareContext(ctx, query)
 	if err != nil {
 		return nil
 	}
@@ -537,22 +533,56 @@ func (p *readPool) stmt(ctx context.Context, query string, args int) *sql.Stmt {
 	return s
 }
 
-// rtx is a read transaction, whose queries with arguments run as the
-// pool's kept statements (readPool).
-type rtx struct {
-	*sql.Tx
-	r *readPool
+// kept returns query's kept statement, or nil.
+func (p *readPool) kept(query string, args int) *sql.Stmt {
+	if args == 0 {
+		return nil
+	}
+	if s, ok := p.stmts.Load(query); ok {
+		return s.(*sql.Stmt)
+	}
+	return nil
 }
 
-// beginRead begins a read transaction on the reader pool.
-func (db *DB) beginRead(ctx context.Context) (rtx, error) {
+// keepable reports whether query may be kept, bounds permitting.
+func (p *readPool) keepable(query string, args int) bool {
+	return args > 0 && len(query) <= maxReadStmtText && p.n.Load() < maxReadStmts
+}
+
+// rtx is a read transaction, whose queries with arguments run as the
+// pool's kept statements (readPool). A query not kept yet runs unprepared
+// and is prepared on the pool once the transaction has ended (end): the
+// transaction holds a connection of the pool, and preparing on the pool
+// meanwhile would wait for another, which with every connection held by
+// such a transaction never comes.
+type rtx struct {
+	*sql.Tx
+	r      *readPool
+	missed []string
+}
+
+// beginRead begins a read transaction on the reader pool; end it with
+// end.
+func (db *DB) beginRead(ctx context.Context) (*rtx, error) {
 	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	return rtx{tx, db.r}, err
+	if err != nil {
+		return nil, err
+	}
+	return &rtx{Tx: tx, r: db.r}, nil
+}
+
+// end rolls the transaction back, then keeps the statements it missed.
+func (tx *rtx) end(ctx context.Context) {
+	tx.Rollback()
+	for _, q := range tx.missed {
+		tx.r.stmt(ctx, q, 1)
+	}
+	tx.missed = nil
 }
 
 // QueryContext runs query in the transaction, prepared when it has args.
-func (tx rtx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if s := tx.r.stmt(ctx, query, len(args)); s != nil {
+func (tx *rtx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if s := tx.lookup(query, len(args)); s != nil {
 		return tx.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
 	}
 	return tx.Tx.QueryContext(ctx, query, args...)
@@ -560,11 +590,20 @@ func (tx rtx) QueryContext(ctx context.Context, query string, args ...any) (*sql
 
 // QueryRowContext runs query in the transaction, prepared when it has
 // args.
-func (tx rtx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if s := tx.r.stmt(ctx, query, len(args)); s != nil {
+func (tx *rtx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if s := tx.lookup(query, len(args)); s != nil {
 		return tx.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
 	}
 	return tx.Tx.QueryRowContext(ctx, query, args...)
+}
+
+// lookup returns query's kept statement, or nil, noting a query to keep.
+func (tx *rtx) lookup(query string, args int) *sql.Stmt {
+	s := tx.r.kept(query, args)
+	if s == nil && tx.r.keepable(query, args) && !slices.Contains(tx.missed, query) {
+		tx.missed = append(tx.missed, query)
+	}
+	return s
 }
 
 // keep prepares queries on the writer connection, between transactions,

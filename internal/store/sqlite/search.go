@@ -550,7 +550,7 @@ func (s *searcher) run(parent context.Context, want int) ([]searchCand, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
+	defer tx.end(parent)
 	s.r = tx
 	segs, err := s.db.liveSegments(parent, tx)
 	if err != nil {
