@@ -77,8 +77,7 @@ func TestPreviewsChargedByWhatTheyRender(t *testing.T) {
 	t.Parallel()
 	w := apptest.New(t)
 	_, apw := w.CreateUser(t, "Alice", wiki.GroupUser)
-	_, bpw := w.CreateUser(t, "Bob", wiki.GroupUser)
-	alice, bob := w.Login(t, "Alice", apw), w.Login(t, "Bob", bpw)
+	alice := w.Login(t, "Alice", apw)
 	alice.Edit("Big", strings.Repeat("lorem ipsum ", 34000)) // 400 KB
 	csrf, base := alice.EditForm("Sandbox")
 	preview := func(c *apptest.Client, text string) *apptest.Response {
@@ -110,6 +109,8 @@ func TestPreviewsChargedByWhatTheyRender(t *testing.T) {
 		t.Fatalf("a save after the previews ran out: %d", res.StatusCode)
 	}
 	// Another user's limit is their own.
+	_, bpw := w.CreateUser(t, "Bob", wiki.GroupUser)
+	bob := w.Login(t, "Bob", bpw)
 	bcsrf, bbase := bob.EditForm("Bob sandbox")
 	res = bob.PostForm("/wiki/Bob_sandbox?action=submit", url.Values{"csrf": {bcsrf}, "baserev": {bbase}, "text": {"Bob's *text*"}, "preview": {"1"}})
 	mustStatus(t, res, http.StatusOK)

@@ -69,15 +69,8 @@ func TestSQLite(t *testing.T) {
 	t.Run("a search's statements are prepared once and kept, up to a bound", func(t *testing.T) {
 		sqlite.SetSearchBudget(t, time.Minute) // the same answer on a loaded machine
 		db := sqlitetest.Open(t)
-		for i := range 5 {
-			title := fmt.Sprintf("Help:Page %d", i)
-			if i%2 == 0 {
-				title = fmt.Sprintf("Page %d", i)
-			}
-			text := fmt.Sprintf("kept statements number %d", i)
-			if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U"}); err != nil {
-				t.Fatal(err)
-			}
+		for i, title := range []string{"Page 0", "Help:Page 1", "Page 2", "Help:Page 3", "Page 4"} {
+			saveSearchable(t, db, title, fmt.Sprintf("kept statements number %d", i))
 		}
 		search := func(q string, ns ...string) []string {
 			t.Helper()
@@ -113,11 +106,7 @@ func TestSQLite(t *testing.T) {
 		sqlite.SetMaxReadStmts(t, 2)
 		db = sqlitetest.Open(t)
 		for i := range 5 {
-			text := fmt.Sprintf("bounded statements number %d", i)
-			title := fmt.Sprintf("Help:Page %d", i)
-			if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U"}); err != nil {
-				t.Fatal(err)
-			}
+			saveSearchable(t, db, fmt.Sprintf("Help:Page %d", i), fmt.Sprintf("bounded statements number %d", i))
 		}
 		for range 3 {
 			if got := search(`"bounded statements"`, "Help", ""); len(got) != 5 {
@@ -740,6 +729,14 @@ func walSize(t *testing.T, path string) int64 {
 }
 
 // searchTitles returns the titles of one page of search hits.
+// saveSearchable saves a page whose text is indexed as it is.
+func saveSearchable(t *testing.T, db *sqlite.DB, title, text string) {
+	t.Helper()
+	if _, err := db.SavePage(context.Background(), wiki.SaveRequest{Title: wiki.Title(title), Text: text, SearchText: text, UserName: "U"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func searchTitles(t *testing.T, db *sqlite.DB, q string, offset, limit int) []string {
 	t.Helper()
 	hits, err := db.Search(context.Background(), wiki.SearchQuery{Text: q, Offset: offset, Limit: limit})
