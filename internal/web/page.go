@@ -1229,5 +1229,5 @@ func (s *Server) previewAllowed(r *http.Request) error {
 
 func previewLimited(wait time.Duration) error {
 	return &wiki.Error{Kind: wiki.KindTooMany, RetryAfter: wait,
-		Msg: "you have previewed a lot of text in the last minute; wait a minute and preview again (saving does not wait)"}
+		Msg: "You have previewed a lot of text in the last minute: wait a minute and preview again. Saving does not wait."}
 }
