@@ -515,7 +515,8 @@ func (e *Engine) maxRenderHTML() int { return 4 * e.maxPage }
 // client's parse rate limit, charged by the text and again by what its
 // render made (Rendered.Made): a client may render a few MiB a minute
 // this way (a 2 MiB page's links take a core for a second or two), while
-// the texts of ordinary pages cost one event each.
+// the texts of ordinary pages cost nothing by their size (api.php counts
+// one event per parse besides).
 const ParseUnit = 64 << 10
 
 // Preview renders text, as page t's in model m (empty: Markdown),
