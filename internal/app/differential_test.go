@@ -19,6 +19,7 @@ import (
 	"github.com/wikid/wikid/internal/app"
 	"github.com/wikid/wikid/internal/app/apptest"
 	"github.com/wikid/wikid/internal/engine"
+	"github.com/wikid/wikid/internal/race"
 	"github.com/wikid/wikid/internal/view"
 	"github.com/wikid/wikid/internal/web"
 	"github.com/wikid/wikid/internal/wiki"
@@ -269,7 +270,7 @@ func TestCacheDifferential(t *testing.T) {
 	switch {
 	case testing.Short():
 		n = 60
-	case raceEnabled:
+	case race.Enabled:
 		// The first hundred of the same sequence: .ci/run sends all 300
 		// without the detector, on each front path.
 		n = 100

@@ -48,6 +48,7 @@ import (
 	"github.com/wikid/wikid/internal/edge"
 	"github.com/wikid/wikid/internal/engine"
 	"github.com/wikid/wikid/internal/purge"
+	"github.com/wikid/wikid/internal/race"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -912,7 +913,7 @@ func TestCacheLeakMatrix(t *testing.T) {
 	switch {
 	case testing.Short():
 		orders = orders[:4]
-	case raceEnabled:
+	case race.Enabled:
 		// Under the race detector the pages run in the covering orders
 		// too: every pair of a principal filling the edge and another
 		// reading after it is there, which is what a leak takes. The

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/diff/difftest"
+	"github.com/wikid/wikid/internal/race"
 )
 
 // checkResult fails the test unless res is a faithful, bounded comparison
@@ -110,7 +111,7 @@ func TestCompareIsBoundedOnAdversarialPairs(t *testing.T) {
 	// it); the test allows for a busy machine. The race detector makes
 	// everything several times slower: under it the pairs are smaller.
 	limit, size := 1500*time.Millisecond, 2<<20
-	if raceEnabled {
+	if race.Enabled {
 		limit, size = 5*time.Second, 256<<10
 	}
 	for _, p := range difftest.Shapes(size) {
@@ -132,7 +133,7 @@ func TestCompareIsBoundedOnAdversarialPairs(t *testing.T) {
 func TestCompareFallsBackPastTheBudget(t *testing.T) {
 	shapes := map[string]difftest.Pair{}
 	size := 1 << 20
-	if raceEnabled {
+	if race.Enabled {
 		size = 256 << 10
 	}
 	for _, p := range difftest.Shapes(size) {
@@ -330,7 +331,7 @@ func TestMergeConflictsRatherThanMergingOnACoarseDiff(t *testing.T) {
 		if !c {
 			t.Fatal("merged on a coarse diff")
 		}
-		if limit := 2 * time.Second; d > limit && !raceEnabled {
+		if limit := 2 * time.Second; d > limit && !race.Enabled {
 			t.Errorf("took %v, want under %v", d, limit)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wikid/wikid/internal/diff/difftest"
+	"github.com/wikid/wikid/internal/race"
 )
 
 // amplify repeats s rep times, up to about limit bytes, so that short fuzz
@@ -41,7 +42,7 @@ func FuzzCompare(f *testing.F) {
 			res = Compare(a, b, o)
 			res.HTML()
 		})
-		if d > time.Second && !raceEnabled {
+		if d > time.Second && !race.Enabled {
 			t.Fatalf("comparing %d and %d bytes took %v of CPU", len(a), len(b), d)
 		}
 		if alloc > 100<<20 {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wikid/wikid/internal/race"
 	"github.com/wikid/wikid/internal/render/pathological"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -113,7 +114,7 @@ func TestHostileInputs(t *testing.T) {
 	r := New()
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if raceEnabled && i%3 != 0 {
+			if race.Enabled && i%3 != 0 {
 				// A third of the inputs under the race detector, which makes
 				// each take seconds: .ci/run renders them all without it.
 				t.Skip("race detector: a third of the inputs")
@@ -128,7 +129,7 @@ func TestHostileInputs(t *testing.T) {
 			}
 			t.Logf("%d bytes in, %d bytes out, %v", len(tt.src), len(res.HTML), took)
 			limit := 10 * time.Second
-			if raceEnabled {
+			if race.Enabled {
 				limit *= 8
 			}
 			if took > limit {
@@ -206,7 +207,7 @@ func FuzzRender(f *testing.F) {
 	r := New(WithTimeout(0))
 	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	cpuLimit := fuzzCPULimit
-	if raceEnabled {
+	if race.Enabled {
 		cpuLimit *= 8
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -235,7 +236,7 @@ func FuzzRender(f *testing.F) {
 		if took > cpuLimit {
 			t.Fatalf("render took %v of CPU for %d bytes, want at most %v", took, len(src), cpuLimit)
 		}
-		if alloc := allocs[0].Value.Uint64() - alloc0; alloc > fuzzAllocLimit && !raceEnabled {
+		if alloc := allocs[0].Value.Uint64() - alloc0; alloc > fuzzAllocLimit && !race.Enabled {
 			t.Fatalf("render allocated %d MB for %d bytes, want at most %d MB", alloc>>20, len(src), fuzzAllocLimit>>20)
 		}
 		// Only raw HTML passes through the sanitizer, node by node; the

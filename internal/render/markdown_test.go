@@ -13,6 +13,7 @@ import (
 	"github.com/alecthomas/chroma/v2"
 	"golang.org/x/net/html"
 
+	"github.com/wikid/wikid/internal/race"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -296,7 +297,7 @@ func TestHighlighting(t *testing.T) {
 		start := time.Now()
 		res := mustRender(t, "```go\n"+big+"```\n", nil)
 		limit := 5 * time.Second // generous: the bound is about work, not speed
-		if raceEnabled {
+		if race.Enabled {
 			limit = 30 * time.Second
 		}
 		if took := time.Since(start); took > limit {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wikid/wikid/internal/race"
 	"github.com/wikid/wikid/internal/render/pathological"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -73,12 +74,12 @@ func TestPathologicalShapesAtThePageLimit(t *testing.T) {
 		t.Skip("2 MiB inputs")
 	}
 	bound := cpuBound
-	if raceEnabled {
+	if race.Enabled {
 		bound = raceCPUBound
 	}
 	r := New(WithTimeout(0))
 	for _, s := range pathological.Shapes() {
-		if raceEnabled && !slices.Contains(fullSizeUnderRace, s.Name) {
+		if race.Enabled && !slices.Contains(fullSizeUnderRace, s.Name) {
 			continue
 		}
 		t.Run(s.Name, func(t *testing.T) {
@@ -106,11 +107,11 @@ func TestPathologicalShapesAllocation(t *testing.T) {
 	switch {
 	case testing.Short():
 		size = pageLimit / 32
-	case raceEnabled:
+	case race.Enabled:
 		size = pageLimit / 16
 	}
 	bound := cpuBound
-	if raceEnabled {
+	if race.Enabled {
 		bound = raceCPUBound
 	}
 	r := New(WithTimeout(0))
@@ -128,7 +129,7 @@ func TestPathologicalShapesAllocation(t *testing.T) {
 			}
 			// (The race detector empties sync.Pools at random, so the
 			// sanitizer's and the renderer's buffers are allocated anew.)
-			if max := uint64(allocPerByte*len(src) + heapSlack); alloc > max && !raceEnabled {
+			if max := uint64(allocPerByte*len(src) + heapSlack); alloc > max && !race.Enabled {
 				t.Errorf("allocated %d bytes for %d bytes of source, want at most %d (%d per byte)", alloc, len(src), max, allocPerByte)
 			}
 			if max := uint64(peakHeapPerByte*len(src) + heapSlack); peak > max {

@@ -13,6 +13,7 @@ import (
 	"github.com/andybalholm/brotli"
 
 	"github.com/wikid/wikid/internal/app/apptest"
+	"github.com/wikid/wikid/internal/race"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -217,7 +218,7 @@ func TestPurgeOnEdit(t *testing.T) {
 	switch {
 	case testing.Short():
 		rounds = 100
-	case raceEnabled:
+	case race.Enabled:
 		rounds = 150 // a sample: .ci/run runs the 1,000 without the race detector
 	}
 	stale := 0

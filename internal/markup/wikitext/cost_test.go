@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wikid/wikid/internal/race"
 	"github.com/wikid/wikid/internal/render"
 )
 
@@ -18,7 +19,7 @@ const maxPage = 2 << 20
 // race detector).
 func fillPage(unit string) string {
 	n := maxPage
-	if raceEnabled {
+	if race.Enabled {
 		// The race detector makes a render five to ten times slower, and
 		// the timeout then cuts it before its output is checked. .ci/run
 		// renders the page limit without the detector.
@@ -78,7 +79,7 @@ func TestReferencesErrorsLinear(t *testing.T) {
 		res := mustRender(t, r, src, render.Options{})
 		d := cpuTime() - start
 		runtime.ReadMemStats(&m1)
-		if res.TimedOut || d > 10*time.Second && !raceEnabled {
+		if res.TimedOut || d > 10*time.Second && !race.Enabled {
 			t.Errorf("took %v of CPU, timed out %v", d, res.TimedOut)
 		}
 		if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 200*uint64(len(src))+64<<20 {
@@ -101,7 +102,7 @@ func TestFosteredText(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			start := cpuTime()
 			res := mustRender(t, r, src, render.Options{})
-			if d := cpuTime() - start; d > 3*render.DefaultTimeout && !raceEnabled {
+			if d := cpuTime() - start; d > 3*render.DefaultTimeout && !race.Enabled {
 				t.Errorf("took %v of CPU (timed out %v)", d, res.TimedOut)
 			}
 		})
@@ -131,7 +132,7 @@ func TestNestedLinksLinear(t *testing.T) {
 			}
 			// Linear, each takes 0.3 to 0.7 s; each "[[" reading 4 KB,
 			// they took 3 to 9 s.
-			if d := cpuTime() - start; d > 3*time.Second/2 && !raceEnabled || res.TimedOut {
+			if d := cpuTime() - start; d > 3*time.Second/2 && !race.Enabled || res.TimedOut {
 				t.Errorf("took %v of CPU (timed out %v)", d, res.TimedOut)
 			}
 		})
@@ -150,7 +151,7 @@ func TestScansLinear(t *testing.T) {
 		fmt.Fprintf(&cats, "[[Category:C%d]]", i)
 	}
 	n := maxPage
-	if raceEnabled {
+	if race.Enabled {
 		n /= 8
 	}
 	cases := map[string]string{
@@ -177,7 +178,7 @@ func TestScansLinear(t *testing.T) {
 			}
 			// Linear, each takes under half a second; before, from 10 s
 			// (the colons) to half an hour (the refused URLs).
-			if d := cpuTime() - start; d > 4*time.Second && !raceEnabled || res.TimedOut {
+			if d := cpuTime() - start; d > 4*time.Second && !race.Enabled || res.TimedOut {
 				t.Errorf("took %v of CPU (timed out %v)", d, res.TimedOut)
 			}
 			if len(res.HTML) > 8*len(src)+4096 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wikid/wikid/internal/race"
 	"github.com/wikid/wikid/internal/render"
 )
 
@@ -135,7 +136,7 @@ func TestToMarkdownBounded(t *testing.T) {
 	}
 	r := New()
 	slow := 10 * time.Second
-	if raceEnabled {
+	if race.Enabled {
 		slow = 60 * time.Second
 	}
 	var named, reused strings.Builder

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wikid/wikid/internal/race"
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -40,7 +41,7 @@ func TestOutputBounded(t *testing.T) {
 			if !res.TimedOut && len(res.HTML) > maxOutput(len(src)) {
 				t.Errorf("%d bytes of HTML for %d of source", len(res.HTML), len(src))
 			}
-			if d > 3*render.DefaultTimeout && !raceEnabled {
+			if d > 3*render.DefaultTimeout && !race.Enabled {
 				t.Errorf("took %v of CPU (timed out %v)", d, res.TimedOut)
 			}
 			if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 2<<30 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wikid/wikid/internal/race"
 	"github.com/wikid/wikid/internal/render"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -287,7 +288,7 @@ func TestPathological(t *testing.T) {
 	}
 	r := New(WithTimeout(20 * time.Second))
 	bound := 10 * time.Second
-	if raceEnabled {
+	if race.Enabled {
 		bound = 30 * time.Second
 	}
 	for name, src := range cases {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wikid/wikid/internal/race"
 	"github.com/wikid/wikid/internal/store/sqlite"
 	"github.com/wikid/wikid/internal/store/sqlite/sqlitetest"
 	"github.com/wikid/wikid/internal/wiki"
@@ -64,7 +65,7 @@ func TestSearchBudgetHonouredInsideSegment(t *testing.T) {
 	switch {
 	case testing.Short():
 		t.Skip("builds a large index")
-	case raceEnabled:
+	case race.Enabled:
 		t.Skip("builds a large index: .ci/run runs it without the race detector")
 	}
 	ctx := context.Background()

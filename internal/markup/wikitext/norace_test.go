@@ -1,5 +1,0 @@
-//go:build !race
-
-package wikitext
-
-const raceEnabled = false
