@@ -249,7 +249,7 @@ func (c *Cache) fill(w http.ResponseWriter, r *http.Request, key string, h uint6
 		if ttl <= 0 {
 			ttl = c.defaultTTL
 		}
-		e = buildEntry(key, h, rec.status, rec.header, bytesClone(rec.buf.Bytes()), rec.dir.Tags, rec.dir.Note, now, now+int64(ttl))
+		e = buildEntry(key, h, rec.status, rec.header, bytesClone(rec.buf.Bytes()), rec.dir, now, now+int64(ttl))
 		e.arena = c.arenaFor(rec.buf.Len())
 		e.seq = f.seq
 	}
@@ -640,7 +640,7 @@ func (c *Cache) Refresh(w http.ResponseWriter, r *http.Request, key string, seq 
 	if ttl <= 0 {
 		ttl = c.defaultTTL
 	}
-	e := buildEntry(key, h, rec.status, rec.header, bytesClone(rec.buf.Bytes()), rec.dir.Tags, rec.dir.Note, now, now+int64(ttl))
+	e := buildEntry(key, h, rec.status, rec.header, bytesClone(rec.buf.Bytes()), rec.dir, now, now+int64(ttl))
 	e.arena = c.arenaFor(rec.buf.Len())
 	e.seq = f.seq
 	s.mu.Lock()

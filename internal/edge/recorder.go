@@ -19,6 +19,10 @@ type Directive struct {
 	// Note is kept with the entry for the caller (Variant.Note); the edge
 	// does not read it.
 	Note string
+	// Seldom: few readers share the entry (a search's results, a listing
+	// that lives seconds), so that each of its misses pays its compression
+	// for few hits; it is compressed at the fastest levels.
+	Seldom bool
 }
 
 // Mark asks the edge cache to store the response being written to w. Call it

@@ -58,6 +58,9 @@ type Response struct {
 	// EdgeNote is kept with the edge cache's entry of a Public response
 	// (edge.Variant.Note), for code that reuses the entry.
 	EdgeNote string
+	// Seldom: few readers share a Public response (a search's results, a
+	// listing): compressed at the fastest levels (edge.Directive.Seldom).
+	Seldom bool
 	// Header holds the response's other fields (Location, Allow,
 	// Retry-After, Content-Disposition); they override the defaults.
 	Header http.Header
@@ -131,7 +134,7 @@ func Write(w http.ResponseWriter, r *http.Request, resp *Response) {
 	// and later ones (304, HEAD and encodings included).
 	stored := false
 	if cache == Public || cache == Immutable {
-		stored = edge.Mark(w, edge.Directive{Tags: resp.Tags, TTL: resp.EdgeTTL, Note: resp.EdgeNote})
+		stored = edge.Mark(w, edge.Directive{Tags: resp.Tags, TTL: resp.EdgeTTL, Note: resp.EdgeNote, Seldom: resp.Seldom})
 	}
 
 	body := resp.Body
@@ -168,7 +171,7 @@ func Write(w http.ResponseWriter, r *http.Request, resp *Response) {
 		h.Set("Vary", "Accept-Encoding")
 	}
 	if enc == edge.Gzip {
-		body = edge.GzipBytes(body)
+		body = edge.GzipBytes(body, resp.Seldom)
 		h.Set("Content-Encoding", "gzip")
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))

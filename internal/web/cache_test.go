@@ -13,6 +13,7 @@ import (
 	"github.com/andybalholm/brotli"
 
 	"github.com/wikid/wikid/internal/app/apptest"
+	"github.com/wikid/wikid/internal/edge"
 	"github.com/wikid/wikid/internal/race"
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -149,6 +150,26 @@ func TestEdgeCache(t *testing.T) {
 			got, err := io.ReadAll(rd)
 			if err != nil || string(got) != want {
 				t.Errorf("%s variant decodes to %d bytes (err %v), want %d", enc, len(got), err, len(want))
+			}
+		}
+	})
+
+	t.Run("a listing's variants are compressed at the fast levels, a page's at the default ones", func(t *testing.T) {
+		for path, seldom := range map[string]bool{"/wiki/Help:Syntax": false, "/wiki/Special:RecentChanges": true, "/wiki/Special:Search?q=text": true} {
+			want := get(t, anon, path, "Accept-Encoding: identity").Body
+			r := anon.NewRequest(http.MethodGet, path, nil)
+			r.Header.Set("Accept-Encoding", "gzip")
+			res, err := anon.HTTP.Transport.RoundTrip(withHost(r, w.URL))
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.Header.Get("X-Cache") != "HIT" || res.Header.Get("Content-Encoding") != "gzip" {
+				t.Fatalf("%s: X-Cache %q, Content-Encoding %q", path, res.Header.Get("X-Cache"), res.Header.Get("Content-Encoding"))
+			}
+			if !bytes.Equal(raw, edge.GzipBytes([]byte(want), seldom)) {
+				t.Errorf("%s: the gzip variant is not compressed as GzipBytes(body, %v) compresses it", path, seldom)
 			}
 		}
 	})
