@@ -37,13 +37,21 @@ type Token struct {
 
 // Tokenize calls emit for each term of s in order.
 func Tokenize(s string, emit func(Token)) {
-	tokenize(s, true, indexStemCaches, func(t Token) bool { emit(t); return true })
+	tokenize(s, true, indexStemCaches, nil, func(t Token) bool { emit(t); return true })
 }
 
 // Tokens returns the terms of s in order, as Tokenize: a caller that has
 // what it needs stops there.
-func Tokens(s string) iter.Seq[Token] {
-	return func(yield func(Token) bool) { tokenize(s, true, readStemCaches, yield) }
+func Tokens(s string) iter.Seq[Token] { return tokensFrom(s, nil) }
+
+// tokensFrom is Tokens, but for the words (not CJK characters) whose
+// folded form starts with a byte firsts does not mark (nil: none): their
+// Term is empty, unstemmed. A stem keeps its word's first letter, so such
+// a word's term cannot equal or start with a word that starts with a
+// marked byte: looking for a query's words in a text, only the words that
+// may be them are stemmed, most of the cost of reading it.
+func tokensFrom(s string, firsts *[256]bool) iter.Seq[Token] {
+	return func(yield func(Token) bool) { tokenize(s, true, readStemCaches, firsts, yield) }
 }
 
 // tokenize is Tokens; a query (index false) leaves out the last
@@ -51,8 +59,9 @@ func Tokens(s string) iter.Seq[Token] {
 // bigrams find it. When a word follows (ポケモンGO, 東京-2020), the
 // character stays, as in the text, so that the phrase's terms stand next
 // to each other as the text's do. A text of stemCacheMin bytes or more
-// takes a stem cache from caches.
-func tokenize(s string, index bool, caches *sync.Pool, yield func(Token) bool) {
+// takes a stem cache from caches. A word whose first byte firsts does not
+// mark (when not nil) is yielded with an empty Term (tokensFrom).
+func tokenize(s string, index bool, caches *sync.Pool, firsts *[256]bool, yield func(Token) bool) {
 	var cache *stemCache // a short text (a query, a title) does without
 	if len(s) >= stemCacheMin {
 		cache = caches.Get().(*stemCache)
@@ -76,6 +85,12 @@ func tokenize(s string, index bool, caches *sync.Pool, yield func(Token) bool) {
 	}
 	flush := func() {
 		if wordStart >= 0 && len(word) > 0 {
+			if firsts != nil && !firsts[word[0]] {
+				emit(Token{Start: wordStart, End: lastEnd})
+				word = word[:0]
+				wordStart = -1
+				return
+			}
 			t := cache.stem(word)
 			if len(t) > MaxTermBytes {
 				t = t[:MaxTermBytes]
@@ -277,7 +292,7 @@ func IndexText(s string) string {
 // queryTerms returns the terms of a query's word or phrase s.
 func queryTerms(s string) []string {
 	var out []string
-	tokenize(s, false, readStemCaches, func(t Token) bool { out = append(out, t.Term); return true })
+	tokenize(s, false, readStemCaches, nil, func(t Token) bool { out = append(out, t.Term); return true })
 	return out
 }
 

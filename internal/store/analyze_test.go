@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestIndexText(t *testing.T) {
@@ -140,6 +141,74 @@ func TestStemCache(t *testing.T) {
 			if x, ok := want[w]; ok && got != x {
 				t.Errorf("round %d: %q → %q, want %q", round, w, got, x)
 			}
+		}
+	}
+}
+
+// A stem keeps its word's first letter, which tokensFrom relies on: every
+// word of one to three letters, and every two-letter start with each of
+// Porter2's suffixes and special words (y as a consonant, the exceptions
+// list, the words its steps cut most).
+func TestStemKeepsFirstLetter(t *testing.T) {
+	letters := "abcdefghijklmnopqrstuvwxyz"
+	suffixes := []string{"", "s", "ss", "sses", "ied", "ies", "us", "eed", "eedly", "ed", "edly", "ing", "ingly",
+		"y", "ly", "ational", "tional", "enci", "anci", "abli", "entli", "izer", "ization", "ation", "ator",
+		"alism", "aliti", "alli", "fulness", "ousli", "ousness", "iveness", "iviti", "biliti", "bli", "ogi",
+		"fulli", "lessli", "li", "alize", "icate", "iciti", "ical", "ful", "ness", "ative", "al", "ance",
+		"ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ism", "ate", "iti", "ous", "ive",
+		"ize", "ion", "sion", "tion", "e", "le", "yes", "ying", "'s", "at", "bl", "iz"}
+	var words []string
+	for _, a := range letters {
+		words = append(words, string(a))
+		for _, b := range letters {
+			for _, c := range letters {
+				words = append(words, string([]rune{a, b, c}))
+			}
+			for _, s := range suffixes {
+				words = append(words, string([]rune{a, b})+s, "y"+string(b)+s, string(a)+s)
+			}
+		}
+	}
+	words = append(words, "skis", "skies", "sky", "dying", "lying", "tying", "idly", "gently", "ugly", "early",
+		"only", "singly", "news", "howe", "atlas", "cosmos", "bias", "andes", "inning", "outing", "canning",
+		"herring", "earring", "proceed", "exceed", "succeed", "generate", "generously", "communism", "arsenal")
+	for _, w := range words {
+		if !isLowerASCII([]byte(w)) {
+			continue
+		}
+		if st := stemHashed([]byte(w), maphash.Bytes(stemSeed, []byte(w))); st == "" || st[0] != w[0] {
+			t.Errorf("%q stems to %q", w, st)
+		}
+	}
+}
+
+// tokensFrom yields the tokens Tokens does, at the same places, with the
+// terms of the words starting with a marked byte and an empty one for the
+// others; CJK characters are always terms.
+func TestTokensFromMarkedFirsts(t *testing.T) {
+	text := "Tomatoes and running cities, l’été Ångström don't 東京2020年 ｗｉｋｉ états-unis zebra"
+	var firsts [256]bool
+	for _, c := range "tre" {
+		firsts[c] = true
+	}
+	var all, some []Token
+	for tok := range Tokens(text) {
+		all = append(all, tok)
+	}
+	for tok := range tokensFrom(text, &firsts) {
+		some = append(some, tok)
+	}
+	if len(all) != len(some) {
+		t.Fatalf("%d tokens, %d with firsts", len(all), len(some))
+	}
+	for i, a := range all {
+		s := some[i]
+		want := a.Term
+		if r, _ := utf8.DecodeRuneInString(a.Term); !isCJK(r) && !firsts[a.Term[0]] {
+			want = ""
+		}
+		if s.Start != a.Start || s.End != a.End || s.Term != want {
+			t.Errorf("token %d: %+v, want %q at %d–%d", i, s, want, a.Start, a.End)
 		}
 	}
 }

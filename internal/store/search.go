@@ -109,6 +109,19 @@ func (q Query) Words() []string {
 	return out
 }
 
+// firsts marks the first bytes of q's words (tokensFrom).
+func (q Query) firsts() *[256]bool {
+	var f [256]bool
+	for _, t := range q.Terms {
+		for _, w := range t.Words {
+			if w != "" {
+				f[w[0]] = true
+			}
+		}
+	}
+	return &f
+}
+
 // EscapeLike escapes s for a LIKE pattern with ESCAPE '\'.
 func EscapeLike(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
@@ -149,7 +162,7 @@ func Snippet(text string, q Query) string {
 		longest = max(longest, len(t.Words))
 	}
 	limit, checked, past := -1, 0, 0
-	for tok := range Tokens(text) {
+	for tok := range tokensFrom(text, q.firsts()) {
 		toks = append(toks, tok)
 		if limit >= 0 {
 			if tok.Start > limit {
@@ -300,7 +313,10 @@ func SnippetSource(src string, q Query) string {
 		// A word that folds differently in the source (an accent, a full-
 		// width letter): find it as the index does.
 	tokens:
-		for t := range Tokens(head) {
+		for t := range tokensFrom(head, q.firsts()) {
+			if t.Term == "" {
+				continue
+			}
 			for _, tt := range q.Terms {
 				for _, w := range tt.Words {
 					if t.Term == w || (tt.Prefix && strings.HasPrefix(t.Term, w)) {
