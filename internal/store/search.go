@@ -4,7 +4,9 @@
 package store
 
 import (
+	"bytes"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -261,6 +263,39 @@ const SnippetScan = 64 << 10
 // break). A search hit carries that much of its page's text.
 const SnippetHead = SnippetScan + 3*snippetContext + utf8.UTFMax
 
+// lowerBufs hold SnippetSource's lower-cased heads (SnippetScan bytes at
+// most, and a buffer of more is not kept).
+var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// appendLower appends s lower-cased to dst, as strings.ToLower does it (a
+// character at a time), and reports whether every character kept its
+// length and s is valid UTF-8: then a byte offset in one is one in the
+// other.
+func appendLower(dst []byte, s string) ([]byte, bool) {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return dst, false
+		}
+		l := unicode.ToLower(r)
+		if utf8.RuneLen(l) != size {
+			return dst, false
+		}
+		dst = utf8.AppendRune(dst, l)
+		i += size
+	}
+	return dst, true
+}
+
 // SnippetSource returns the part of a page's source that its snippet for
 // q will come from: whole lines around the first place a word of q seems
 // to stand (its folded form, found in the lower-cased source), or the
@@ -279,27 +314,35 @@ func SnippetSource(src string, q Query) string {
 	// length (Ⱥ grows, K shrinks, invalid bytes become U+FFFD): otherwise
 	// the analyzer finds the match, with offsets in the source itself.
 	// The match is most often near the start: the head is lower-cased
-	// 4 KB first, then four times as much until a match is found whole.
-	words := q.Words()
+	// 4 KB first, then four times as much until a match is found whole,
+	// each time only the new bytes, into a buffer of the pool's.
+	var words [][]byte
 	longest := 0
-	for _, w := range words {
+	for _, w := range q.Words() {
+		words = append(words, []byte(w))
 		longest = max(longest, len(w))
 	}
+	buf := lowerBufs.Get().(*[]byte)
+	defer lowerBufs.Put(buf)
+	lower := (*buf)[:0]
 	for n := min(len(head), 4<<10); ; n = min(len(head), 4*n) {
 		// At a character's start, if one is near: invalid bytes make
 		// the part invalid, and the analyzer below finds the match.
 		for i := 1; i < utf8.UTFMax && n < len(head) && !utf8.RuneStart(head[n]); i++ {
 			n--
 		}
-		part := head[:n]
-		lower := strings.ToLower(part)
-		if len(lower) != len(part) || !utf8.ValidString(part) {
+		from := len(lower)
+		var ok bool
+		if lower, ok = appendLower(lower, head[from:n]); !ok {
 			at = -1
 			break
 		}
+		// A match wholly in the bytes lowered before was found then: the
+		// new ones start at most longest-1 bytes before them.
+		lo := max(0, from-longest+1)
 		for _, w := range words {
-			if i := strings.Index(lower, w); i >= 0 && (at < 0 || i < at) {
-				at = i
+			if i := bytes.Index(lower[lo:], w); i >= 0 && (at < 0 || lo+i < at) {
+				at = lo + i
 			}
 		}
 		// A match found ends before the part does, so no word starting
@@ -307,7 +350,9 @@ func SnippetSource(src string, q Query) string {
 		if (at >= 0 && at+longest <= n) || n == len(head) {
 			break
 		}
-		at = -1
+	}
+	if cap(lower) <= 2*SnippetScan {
+		*buf = lower
 	}
 	if at < 0 {
 		// A word that folds differently in the source (an accent, a full-

@@ -3,6 +3,8 @@ package store
 import (
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -126,6 +128,22 @@ func TestSnippetSourceFar(t *testing.T) {
 		src = strings.Repeat("z", pad) + " Needlework one " + strings.Repeat("w ", 3000) + "needlework two"
 		if got := SnippetSource(src, ParseQuery("needlework")); !strings.Contains(got, "one") {
 			t.Errorf("pad %d: not the first match: %q…", pad, got[:min(len(got), 80)])
+		}
+	}
+}
+
+// appendLower lower-cases as strings.ToLower does, and refuses what changes
+// a character's length or is not UTF-8.
+func TestAppendLower(t *testing.T) {
+	for _, s := range []string{"", "Hello WORLD 123", "Ça Été ÅNGSTRÖM", "ΑΒΓ Москва", "서울 東京", "ȺȺ", "\u212a", "a\xffb", "İstanbul", "ǅ ǈ", "ＷＩＫＩ"} {
+		got, ok := appendLower([]byte("x"), s)
+		want := strings.ToLower(s)
+		keeps := utf8.ValidString(s)
+		for _, r := range s {
+			keeps = keeps && utf8.RuneLen(unicode.ToLower(r)) == utf8.RuneLen(r)
+		}
+		if ok != keeps || (ok && string(got) != "x"+want) {
+			t.Errorf("%q: %q, %v; strings.ToLower %q, keeps lengths %v", s, got, ok, want, keeps)
 		}
 	}
 }
