@@ -116,13 +116,15 @@ func (e *entry) variant(acc Accepted) *Variant {
 }
 
 // Compression policy. Both variants are made when an entry is stored, so
-// that a hit costs no compression; a miss pays for them. At these levels
-// brotli takes about 70 µs a kilobyte and gzip 20, most of a search's miss
-// after the search itself. A body over largeBody (an old revision's raw
-// text, a diff of long pages: each its own key, so that a client cycling
-// through them misses every time) and a response few readers share
-// (Directive.Seldom) are compressed at the fastest levels instead, about a
-// quarter of the time, for a tenth more bytes.
+// that a hit costs no compression; a miss pays for them: gzip about 7 to
+// 20 µs a kilobyte, brotli about 70, most of a search's miss after the
+// search itself. A body over largeBody (an old revision's raw text, a diff
+// of long pages: each its own key, so that a client cycling through them
+// misses every time) is compressed at the fastest levels instead, about
+// 30 ms a megabyte, for a fifth more bytes. A response few readers share
+// (Directive.Seldom: a search's results, a listing that lives seconds)
+// has no brotli variant, and brotli clients get gzip: on such a page
+// brotli takes ten times gzip's time for 5% fewer bytes.
 const (
 	minCompressSize = 1024
 	gzipLevel       = gzip.DefaultCompression
@@ -252,11 +254,13 @@ func buildEntry(key string, hash uint64, status int, h http.Header, body []byte,
 
 	bodies := [numEncodings][]byte{Identity: body}
 	if len(body) >= minCompressSize && compressible(h.Get("Content-Type")) {
-		if z := gzipBytes(body, d.Seldom); len(z) < len(body) {
+		if z := gzipBytes(body); len(z) < len(body) {
 			bodies[Gzip] = z
 		}
-		if z := brotliBytes(body, d.Seldom); len(z) < len(body) {
-			bodies[Brotli] = z
+		if !d.Seldom {
+			if z := brotliBytes(body); len(z) < len(body) {
+				bodies[Brotli] = z
+			}
 		}
 	}
 	e.size = entryOverhead + int64(len(key)+len(d.Note))
@@ -345,14 +349,14 @@ func gzipWriters(level int) *sync.Pool {
 	}}
 }
 
-// GzipBytes compresses b as the stored gzip variants are, seldom as
-// Directive.Seldom: the same bytes for the same input, so that a gzip
-// response made outside the cache matches the variant's validator.
-func GzipBytes(b []byte, seldom bool) []byte { return gzipBytes(b, seldom) }
+// GzipBytes compresses b as the stored gzip variants are: the same bytes for
+// the same input, so that a gzip response made outside the cache matches the
+// variant's validator.
+func GzipBytes(b []byte) []byte { return gzipBytes(b) }
 
-func gzipBytes(b []byte, seldom bool) []byte {
+func gzipBytes(b []byte) []byte {
 	pool := gzipPool
-	if seldom || len(b) > largeBody {
+	if len(b) > largeBody {
 		pool = largeGzipPool
 	}
 	var buf bytes.Buffer
@@ -370,9 +374,9 @@ var (
 	largeBrotliPool = sync.Pool{New: func() any { return brotli.NewWriterLevel(nil, largeBrotli) }}
 )
 
-func brotliBytes(b []byte, seldom bool) []byte {
+func brotliBytes(b []byte) []byte {
 	pool := &brotliPool
-	if seldom || len(b) > largeBody {
+	if len(b) > largeBody {
 		pool = &largeBrotliPool
 	}
 	var buf bytes.Buffer

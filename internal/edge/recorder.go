@@ -21,7 +21,7 @@ type Directive struct {
 	Note string
 	// Seldom: few readers share the entry (a search's results, a listing
 	// that lives seconds), so that each of its misses pays its compression
-	// for few hits; it is compressed at the fastest levels.
+	// for few hits: it has no brotli variant, the slowest to make.
 	Seldom bool
 }
 

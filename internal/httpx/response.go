@@ -59,7 +59,7 @@ type Response struct {
 	// (edge.Variant.Note), for code that reuses the entry.
 	EdgeNote string
 	// Seldom: few readers share a Public response (a search's results, a
-	// listing): compressed at the fastest levels (edge.Directive.Seldom).
+	// listing): the edge stores no brotli variant (edge.Directive.Seldom).
 	Seldom bool
 	// Header holds the response's other fields (Location, Allow,
 	// Retry-After, Content-Disposition); they override the defaults.
@@ -171,7 +171,7 @@ func Write(w http.ResponseWriter, r *http.Request, resp *Response) {
 		h.Set("Vary", "Accept-Encoding")
 	}
 	if enc == edge.Gzip {
-		body = edge.GzipBytes(body, resp.Seldom)
+		body = edge.GzipBytes(body)
 		h.Set("Content-Encoding", "gzip")
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))

@@ -85,7 +85,7 @@ func TestWriteNegotiatesAndValidatesEachCoding(t *testing.T) {
 	if b, _ := io.ReadAll(zr); string(b) != string(page) {
 		t.Error("the gzip body does not decode to the page")
 	}
-	if string(edge.GzipBytes(page, false)) != gzBody {
+	if string(edge.GzipBytes(page)) != gzBody {
 		t.Error("the gzip bytes differ from the edge's gzip variant of the same page (they share a validator)")
 	}
 	for _, tc := range []struct {

@@ -149,8 +149,10 @@ func Snippet(text string, q Query) string {
 			return false
 		}
 		for j, w := range t.Words {
+			// An empty term is a word tokensFrom left unstemmed: not one
+			// of the query's.
 			got := toks[i+j].Term
-			if got != w && !(t.Prefix && j == len(t.Words)-1 && strings.HasPrefix(got, w)) {
+			if got == "" || (got != w && !(t.Prefix && j == len(t.Words)-1 && strings.HasPrefix(got, w))) {
 				return false
 			}
 		}
@@ -319,8 +321,10 @@ func SnippetSource(src string, q Query) string {
 	var words [][]byte
 	longest := 0
 	for _, w := range q.Words() {
-		words = append(words, []byte(w))
-		longest = max(longest, len(w))
+		if w != "" { // a Query made by hand; ParseQuery makes none
+			words = append(words, []byte(w))
+			longest = max(longest, len(w))
+		}
 	}
 	buf := lowerBufs.Get().(*[]byte)
 	defer lowerBufs.Put(buf)

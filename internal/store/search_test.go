@@ -132,6 +132,21 @@ func TestSnippetSourceFar(t *testing.T) {
 	}
 }
 
+// A query with an empty word (made by hand: ParseQuery makes none) marks
+// nothing and finds nothing, and does not panic.
+func TestSnippetEmptyWord(t *testing.T) {
+	for _, q := range []Query{{Terms: []QueryTerm{{Words: []string{""}}}}, {Terms: []QueryTerm{{Words: []string{""}, Prefix: true}}}} {
+		for _, src := range []string{"", "some text here", strings.Repeat("words and more ", 1000)} {
+			if got := SnippetSource(src, q); !strings.HasPrefix(src, got) {
+				t.Errorf("SnippetSource(%.20q) = %.20q, not the start", src, got)
+			}
+			if got := Snippet(src, q); strings.Contains(got, wiki.MarkStart) {
+				t.Errorf("Snippet(%.20q) marks %q", src, got)
+			}
+		}
+	}
+}
+
 // appendLower lower-cases as strings.ToLower does, and refuses what changes
 // a character's length or is not UTF-8.
 func TestAppendLower(t *testing.T) {
