@@ -237,7 +237,7 @@ func (e *Engine) historyRequests(ctx context.Context, pages []HistoryPage, opts 
 					links.Redirect = p.Redirect
 				}
 				reqs[i] = wiki.HistoryRequest{
-					Title: p.Title, Revisions: revs, Links: links, SearchText: plain, SearchTerms: store.IndexText(plain),
+					Title: p.Title, Revisions: revs, Links: links, SearchTerms: store.IndexText(plain), // not the plain text: see importRequest
 					Jobs: e.changeJobs(p.Title, true, false, withPair(slices.Clone(links.Categories), p.Title)...),
 				}
 				if opts.Log != "" {

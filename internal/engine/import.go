@@ -183,7 +183,9 @@ func (e *Engine) importRequest(ctx context.Context, p ImportPage, ed Editor, sum
 	}
 	return wiki.SaveRequest{
 		Title: p.Title, Text: text, Summary: summary, UserID: ed.UserID, UserName: ed.UserName,
-		Links: links, SearchText: plain, SearchTerms: store.IndexText(plain), Time: now, Group: ed.Group,
+		// The terms only: the plain text would be kept in memory with
+		// the batch's others for nothing.
+		Links: links, SearchTerms: store.IndexText(plain), Time: now, Group: ed.Group,
 		Model: model,
 		// Whether the page is created is known after: its pair is purged
 		// at external caches either way.

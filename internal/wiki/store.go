@@ -50,7 +50,8 @@ type SaveRequest struct {
 	SearchText string
 	// SearchTerms, if not empty, is SearchText through the search
 	// analyzer (store.IndexText), made by the caller (an import does it
-	// on every core); else the store makes it.
+	// on every core, and leaves SearchText empty); else the store makes
+	// it.
 	SearchTerms string
 	Time        time.Time
 	Jobs        []JobSpec // enqueued in the same transaction, or not at all
