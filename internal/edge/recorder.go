@@ -19,9 +19,9 @@ type Directive struct {
 	// Note is kept with the entry for the caller (Variant.Note); the edge
 	// does not read it.
 	Note string
-	// Seldom: few readers share the entry (a search's results, a listing
-	// that lives seconds), so that each of its misses pays its compression
-	// for few hits: it has no brotli variant, the slowest to make.
+	// Seldom: the entry serves few hits for its compression, because it
+	// lives seconds (a listing, a feed) or few readers ask for it (a
+	// search's results): it has no brotli variant, the slowest to make.
 	Seldom bool
 }
 

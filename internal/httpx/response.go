@@ -58,8 +58,9 @@ type Response struct {
 	// EdgeNote is kept with the edge cache's entry of a Public response
 	// (edge.Variant.Note), for code that reuses the entry.
 	EdgeNote string
-	// Seldom: few readers share a Public response (a search's results, a
-	// listing): the edge stores no brotli variant (edge.Directive.Seldom).
+	// Seldom: a Public response that lives seconds or that few readers
+	// ask for (a listing, a search's results): the edge stores no brotli
+	// variant of it (edge.Directive.Seldom).
 	Seldom bool
 	// Header holds the response's other fields (Location, Allow,
 	// Retry-After, Content-Disposition); they override the defaults.

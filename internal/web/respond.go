@@ -248,7 +248,7 @@ func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, status int, c
 		ttl := time.Duration(s.cfg.ListTTL)
 		resp.Cache, resp.SMaxAge, resp.EdgeTTL = httpx.Public, int(ttl.Seconds()), ttl
 		resp.Tags = append(tagsOf(r), purge.ListsTag)
-		resp.Seldom = true // refilled every few seconds, or a search's own key
+		resp.Seldom = true // refilled every few seconds: no brotli variant
 	}
 	httpx.Write(w, r, resp)
 }
