@@ -728,7 +728,6 @@ func walSize(t *testing.T, path string) int64 {
 	return fi.Size()
 }
 
-// searchTitles returns the titles of one page of search hits.
 // saveSearchable saves a page whose text is indexed as it is.
 func saveSearchable(t *testing.T, db *sqlite.DB, title, text string) {
 	t.Helper()
@@ -737,6 +736,7 @@ func saveSearchable(t *testing.T, db *sqlite.DB, title, text string) {
 	}
 }
 
+// searchTitles returns the titles of one page of search hits.
 func searchTitles(t *testing.T, db *sqlite.DB, q string, offset, limit int) []string {
 	t.Helper()
 	hits, err := db.Search(context.Background(), wiki.SearchQuery{Text: q, Offset: offset, Limit: limit})
