@@ -126,6 +126,16 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	return db, nil
 }
 
+// pageSize is a new database's page size, 16 KB where SQLite's default is
+// 4 KB. A search reads its index in blocks of 16 KB or more
+// (search.BlockSize), each a chain of five overflow pages when a page is
+// 4 KB, one read after another. On a 100,000-page wiki, with 16 KB pages
+// the slowest prefix searches (p99, 4 clients) took 40 ms against 88 and
+// 128 ms, and phrases 46 and 60 ms against 62 and 63; the file was 3%
+// smaller, creating pages through REST took the server as much CPU, and
+// an import was no slower. Pages of 32 KB made the file a quarter larger.
+const pageSize = 16 << 10
+
 // busyTimeoutMS is how long a statement waits for a lock the other
 // process or connection holds before it fails with SQLITE_BUSY.
 const busyTimeoutMS = 10000
@@ -140,7 +150,12 @@ func dsn(path string, readOnly bool) string {
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	} else {
-		q.Add("_pragma", "journal_mode(WAL)")
+		// A new database's pages are pageSize bytes; an existing one
+		// keeps its own. The driver runs the _pragma list in the order
+		// of the names, and only then the journal mode, which writes the
+		// first page and so fixes the size.
+		q.Add("_pragma", fmt.Sprintf("page_size(%d)", pageSize))
+		q.Set("_journal_mode", "WAL")
 		q.Set("_txlock", "immediate")
 	}
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()

@@ -66,6 +66,59 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("a new database has 16 KB pages; an existing one keeps its own", func(t *testing.T) {
+		pageSize := func(path string) int {
+			t.Helper()
+			raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			var n int
+			if err := raw.QueryRow(`PRAGMA page_size`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		dir := t.TempDir()
+		fresh := filepath.Join(dir, "new.db")
+		db, err := sqlite.Open(ctx, fresh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: "Page", Text: "Text.", UserName: "U"}); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if n := pageSize(fresh); n != 16<<10 {
+			t.Errorf("a new database's page size: %d, want 16384", n)
+		}
+		// A database made with SQLite's default pages, as before.
+		old := filepath.Join(dir, "old.db")
+		raw, err := sql.Open("sqlite", "file:"+old+"?_pragma=journal_mode(WAL)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Exec(`CREATE TABLE before (x)`); err != nil {
+			t.Fatal(err)
+		}
+		raw.Close()
+		db, err = sqlite.Open(ctx, old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: "Page", Text: "Text.", UserName: "U"}); err != nil {
+			t.Fatal(err)
+		}
+		if p, err := db.FindPage(ctx, "Page"); err != nil || p.LatestID == 0 {
+			t.Fatalf("the page saved in the older database: %+v, %v", p, err)
+		}
+		db.Close()
+		if n := pageSize(old); n != 4096 {
+			t.Errorf("an existing database's page size: %d, want its own 4096", n)
+		}
+	})
+
 	t.Run("a search's statements are prepared once and kept, up to a bound", func(t *testing.T) {
 		sqlite.SetSearchBudget(t, time.Minute) // the same answer on a loaded machine
 		db := sqlitetest.Open(t)
