@@ -211,6 +211,13 @@ const linkChunk = 64
 var insertLinkChunk = `INSERT OR IGNORE INTO links (from_page, kind, target_title, sortkey, subcat) VALUES (?, ?, ?, ?, ?)` +
 	strings.Repeat(`, (?, ?, ?, ?, ?)`, linkChunk-1)
 
+// additionChunk is how many rows one statement of writeAdditions writes.
+const additionChunk = 64
+
+const insertAddition = `INSERT OR IGNORE INTO category_added (category, page_id, added) VALUES (?, ?, ?)`
+
+var insertAdditionChunk = insertAddition + strings.Repeat(`, (?, ?, ?)`, additionChunk-1)
+
 // writeAdditions keeps category_added in step with the category rows just
 // written for rs's pages: a membership new to its page is recorded as
 // added at rs.At, one that goes on keeps its time, and one that ended is
@@ -218,9 +225,20 @@ var insertLinkChunk = `INSERT OR IGNORE INTO links (from_page, kind, target_titl
 func writeAdditions(ctx context.Context, tx *wtx, rs *store.LinkRows) error {
 	at := ms(now(rs.At))
 	cats, pages := rs.Additions()
+	// additionChunk rows a statement, the rest one each, as
+	// insertLinkRows: an import batch has thousands.
+	args := make([]any, 0, 3*additionChunk)
 	for i := range cats {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO category_added (category, page_id, added) VALUES (?, ?, ?)`,
-			cats[i], pages[i], at); err != nil {
+		args = append(args, cats[i], pages[i], at)
+		if len(args) == 3*additionChunk {
+			if _, err := tx.ExecContext(ctx, insertAdditionChunk, args...); err != nil {
+				return err
+			}
+			args = args[:0]
+		}
+	}
+	for i := 0; i < len(args); i += 3 {
+		if _, err := tx.ExecContext(ctx, insertAddition, args[i:i+3]...); err != nil {
 			return err
 		}
 	}

@@ -271,6 +271,24 @@ func testCategoryAdditions(t *testing.T, s wiki.Store) {
 	if got := list(); got != "Alpha@8,Category:Sub@3,Beta@2" {
 		t.Fatalf("after deleting Gamma: additions = %s", got)
 	}
+	// An import batch records every member it adds, however many: the
+	// rows go in by the statement-full.
+	bulk := wiki.Title("Category:Bulk")
+	var reqs []wiki.SaveRequest
+	for i := range 150 {
+		reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("Bulk %03d", i)), Text: "b", UserName: "Importer",
+			Links: wiki.LinkSet{Categories: []wiki.Title{bulk}}, Time: at(10)})
+	}
+	must[[]wiki.SaveResult](t)(s.ImportPages(ctx, reqs))
+	members := must[[]wiki.CategoryMember](t)(s.CategoryAdditions(ctx, bulk, 200))
+	if len(members) != 150 {
+		t.Fatalf("an import of 150 pages in %s: %d additions", bulk, len(members))
+	}
+	for _, m := range members {
+		if !m.Added.Equal(at(10)) {
+			t.Fatalf("%s added at %v, want the import's time %v", m.Title, m.Added, at(10))
+		}
+	}
 }
 
 func testFindRevisions(t *testing.T, s wiki.Store) {
