@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -272,21 +273,35 @@ func testCategoryAdditions(t *testing.T, s wiki.Store) {
 		t.Fatalf("after deleting Gamma: additions = %s", got)
 	}
 	// An import batch records every member it adds, however many: the
-	// rows go in by the statement-full.
-	bulk := wiki.Title("Category:Bulk")
+	// rows go in by the statement-full. The pages are in one category or
+	// two of three, each category's members a different set.
+	cats := []wiki.Title{"Category:Bulk A", "Category:Bulk B", "Category:Bulk C"}
+	want := map[wiki.Title][]string{}
 	var reqs []wiki.SaveRequest
 	for i := range 150 {
-		reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(fmt.Sprintf("Bulk %03d", i)), Text: "b", UserName: "Importer",
-			Links: wiki.LinkSet{Categories: []wiki.Title{bulk}}, Time: at(10)})
+		title := fmt.Sprintf("Bulk %03d", i)
+		in := []wiki.Title{cats[i%3]}
+		if i%5 == 0 {
+			in = append(in, cats[(i+1)%3])
+		}
+		for _, c := range in {
+			want[c] = append(want[c], title)
+		}
+		reqs = append(reqs, wiki.SaveRequest{Title: wiki.Title(title), Text: "b", UserName: "Importer",
+			Links: wiki.LinkSet{Categories: in}, Time: at(10)})
 	}
 	must[[]wiki.SaveResult](t)(s.ImportPages(ctx, reqs))
-	members := must[[]wiki.CategoryMember](t)(s.CategoryAdditions(ctx, bulk, 200))
-	if len(members) != 150 {
-		t.Fatalf("an import of 150 pages in %s: %d additions", bulk, len(members))
-	}
-	for _, m := range members {
-		if !m.Added.Equal(at(10)) {
-			t.Fatalf("%s added at %v, want the import's time %v", m.Title, m.Added, at(10))
+	for _, c := range cats {
+		var got []string
+		for _, m := range must[[]wiki.CategoryMember](t)(s.CategoryAdditions(ctx, c, 200)) {
+			if !m.Added.Equal(at(10)) {
+				t.Fatalf("%s: %s added at %v, want the import's time %v", c, m.Title, m.Added, at(10))
+			}
+			got = append(got, string(m.Title))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want[c]) {
+			t.Fatalf("%s after an import: %d additions %v, want %d %v", c, len(got), got, len(want[c]), want[c])
 		}
 	}
 }
