@@ -203,8 +203,9 @@ func importHistoryTx(ctx context.Context, tx *wtx, req wiki.HistoryRequest, text
 			texts[j] = encodeText(v.Text) // gone since presentRevisions read it
 		}
 		if pageID == 0 {
-			err := tx.QueryRowContext(ctx, `INSERT INTO pages (title, ns, touched, deleted) VALUES (?, ?, ?, 1) RETURNING id`,
-				string(req.Title), req.Title.Namespace(), ms(v.Time)).Scan(&pageID)
+			var err error
+			pageID, err = insertID(ctx, tx, `INSERT INTO pages (title, ns, touched, deleted) VALUES (?, ?, ?, 1)`,
+				string(req.Title), req.Title.Namespace(), ms(v.Time))
 			if err != nil {
 				return res, searchEntry{}, err
 			}
