@@ -216,7 +216,8 @@ type PageStore interface {
 	// ImportPages saves many pages in one transaction, each on top of its
 	// latest revision (BaseRevID ignored; a missing title is created). A
 	// job about a title's dependents (DependentsJob) is not enqueued when
-	// no page links to or transcludes the title.
+	// no page links to or transcludes the title when its request comes
+	// (a page rewritten earlier in the batch by its new text).
 	ImportPages(ctx context.Context, reqs []SaveRequest) ([]SaveResult, error)
 	// ImportHistory stores page histories in one transaction (see
 	// HistoryRequest), with one result per request.

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wikid/wikid/internal/search"
 	"github.com/wikid/wikid/internal/store"
@@ -161,18 +162,27 @@ func insertRevision(ctx context.Context, tx *wtx, nr newRevision) (wiki.Revision
 	return r, err
 }
 
-// insertID runs query, an INSERT of one row into a table whose INTEGER
-// PRIMARY KEY it leaves to SQLite, and returns the row's ID. It asks the
-// connection for the last row inserted, where RETURNING id has SQLite
-// buffer the row and the driver read it back as a result set: 12 µs more
-// a row (in a benchmark of the driver), three rows a page created. In a
-// 100,000-page import, the writer's rows of the pages themselves (page,
-// revision, change) took 6.3 s of CPU against 15.3 s with RETURNING. No
-// table it is used on has triggers, which could insert rows of their own.
+// insertID runs query, a plain INSERT of one row into a rowid table
+// whose INTEGER PRIMARY KEY it leaves to SQLite, and returns the row's ID.
+// It asks the connection for the last row inserted, where RETURNING id has
+// SQLite buffer the row and the driver read it back as a result set: 12 µs
+// more a row (in a benchmark of the driver), three rows a page created. In
+// a 100,000-page import, the writer's rows of the pages themselves (page,
+// revision, change) took 6.3 s of CPU against 15.3 s with RETURNING. The
+// last row inserted is not the statement's when it inserts none (OR
+// IGNORE, an upsert that updates) or when the table is WITHOUT ROWID: an
+// insert that wrote no row is an error.
 func insertID(ctx context.Context, tx *wtx, query string, args ...any) (int64, error) {
 	res, err := tx.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	if n != 1 {
+		return 0, fmt.Errorf("an insert that gives its row's ID wrote %d rows", n)
 	}
 	return res.LastInsertId()
 }
@@ -307,9 +317,10 @@ const importChunk = 50
 // revision: a missing (or deleted) title is created, text equal to the
 // latest is a null edit; BaseRevID is ignored. The texts are compressed
 // and the search segments built on the other cores while the transaction
-// writes (the writer is what bounds an import). A JobBacklinks among a
-// request's jobs is dropped when no page links to its title: no page
-// shows that link's colour. One failed page fails the batch.
+// writes (the writer is what bounds an import). A dependents job among a
+// request's jobs is dropped when no page links to its title when the
+// request comes (pages the batch rewrote before it by their new links):
+// no page shows that link's colour. One failed page fails the batch.
 func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.SaveResult, error) {
 	terms := make([]string, len(reqs))
 	for i, req := range reqs {
@@ -379,16 +390,16 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		// The batch's link rows, written together in index order.
 		var links store.LinkRows
 		earlier := linkedEarlier(reqs)
-		// The batch's pages as they were, and which titles the links
-		// table holds, each looked up for all the batch in one statement
-		// (a statement a page took the writer 3 s of a 100,000-page
-		// import). A title seen again in the batch is looked up again,
-		// after its earlier save.
+		// The batch's pages as they were, and the titles a page it does
+		// not rewrite links to, each looked up for all the batch in one
+		// statement (a statement a page took the writer 3 s of a
+		// 100,000-page import). A title seen again in the batch is looked
+		// up again, after its earlier save.
 		found, err := findPagesTx(sctx, tx, reqs)
 		if err != nil {
 			return err
 		}
-		linked, err := linkedTitlesTx(sctx, tx, reqs, earlier)
+		linked, err := linkedTitlesTx(sctx, tx, reqs, earlier, found)
 		if err != nil {
 			return err
 		}
@@ -420,9 +431,19 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			if cur.exists && !cur.Deleted {
 				req.BaseRevID = cur.LatestID
 			}
+			keep := earlier[i] || linked[req.Title]
+			if !keep && (len(found) > 0 || !utf8.ValidString(string(req.Title))) && hasDependentsJob(req) {
+				// Pages the batch rewrites may link to it: the rows of
+				// those rewritten before this one are gone, the others'
+				// are still there. (A title that is not UTF-8 is not
+				// sent as JSON.)
+				if err := tx.QueryRowContext(sctx, `SELECT EXISTS (SELECT 1 FROM links WHERE target_title = ?)`, string(req.Title)).Scan(&keep); err != nil {
+					return err
+				}
+			}
 			jobs := req.Jobs[:0:0]
 			for _, j := range req.Jobs {
-				if wiki.DependentsJob(j.Kind) && !earlier[i] && !linked[req.Title] {
+				if wiki.DependentsJob(j.Kind) && !keep {
 					continue
 				}
 				jobs = append(jobs, j)
@@ -461,11 +482,24 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 	return res, nil
 }
 
-// findPagesTx returns the pages of reqs' titles that exist, by title.
+// findPagesTx returns the pages of reqs' titles that exist, by title. The
+// titles travel as a JSON array: one that is not UTF-8, which JSON would
+// change, is looked up alone.
 func findPagesTx(ctx context.Context, tx *wtx, reqs []wiki.SaveRequest) (map[wiki.Title]pageRow, error) {
-	titles := make([]string, len(reqs))
-	for i, r := range reqs {
-		titles[i] = string(r.Title)
+	found := map[wiki.Title]pageRow{}
+	var titles []string
+	for _, r := range reqs {
+		if utf8.ValidString(string(r.Title)) {
+			titles = append(titles, string(r.Title))
+			continue
+		}
+		cur, err := findPageTx(ctx, tx, r.Title)
+		if err != nil {
+			return nil, err
+		}
+		if cur.exists {
+			found[r.Title] = cur
+		}
 	}
 	arg, err := json.Marshal(titles)
 	if err != nil {
@@ -476,7 +510,6 @@ func findPagesTx(ctx context.Context, tx *wtx, reqs []wiki.SaveRequest) (map[wik
 		return nil, err
 	}
 	defer rows.Close()
-	found := map[wiki.Title]pageRow{}
 	for rows.Next() {
 		p, err := scanPage(rows)
 		if err != nil {
@@ -487,14 +520,17 @@ func findPagesTx(ctx context.Context, tx *wtx, reqs []wiki.SaveRequest) (map[wik
 	return found, rows.Err()
 }
 
-// linkedTitlesTx returns which titles of reqs the links table holds as a
-// target of any kind, of the requests that queue a dependents job and
-// that no request before them in the batch links to (earlier, from
-// linkedEarlier): the others have their job either way.
-func linkedTitlesTx(ctx context.Context, tx *wtx, reqs []wiki.SaveRequest, earlier []bool) (map[wiki.Title]bool, error) {
+// linkedTitlesTx returns which titles of reqs a page the batch does not
+// rewrite (found: the batch's pages that exist) links to in any way, of
+// the requests that queue a dependents job and that no request before
+// them in the batch links to (earlier, from linkedEarlier): the others
+// have their job either way. A title linked only by pages the batch
+// rewrites is not in it, nor one that is not UTF-8: ImportPages looks
+// those up when it comes to them.
+func linkedTitlesTx(ctx context.Context, tx *wtx, reqs []wiki.SaveRequest, earlier []bool, found map[wiki.Title]pageRow) (map[wiki.Title]bool, error) {
 	var titles []string
 	for i, r := range reqs {
-		if !earlier[i] && slices.ContainsFunc(r.Jobs, func(j wiki.JobSpec) bool { return wiki.DependentsJob(j.Kind) }) {
+		if !earlier[i] && hasDependentsJob(r) && utf8.ValidString(string(r.Title)) {
 			titles = append(titles, string(r.Title))
 		}
 	}
@@ -502,11 +538,20 @@ func linkedTitlesTx(ctx context.Context, tx *wtx, reqs []wiki.SaveRequest, earli
 	if len(titles) == 0 {
 		return linked, nil
 	}
-	arg, err := json.Marshal(titles)
+	rewritten := make([]int64, 0, len(found))
+	for _, p := range found {
+		rewritten = append(rewritten, p.ID)
+	}
+	targets, err := json.Marshal(titles)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT j.value FROM json_each(?) j WHERE EXISTS (SELECT 1 FROM links WHERE target_title = j.value)`, string(arg))
+	ids, err := json.Marshal(rewritten)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT j.value FROM json_each(?) j WHERE EXISTS (SELECT 1 FROM links
+		WHERE target_title = j.value AND from_page NOT IN (SELECT value FROM json_each(?)))`, string(targets), string(ids))
 	if err != nil {
 		return nil, err
 	}
@@ -519,6 +564,12 @@ func linkedTitlesTx(ctx context.Context, tx *wtx, reqs []wiki.SaveRequest, earli
 		linked[wiki.Title(t)] = true
 	}
 	return linked, rows.Err()
+}
+
+// hasDependentsJob reports whether r queues a job about its title's
+// dependents.
+func hasDependentsJob(r wiki.SaveRequest) bool {
+	return slices.ContainsFunc(r.Jobs, func(j wiki.JobSpec) bool { return wiki.DependentsJob(j.Kind) })
 }
 
 // linkedEarlier reports, per request of an import batch, whether a request

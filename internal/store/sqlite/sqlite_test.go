@@ -119,6 +119,23 @@ func TestSQLite(t *testing.T) {
 		}
 	})
 
+	t.Run("an import finds a page whose title is not UTF-8, which JSON would change", func(t *testing.T) {
+		// The engine accepts no such title; the store does not depend on it.
+		db := sqlitetest.Open(t)
+		const bad = wiki.Title("Bad\xff")
+		first, err := db.SavePage(ctx, wiki.SaveRequest{Title: bad, Text: "one", UserName: "U"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := db.ImportPages(ctx, []wiki.SaveRequest{{Title: bad, Text: "two", UserName: "Importer"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0].Created || res[0].Revision.ParentID != first.Revision.ID {
+			t.Fatalf("the import of an existing page = %+v, want a revision on top of %d", res[0], first.Revision.ID)
+		}
+	})
+
 	t.Run("a search's statements are prepared once and kept, up to a bound", func(t *testing.T) {
 		sqlite.SetSearchBudget(t, time.Minute) // the same answer on a loaded machine
 		db := sqlitetest.Open(t)

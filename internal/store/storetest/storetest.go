@@ -2174,6 +2174,26 @@ func testImportPages(t *testing.T, s wiki.Store) {
 	if !slices.Contains(kinds, "backlinks:Batch target") {
 		t.Fatalf("backlinks jobs = %v, want the one of a title linked earlier in the same batch", kinds)
 	}
+
+	// A title that only a page rewritten earlier in the batch linked to,
+	// and no longer does, is linked by none: no job. One that a page
+	// rewritten later in the batch still links to when it comes is.
+	save(t, s, "Old linker", 0, "links to [[Unlinked later]] and [[Still linked]]",
+		wiki.LinkSet{Links: []wiki.Title{"Unlinked later", "Still linked"}})
+	save(t, s, "Late linker", 0, "links to [[Still linked 2]]", wiki.LinkSet{Links: []wiki.Title{"Still linked 2"}})
+	must[[]wiki.SaveResult](t)(s.ImportPages(ctx, []wiki.SaveRequest{
+		req("Old linker", "links to nothing now"), req("Unlinked later", "here"),
+		req("Still linked 2", "here"), req("Late linker", "links to nothing now"),
+	}))
+	kinds = nil
+	for _, j := range must[[]wiki.Job](t)(s.ListJobs(ctx, wiki.JobQueued, 100)) {
+		if j.Kind == wiki.JobBacklinks {
+			kinds = append(kinds, j.Key)
+		}
+	}
+	if slices.Contains(kinds, "backlinks:Unlinked later") || !slices.Contains(kinds, "backlinks:Still linked 2") {
+		t.Fatalf("backlinks jobs = %v, want the one of the title linked when its page came, not the one no longer linked", kinds)
+	}
 }
 
 // A dump with a page's history holds its title more than once, and an
