@@ -553,6 +553,11 @@ func (w *wiki) editOnce(ctx context.Context, c *http.Client, title string, worke
 			return st, err
 		}
 		wk.conflicts++
+		// As an editor's client would: a while before trying again,
+		// random and longer each time, so that the workers editing the
+		// same page do not read its latest together again (on a slow
+		// machine one of them lost eleven times in a row).
+		time.Sleep(time.Duration(rand.Int64N(int64(attempt+1) * int64(5*time.Millisecond))))
 	}
 }
 
