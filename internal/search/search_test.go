@@ -385,6 +385,13 @@ func TestBuildLists(t *testing.T) {
 		{{ID: 7}},
 		{{ID: 7, Title: "a a", Body: "a  b a "}},
 		{{ID: 9, Body: "x"}, {ID: 4, Title: "x y"}, {ID: 5}},
+		// Keys alike in their first 16 bytes (termKey.head), or but for
+		// their length.
+		{
+			{ID: 3, Title: "abcdefghijklmnop abcdefghijklmnopq", Body: "abcdefghijklmnopq abcdefghijklmnopr abcdefghijklmno abcdefghijklmnop " +
+				"abcdefghijklmnopqrstuvwxyz0123456789 abcdefghijklmnopqrstuvwxyz0123456788 a"},
+			{ID: 8, Body: "abcdefghijklmnopr a\x00 a abcdefghijklmnop\x00 abcdefghijklmnopqrstuvwxyz0123456789"},
+		},
 	} {
 		checkBuild(t, docs)
 	}
@@ -510,6 +517,27 @@ func TestSkipVarints(t *testing.T) {
 			if ok != wantOK || ok && len(got) != len(want) {
 				t.Fatalf("%x, %d: got %d bytes left (%v), want %d (%v)", b, n, len(got), ok, len(want), wantOK)
 			}
+		}
+	}
+}
+
+// The term table tells keys apart by their bytes, not their hashes: keys
+// alike in their first 16 bytes, or but for their length, or in all but
+// their last byte, hashed alike, keep numbers of their own.
+func TestTermTableKeysOfOneHash(t *testing.T) {
+	keys := []string{"a", "a\x00", "abcdefghijklmnop", "abcdefghijklmnop\x00", "abcdefghijklmnopq",
+		"abcdefghijklmnopr", "abcdefghijklmnopqrstuvwxyz0123456789", "abcdefghijklmnopqrstuvwxyz0123456788", ""}
+	tab := newTermTable()
+	for round := range 2 {
+		for i, k := range keys {
+			if n := tab.countHashed(k, 42, int32(round)); n != int32(i) {
+				t.Fatalf("round %d: %q numbered %d, want %d", round, k, n, i)
+			}
+		}
+	}
+	for i, k := range tab.keys {
+		if k.key != keys[i] || k.n != 2 || k.docs != 2 {
+			t.Fatalf("key %d: %q counted %d times in %d documents, want %q twice in 2", i, k.key, k.n, k.docs, keys[i])
 		}
 	}
 }

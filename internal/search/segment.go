@@ -117,9 +117,10 @@ func Build(docs []Doc) Segment {
 		lens[di] = l
 	}
 	var nent, npos int32
+	tab.runs = make([]keyRun, len(tab.keys))
 	for i := range tab.keys {
 		k := &tab.keys[i]
-		k.entAt, k.posAt, k.last = nent, npos, -1
+		tab.runs[i] = keyRun{entAt: nent, posAt: npos, last: -1}
 		nent += k.docs
 		npos += k.n
 	}
@@ -177,18 +178,30 @@ type termTable struct {
 	seed  maphash.Seed
 	slots []int32 // 1 + a key's index; 0: empty
 	keys  []termKey
+	runs  []keyRun // the keys' runs, made after the first pass
 }
 
-// termKey is a key of a segment being built (Build): counted by the first
-// pass, then placed by the second.
+// termKey is a key of a segment being built (Build), as the first pass
+// counts it (the second places it through its keyRun).
 type termKey struct {
 	hash uint64
 	key  string
+	// head is the key's first 16 bytes (zeros after a shorter key's end):
+	// a key of up to 16 bytes, most of them, is compared here, without
+	// reading its bytes where they stand in an earlier document's terms.
+	head [2]uint64
 	docs int32 // documents holding it
 	n    int32 // positions
-	last int32 // the document last counted, then last placed
-	// Where its next entry and position go in the second pass; after it,
-	// the end of its runs (blocks).
+	last int32 // the document last counted
+}
+
+// keyRun is where the second pass of Build places a key's entries and
+// positions, apart from termKey: a fifth of its size, so that the
+// scattered writes of that pass read less memory.
+type keyRun struct {
+	last int32 // the document last placed
+	// Where its next entry and position go; after the pass, the end of
+	// its runs (blocks).
 	entAt int32
 	posAt int32
 }
@@ -200,7 +213,12 @@ func newTermTable() *termTable {
 // count counts an occurrence of key in document doc and returns the key's
 // number.
 func (t *termTable) count(key string, doc int32) int32 {
-	h := maphash.String(t.seed, key)
+	return t.countHashed(key, maphash.String(t.seed, key), doc)
+}
+
+// countHashed is count of a key whose hash is h.
+func (t *termTable) countHashed(key string, h uint64, doc int32) int32 {
+	head := keyHead(key)
 	mask := uint64(len(t.slots) - 1)
 	i := h & mask
 	for {
@@ -208,7 +226,7 @@ func (t *termTable) count(key string, doc int32) int32 {
 		if s == 0 {
 			break
 		}
-		if k := &t.keys[s-1]; k.hash == h && k.key == key {
+		if k := &t.keys[s-1]; k.hash == h && k.head == head && len(k.key) == len(key) && (len(key) <= 16 || k.key[16:] == key[16:]) {
 			k.n++
 			if k.last != doc {
 				k.last = doc
@@ -218,13 +236,22 @@ func (t *termTable) count(key string, doc int32) int32 {
 		}
 		i = (i + 1) & mask
 	}
-	t.keys = append(t.keys, termKey{hash: h, key: key, docs: 1, n: 1, last: doc})
+	t.keys = append(t.keys, termKey{hash: h, key: key, head: head, docs: 1, n: 1, last: doc})
 	n := int32(len(t.keys))
 	t.slots[i] = n
 	if 2*len(t.keys) > len(t.slots) {
 		t.grow()
 	}
 	return n - 1
+}
+
+// keyHead returns the first 16 bytes of key, as termKey.head.
+func keyHead(key string) (h [2]uint64) {
+	var b [16]byte
+	copy(b[:], key)
+	h[0] = binary.LittleEndian.Uint64(b[:8])
+	h[1] = binary.LittleEndian.Uint64(b[8:])
+	return h
 }
 
 // grow doubles the slots, placing the keys again by their hashes.
@@ -244,17 +271,17 @@ func (t *termTable) grow() {
 // doc-th, whose ID is id) to entries and pos, with weight and the length
 // its entry records.
 func (t *termTable) place(k, doc int32, id int64, at uint32, weight, length int32, entries []entry, pos []uint32) {
-	key := &t.keys[k]
-	if key.last != doc {
-		key.last = doc
-		entries[key.entAt] = entry{doc: id, len: length}
-		key.entAt++
+	r := &t.runs[k]
+	if r.last != doc {
+		r.last = doc
+		entries[r.entAt] = entry{doc: id, len: length}
+		r.entAt++
 	}
-	e := &entries[key.entAt-1]
+	e := &entries[r.entAt-1]
 	e.tf += weight
 	e.count++
-	pos[key.posAt] = at
-	key.posAt++
+	pos[r.posAt] = at
+	r.posAt++
 }
 
 // blocks encodes the keys' lists in key order, once placed in entries and
@@ -274,9 +301,9 @@ func (t *termTable) blocks(entries []entry, pos []uint32) []Block {
 	var l listBuilder
 	var list, scratch []byte
 	for _, o := range order {
-		k := &t.keys[o.k]
-		l.entries = entries[k.entAt-k.docs : k.entAt]
-		l.pos = pos[k.posAt-k.n : k.posAt]
+		k, r := &t.keys[o.k], &t.runs[o.k]
+		l.entries = entries[r.entAt-k.docs : r.entAt]
+		l.pos = pos[r.posAt-k.n : r.posAt]
 		list, scratch = l.encode(list[:0], scratch, IsTitleKey(o.key))
 		if blk, ok := w.add(o.key, list); ok {
 			out = append(out, blk)
