@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"net/url"
 	"runtime"
 	"slices"
@@ -27,7 +28,8 @@ import (
 
 	"github.com/wikid/wikid/internal/cores"
 	"github.com/wikid/wikid/internal/wiki"
-	_ "modernc.org/sqlite" // registers driver "sqlite"
+	"modernc.org/sqlite" // registers driver "sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 var _ wiki.Store = (*DB)(nil)
@@ -96,7 +98,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	db.w.SetMaxIdleConns(1)
 	db.w.SetConnMaxLifetime(0)
 	db.w.SetConnMaxIdleTime(0)
-	if err := db.w.PingContext(ctx); err != nil {
+	if err := connectFirst(ctx, db.w); err != nil {
 		db.w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -124,6 +126,37 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// connectFirst makes the writer's first connection, which puts the
+// database in WAL mode. Two processes opening a new database at once (serve
+// and import started together on an empty folder) can both read it before
+// either has switched it: the one that cannot then take the write lock
+// fails at once with SQLITE_BUSY, which SQLite does not wait out (its
+// busy handler would deadlock them), about one time in fifty with four
+// processes. The first connection is tried again for as long as a
+// statement waits for a lock (busyTimeoutMS), after a short random pause.
+func connectFirst(ctx context.Context, w *sql.DB) error {
+	deadline := time.Now().Add(busyTimeoutMS * time.Millisecond)
+	for attempt := 1; ; attempt++ {
+		err := w.PingContext(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(time.Duration(1+rand.IntN(5*min(attempt, 20))) * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
+}
+
+// isBusy reports whether err is SQLITE_BUSY (of any extended code).
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // pageSize is a new database's page size, 16 KB where SQLite's default is
