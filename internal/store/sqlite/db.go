@@ -148,7 +148,7 @@ func connectFirst(ctx context.Context, w *sql.DB) error {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return err
+			return ctx.Err()
 		}
 	}
 }
