@@ -150,8 +150,15 @@ func (c textHead) Scan(src any) error {
 		// A few bytes past n tell whether the character at n starts there.
 		// The frame's end is io.EOF; a frame cut short is an error too
 		// (io.ErrUnexpectedEOF), which io.ReadFull would take for a short
-		// text.
-		buf := make([]byte, c.n+utf8.UTFMax)
+		// text. A text shorter than that (most of them, for a snippet's
+		// head of 66 KB) is read into a buffer of its own size, given by
+		// its frame's header, and one byte more to read the frame's end.
+		size := c.n + utf8.UTFMax
+		var h zstd.Header
+		if h.Decode(v) == nil && h.HasFCS && h.FrameContentSize < uint64(size) {
+			size = int(h.FrameContentSize) + 1
+		}
+		buf := make([]byte, size)
 		k := 0
 		for k < len(buf) {
 			m, err := d.Read(buf[k:])

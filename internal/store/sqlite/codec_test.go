@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"errors"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -36,10 +38,36 @@ func TestTextHead(t *testing.T) {
 			if err := (textHead{&got, n}).Scan(v); err != nil {
 				t.Fatalf("%T, %d: %v", v, n, err)
 			}
-			if !strings.HasPrefix(text, got) || !utf8.ValidString(got) || len(got) > n || len(got) < min(n, len(text))-utf8.UTFMax {
+			if !strings.HasPrefix(text, got) || !utf8.ValidString(got) || len(got) > n || len(got) < min(n, len(text))-utf8.UTFMax ||
+				(n >= len(text) && got != text) {
 				t.Errorf("%T, %d: %d bytes %.20q…", v, n, len(got), got)
 			}
 		}
+	}
+	// A text shorter than the head asked for (a snippet's, of a page of a
+	// few KB) is read whole, into a buffer of its size; its frame's
+	// checksum is read too.
+	short := strings.Repeat("ab é ", 1000)
+	zs := encodeText(short).value.([]byte)
+	var got string
+	if err := (textHead{&got, 66 << 10}).Scan(zs); err != nil || got != short {
+		t.Fatalf("a short text: %d bytes, %v", len(got), err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 10 {
+		if err := (textHead{&got, 66 << 10}).Scan(zs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if n := (after.TotalAlloc - before.TotalAlloc) / 10; n > 4*uint64(len(short)) {
+		t.Errorf("the head of a text of %d bytes allocated %d bytes", len(short), n)
+	}
+	bad := slices.Clone(zs)
+	bad[len(bad)-1] ^= 0xff // the checksum
+	if err := (textHead{&got, 66 << 10}).Scan(bad); !errors.Is(err, errCorrupt) {
+		t.Errorf("a short text whose checksum is wrong: %v, want errCorrupt", err)
 	}
 	for name, v := range map[string][]byte{"empty": {}, "not zstd": {1, 2, 3}, "cut short": z[:20]} {
 		var got string
