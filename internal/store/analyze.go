@@ -103,15 +103,23 @@ func tokenize(s string, index bool, caches *sync.Pool, firsts *[256]bool, yield 
 		word = word[:0]
 		wordStart = -1
 	}
-	// The CJK run being cut into bigrams: the previous character.
-	prevCJK, prevStart, run := rune(-1), 0, 0
+	// The CJK run being cut into bigrams: the previous character, and
+	// whether folding left it as it stands in s (then its terms are s's
+	// own bytes, not new strings).
+	prevCJK, prevStart, run, prevSame := rune(-1), 0, 0, false
 	endCJK := func(end int) {
+		if prevCJK < 0 {
+			return
+		}
+		term := s[prevStart:end]
+		if !prevSame {
+			term = string(prevCJK)
+		}
 		switch {
-		case prevCJK < 0:
 		case index || run == 1:
-			emit(Token{Term: string(prevCJK), Start: prevStart, End: end})
+			emit(Token{Term: term, Start: prevStart, End: end})
 		default:
-			pending = &Token{Term: string(prevCJK), Start: prevStart, End: end}
+			pending = &Token{Term: term, Start: prevStart, End: end}
 		}
 		prevCJK, run = -1, 0
 	}
@@ -146,11 +154,15 @@ func tokenize(s string, index bool, caches *sync.Pool, firsts *[256]bool, yield 
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if isCJK(r) {
 			flush()
-			r = foldCJK(r)
+			f := foldCJK(r)
 			if prevCJK >= 0 {
-				emit(Token{Term: string([]rune{prevCJK, r}), Start: prevStart, End: i + size})
+				term := s[prevStart : i+size] // the two characters, next to each other
+				if !prevSame || f != r {
+					term = string([]rune{prevCJK, f})
+				}
+				emit(Token{Term: term, Start: prevStart, End: i + size})
 			}
-			prevCJK, prevStart = r, i
+			prevCJK, prevStart, prevSame = f, i, f == r
 			run++
 			lastEnd = i + size
 			i += size

@@ -142,7 +142,18 @@ func Snippet(text string, q Query) string {
 	// The marks are private-use characters: a page's own are not marks.
 	text = strings.NewReplacer(wiki.MarkStart, "\uFFFD", wiki.MarkEnd, "\uFFFD").Replace(text)
 	text = strings.Join(strings.Fields(text), " ")
-	var toks []Token
+	// The text's tokens, in a buffer of the pool's: a search makes a
+	// snippet for each of its hits, a few hundred tokens each (a
+	// Chinese or Korean text has one a character).
+	buf := tokenBufs.Get().(*[]Token)
+	toks := (*buf)[:0]
+	defer func() {
+		if cap(toks) <= maxPooledTokens {
+			clear(toks) // keeps no term's string
+			*buf = toks[:0]
+			tokenBufs.Put(buf)
+		}
+	}()
 	// matchAt reports whether term t's words stand at toks[i:].
 	matchAt := func(t QueryTerm, i int) bool {
 		if i+len(t.Words) > len(toks) {
@@ -249,6 +260,12 @@ func Snippet(text string, q Query) string {
 	}
 	return b.String()
 }
+
+// tokenBufs hold Snippet's tokens; a buffer of more than maxPooledTokens
+// is not kept.
+var tokenBufs = sync.Pool{New: func() any { return new([]Token) }}
+
+const maxPooledTokens = 16 << 10
 
 // snippetContext is how much text around a match SnippetSource keeps, in
 // bytes on either side: more than a snippet shows, so that the snippet is
