@@ -139,9 +139,7 @@ const SnippetRunes = 160
 // matches them (folded by the analyzer). Without a match it returns the
 // start of the text. White space runs become one space.
 func Snippet(text string, q Query) string {
-	// The marks are private-use characters: a page's own are not marks.
-	text = strings.NewReplacer(wiki.MarkStart, "\uFFFD", wiki.MarkEnd, "\uFFFD").Replace(text)
-	text = strings.Join(strings.Fields(text), " ")
+	text = snippetText(text)
 	// The text's tokens, in a buffer of the pool's: a search makes a
 	// snippet for each of its hits, a few hundred tokens each (a
 	// Chinese or Korean text has one a character).
@@ -257,6 +255,32 @@ func Snippet(text string, q Query) string {
 	b.WriteString(text[at:end])
 	if end < len(text) {
 		b.WriteString("…")
+	}
+	return b.String()
+}
+
+// snippetText returns text with its white space runs made one space (none
+// at either end, as strings.Fields and Join would make it), and the marks'
+// characters replaced by U+FFFD: they are private-use characters, and a
+// page's own are not marks. One pass, one string: a search does it for
+// each of its hits.
+func snippetText(text string) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	space := false
+	for _, r := range text {
+		switch {
+		case unicode.IsSpace(r):
+			space = b.Len() > 0
+			continue
+		case string(r) == wiki.MarkStart || string(r) == wiki.MarkEnd:
+			r = utf8.RuneError
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
 	}
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode"
@@ -170,6 +171,30 @@ func TestSnippetSourceInvalidUTF8(t *testing.T) {
 		src := strings.Repeat("\x80", pad) + " word here"
 		if got := SnippetSource(src, ParseQuery("word")); !strings.Contains(got, "word") {
 			t.Errorf("pad %d: the match is not in %q…", pad, got[:min(len(got), 40)])
+		}
+	}
+}
+
+// snippetText makes of a valid text what strings.Fields, Join and a
+// replacer of the marks made of it, in one pass.
+func TestSnippetText(t *testing.T) {
+	want := func(s string) string {
+		s = strings.NewReplacer(wiki.MarkStart, "\uFFFD", wiki.MarkEnd, "\uFFFD").Replace(s)
+		return strings.Join(strings.Fields(s), " ")
+	}
+	parts := []string{" ", "\t", "\n", "\u00a0", "\u3000", "\u2028", "a", "é", "日本", wiki.MarkStart, wiki.MarkEnd, "\uFFFD", "word", "  \n "}
+	rng := rand.New(rand.NewPCG(5, 6))
+	cases := []string{"", " ", "a", " a ", "a  b", "\ta\nb\u3000c "}
+	for range 2000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		cases = append(cases, b.String())
+	}
+	for _, s := range cases {
+		if got, w := snippetText(s), want(s); got != w {
+			t.Fatalf("snippetText(%q) = %q, want %q", s, got, w)
 		}
 	}
 }
