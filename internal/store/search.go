@@ -262,28 +262,52 @@ func Snippet(text string, q Query) string {
 // snippetText returns text with its white space runs made one space (none
 // at either end, as strings.Fields and Join would make it), and the marks'
 // characters replaced by U+FFFD: they are private-use characters, and a
-// page's own are not marks. One pass, one string: a search does it for
-// each of its hits.
+// page's own are not marks. One pass, one string, the text copied a run
+// at a time: a search does it for each of its hits.
 func snippetText(text string) string {
 	var b strings.Builder
 	b.Grow(len(text))
-	space := false
-	for _, r := range text {
-		switch {
-		case unicode.IsSpace(r):
-			space = b.Len() > 0
-			continue
-		case string(r) == wiki.MarkStart || string(r) == wiki.MarkEnd:
-			r = utf8.RuneError
-		}
-		if space {
+	start, gap := -1, false // the run not written yet; white space before it
+	sep := func() {
+		if gap && b.Len() > 0 {
 			b.WriteByte(' ')
-			space = false
 		}
-		b.WriteRune(r)
+		gap = false
 	}
+	write := func(end int) {
+		if start >= 0 {
+			sep()
+			b.WriteString(text[start:end])
+			start = -1
+		}
+	}
+	for i := 0; i < len(text); {
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
+		switch {
+		case r < utf8.RuneSelf && asciiSpace[r], r >= utf8.RuneSelf && unicode.IsSpace(r):
+			write(i)
+			gap = true
+		case r == markRunes[0], r == markRunes[1]:
+			write(i)
+			sep()
+			b.WriteRune(utf8.RuneError)
+		case start < 0:
+			start = i
+		}
+		i += size
+	}
+	write(len(text))
 	return b.String()
 }
+
+// asciiSpace marks the ASCII characters unicode.IsSpace reports.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+// markRunes are wiki.MarkStart and wiki.MarkEnd.
+var markRunes = [2]rune{[]rune(wiki.MarkStart)[0], []rune(wiki.MarkEnd)[0]}
 
 // tokenBufs hold Snippet's tokens; a buffer of more than maxPooledTokens
 // is not kept.
@@ -329,6 +353,11 @@ func appendLower(dst []byte, s string) ([]byte, bool) {
 		if r == utf8.RuneError && size == 1 {
 			return dst, false
 		}
+		if caseless(r) {
+			dst = append(dst, s[i:i+size]...)
+			i += size
+			continue
+		}
 		l := unicode.ToLower(r)
 		if utf8.RuneLen(l) != size {
 			return dst, false
@@ -337,6 +366,14 @@ func appendLower(dst []byte, s string) ([]byte, bool) {
 		i += size
 	}
 	return dst, true
+}
+
+// caseless reports whether r is in a block of characters without case,
+// where unicode.ToLower's search of its tables is not needed: Hiragana,
+// Katakana and the Han characters (U+3040 to U+9FFF), and Hangul
+// syllables.
+func caseless(r rune) bool {
+	return r >= 0x3040 && r <= 0x9fff || r >= 0xac00 && r <= 0xd7a3
 }
 
 // SnippetSource returns the part of a page's source that its snippet for

@@ -175,14 +175,15 @@ func TestSnippetSourceInvalidUTF8(t *testing.T) {
 	}
 }
 
-// snippetText makes of a valid text what strings.Fields, Join and a
-// replacer of the marks made of it, in one pass.
+// snippetText makes of a text what strings.Fields, Join and a replacer of
+// the marks made of it, in one pass, invalid bytes kept as they were.
 func TestSnippetText(t *testing.T) {
 	want := func(s string) string {
 		s = strings.NewReplacer(wiki.MarkStart, "\uFFFD", wiki.MarkEnd, "\uFFFD").Replace(s)
 		return strings.Join(strings.Fields(s), " ")
 	}
-	parts := []string{" ", "\t", "\n", "\u00a0", "\u3000", "\u2028", "a", "é", "日本", wiki.MarkStart, wiki.MarkEnd, "\uFFFD", "word", "  \n "}
+	parts := []string{" ", "\t", "\n", "\v", "\f", "\r", "\u0085", "\u00a0", "\u3000", "\u2028", "a", "é", "日本", wiki.MarkStart, wiki.MarkEnd,
+		"\uFFFD", "word", "  \n ", "\xff", "\xe3\x81", "\x00"}
 	rng := rand.New(rand.NewPCG(5, 6))
 	cases := []string{"", " ", "a", " a ", "a  b", "\ta\nb\u3000c "}
 	for range 2000 {
@@ -195,6 +196,15 @@ func TestSnippetText(t *testing.T) {
 	for _, s := range cases {
 		if got, w := snippetText(s), want(s); got != w {
 			t.Fatalf("snippetText(%q) = %q, want %q", s, got, w)
+		}
+	}
+}
+
+// The characters appendLower copies as they are have no case.
+func TestCaselessHasNoCase(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if caseless(r) && (unicode.ToLower(r) != r || unicode.ToUpper(r) != r || unicode.ToTitle(r) != r) {
+			t.Fatalf("%U has a case", r)
 		}
 	}
 }
