@@ -301,10 +301,12 @@ func IndexText(s string) string {
 	return b.String()
 }
 
-// queryTerms returns the terms of a query's word or phrase s.
+// queryTerms returns the terms of a query's word or phrase s, each a string
+// of its own: a term may be part of s (a Chinese bigram), which is part of
+// the request, and a query's words are kept by caches.
 func queryTerms(s string) []string {
 	var out []string
-	tokenize(s, false, readStemCaches, nil, func(t Token) bool { out = append(out, t.Term); return true })
+	tokenize(s, false, readStemCaches, nil, func(t Token) bool { out = append(out, strings.Clone(t.Term)); return true })
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/wikid/wikid/internal/wiki"
 )
@@ -202,9 +203,35 @@ func TestSnippetText(t *testing.T) {
 
 // The characters appendLower copies as they are have no case.
 func TestCaselessHasNoCase(t *testing.T) {
+	n := 0
 	for r := rune(0); r <= unicode.MaxRune; r++ {
-		if caseless(r) && (unicode.ToLower(r) != r || unicode.ToUpper(r) != r || unicode.ToTitle(r) != r) {
+		if !caseless(r) {
+			continue
+		}
+		n++
+		if unicode.ToLower(r) != r || unicode.ToUpper(r) != r || unicode.ToTitle(r) != r {
 			t.Fatalf("%U has a case", r)
+		}
+	}
+	if n != 0x9fff-0x3040+1+0xd7a3-0xac00+1 {
+		t.Fatalf("%d caseless characters", n)
+	}
+}
+
+// A query's words are strings of their own, not parts of the query: caches
+// keep them (the segment cache's skip lists, by word), and the query is
+// part of a request of up to megabytes.
+func TestQueryWordsAreTheirOwn(t *testing.T) {
+	q := "東京都庁 \"京都 大阪\" tomatoes wiki* " + strings.Repeat("padding ", 1000)
+	lo := uintptr(unsafe.Pointer(unsafe.StringData(q)))
+	hi := lo + uintptr(len(q))
+	words := ParseQuery(q).Words()
+	if len(words) < 5 {
+		t.Fatalf("words %q", words)
+	}
+	for _, w := range words {
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(w))); p >= lo && p < hi {
+			t.Errorf("the word %q is part of the query's string", w)
 		}
 	}
 }

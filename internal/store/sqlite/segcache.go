@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/wikid/wikid/internal/search"
@@ -187,7 +188,11 @@ func (c *segcache) listSkips(seg int64, key string, docs int) *search.Skips {
 	if c.skips == nil {
 		c.skips = map[skipKey]cachedSkips{}
 	}
-	e := cachedSkips{new(search.Skips), search.SkipsBytes(docs)}
+	// The key is the cache's own copy, counted in its bytes: a query's
+	// word may be part of the request's string, which the entry would
+	// otherwise keep.
+	k.key = strings.Clone(key)
+	e := cachedSkips{new(search.Skips), search.SkipsBytes(docs) + len(key)}
 	for old, o := range c.skips {
 		if c.skipBytes+e.bytes <= skipsCacheBytes {
 			break
