@@ -150,17 +150,26 @@ func (c textHead) Scan(src any) error {
 		// A few bytes past n tell whether the character at n starts there.
 		// The frame's end is io.EOF; a frame cut short is an error too
 		// (io.ErrUnexpectedEOF), which io.ReadFull would take for a short
-		// text. A text shorter than that (most of them, for a snippet's
-		// head of 66 KB) is read into a buffer of its own size, given by
-		// its frame's header, and one byte more to read the frame's end.
-		size := c.n + utf8.UTFMax
+		// text. The buffer starts at the text's size (one byte more, to
+		// read the end), when its frame's header gives it and it is
+		// shorter (most texts, for a snippet's head of 66 KB), or at a few
+		// times the compressed size, and grows to full when the text goes
+		// on (a value of more frames than one, which wikid does not write).
+		full := c.n + utf8.UTFMax
+		size := min(full, 4*len(v)+256)
 		var h zstd.Header
-		if h.Decode(v) == nil && h.HasFCS && h.FrameContentSize < uint64(size) {
+		if h.Decode(v) == nil && h.HasFCS && h.FrameContentSize < uint64(full) {
 			size = int(h.FrameContentSize) + 1
 		}
 		buf := make([]byte, size)
 		k := 0
-		for k < len(buf) {
+		for {
+			if k == len(buf) {
+				if k >= full {
+					break
+				}
+				buf = append(buf, make([]byte, min(full, 2*k)-k)...)
+			}
 			m, err := d.Read(buf[k:])
 			k += m
 			if err == io.EOF {

@@ -64,6 +64,36 @@ func TestTextHead(t *testing.T) {
 	if n := (after.TotalAlloc - before.TotalAlloc) / 10; n > 4*uint64(len(short)) {
 		t.Errorf("the head of a text of %d bytes allocated %d bytes", len(short), n)
 	}
+	// A text of a few hundred bytes, whose frame does not give its size.
+	tiny := strings.Repeat("ab é ", 40)
+	zt := encodeText(tiny).value.([]byte)
+	runtime.ReadMemStats(&before)
+	if err := (textHead{&got, 66 << 10}).Scan(zt); err != nil || got != tiny {
+		t.Fatalf("a tiny text: %q, %v", got, err)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<10 {
+		t.Errorf("the head of a text of %d bytes allocated %d bytes", len(tiny), n)
+	}
+	// A value of two frames (wikid writes one) is read on into the
+	// second, as decodeText reads it, and a second frame whose checksum
+	// is wrong is corrupt.
+	first, second := strings.Repeat("x", 339)+"a", "é"+strings.Repeat("ab é ", 60)
+	two := append(slices.Clone(encoder.EncodeAll([]byte(first), nil)), encoder.EncodeAll([]byte(second), nil)...)
+	whole, err := decodeText(two)
+	if err != nil || whole != first+second {
+		t.Fatalf("decodeText of two frames: %d bytes, %v", len(whole), err)
+	}
+	for _, n := range []int{340, 341, 400, 66 << 10} {
+		if err := (textHead{&got, n}).Scan(two); err != nil || !utf8.ValidString(got) || !strings.HasPrefix(whole, got) || len(got) < min(n, len(whole))-utf8.UTFMax {
+			t.Errorf("two frames, %d: %d bytes %q…, %v", n, len(got), got[max(0, len(got)-8):], err)
+		}
+	}
+	badTwo := slices.Clone(two)
+	badTwo[len(badTwo)-1] ^= 0xff
+	if err := (textHead{&got, 66 << 10}).Scan(badTwo); !errors.Is(err, errCorrupt) {
+		t.Errorf("two frames, the second's checksum wrong: %v, want errCorrupt", err)
+	}
 	bad := slices.Clone(zs)
 	bad[len(bad)-1] ^= 0xff // the checksum
 	if err := (textHead{&got, 66 << 10}).Scan(bad); !errors.Is(err, errCorrupt) {
