@@ -156,12 +156,7 @@ func (c textHead) Scan(src any) error {
 		// times the compressed size, and grows to full when the text goes
 		// on (a value of more frames than one, which wikid does not write).
 		full := c.n + utf8.UTFMax
-		size := min(full, 4*len(v)+256)
-		var h zstd.Header
-		if h.Decode(v) == nil && h.HasFCS && h.FrameContentSize < uint64(full) {
-			size = int(h.FrameContentSize) + 1
-		}
-		buf := make([]byte, size)
+		buf := make([]byte, headBuffer(v, full))
 		k := 0
 		for {
 			if k == len(buf) {
@@ -184,6 +179,18 @@ func (c textHead) Scan(src any) error {
 		return nil
 	}
 	return fmt.Errorf("revision text: %w: a value of type %T", errCorrupt, src)
+}
+
+// headBuffer is the size textHead's buffer starts at, for the first full
+// bytes of the text compressed in v: the text's size and one byte more
+// when its frame's header gives it and it is shorter, else at most a few
+// times the compressed size.
+func headBuffer(v []byte, full int) int {
+	var h zstd.Header
+	if h.Decode(v) == nil && h.HasFCS && h.FrameContentSize < uint64(full) {
+		return int(h.FrameContentSize) + 1
+	}
+	return min(full, 4*len(v)+256)
 }
 
 // runeCut returns the length of s's first n bytes, or fewer, up to the
