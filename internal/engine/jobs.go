@@ -48,6 +48,10 @@ const backlinkBatch = 500
 
 type titlePayload struct {
 	Title wiki.Title `json:"title"`
+	// Titles, instead of Title, are a bulk import batch's titles
+	// (wiki.BatchBacklinks): a job about the pages using any of them. A
+	// part goes on from the first of Titles, after AfterID.
+	Titles []wiki.Title `json:"titles,omitempty"`
 	// AfterID is where a backlinks or transclusions job goes on: the ID of
 	// the last page of the batch its previous part handled. (A part queued
 	// by an older version, which went by title, starts again from the
@@ -356,33 +360,61 @@ func (e *Engine) staleDependents(ctx context.Context, kind string, pl titlePaylo
 	})
 }
 
-// dependents handles one batch of the pages that use pl.Title as use
-// says, in page ID order after pl.AfterID (wiki.Store.Dependents, one
-// index range per batch): batch returns the batch's jobs. When there are
-// more, it
-// queues the job of kind for the next batch behind the batch's own jobs:
-// a batch is handled when the jobs before it are done, so that a stale
-// page's refresh comes within the time a stale response is served
+// dependents handles one batch of the pages that use pl.Title (or any of
+// pl.Titles, in turn) as use says, in page ID order after pl.AfterID
+// (wiki.Store.Dependents, one index range per title): batch returns the
+// batch's jobs, given each page once. When there are more, it queues the
+// job of kind for the next batch behind the batch's own jobs: a batch is
+// handled when the jobs before it are done, so that a stale page's
+// refresh comes within the time a stale response is served
 // (edge.StaleGrace) however many pages use the title, and the queue holds
 // one batch's jobs at a time. Such a part has no key: an edit meanwhile
 // queues a job from the first page, which must not merge into a part.
 func (e *Engine) dependents(ctx context.Context, kind string, pl titlePayload, use wiki.Use, batch func(ids []int64, titles []wiki.Title) ([]wiki.JobSpec, error)) error {
-	pages, err := e.store.Dependents(ctx, pl.Title, use, pl.AfterID, e.backlinkBatch)
-	if err != nil || len(pages) == 0 {
-		return err
+	titles := pl.Titles
+	if len(titles) == 0 {
+		titles = []wiki.Title{pl.Title}
 	}
-	ids := make([]int64, len(pages))
-	titles := make([]wiki.Title, len(pages))
-	for i, p := range pages {
-		ids[i], titles[i] = p.ID, p.Title
+	var pages []wiki.Page
+	var next []byte // the next part's payload, when there may be more
+	after := pl.AfterID
+	for i, t := range titles {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		got, err := e.store.Dependents(ctx, t, use, after, e.backlinkBatch-len(pages))
+		if err != nil {
+			return err
+		}
+		pages = append(pages, got...)
+		if len(pages) == e.backlinkBatch {
+			rest := titlePayload{Title: pl.Title, AfterID: pages[len(pages)-1].ID}
+			if len(pl.Titles) > 0 {
+				rest = titlePayload{Titles: titles[i:], AfterID: rest.AfterID}
+			}
+			next, _ = json.Marshal(rest)
+			break
+		}
+		after = 0
 	}
-	jobs, err := batch(ids, titles)
+	if len(pages) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(pages))
+	names := make([]wiki.Title, 0, len(pages))
+	seen := make(map[int64]bool, len(pages))
+	for _, p := range pages {
+		if !seen[p.ID] {
+			seen[p.ID] = true
+			ids, names = append(ids, p.ID), append(names, p.Title)
+		}
+	}
+	jobs, err := batch(ids, names)
 	if err != nil {
 		return err
 	}
-	if len(pages) == e.backlinkBatch {
-		b, _ := json.Marshal(titlePayload{Title: pl.Title, AfterID: pages[len(pages)-1].ID})
-		jobs = append(jobs, wiki.JobSpec{Kind: kind, Payload: b})
+	if next != nil {
+		jobs = append(jobs, wiki.JobSpec{Kind: kind, Payload: next})
 	}
 	return e.enqueue(ctx, jobs)
 }

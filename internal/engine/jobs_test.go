@@ -22,6 +22,7 @@ var ctx = context.Background()
 type purges struct {
 	mu     sync.Mutex
 	titles []string
+	stale  []string // the titles Stale was given, every call's
 }
 
 func (p *purges) Purge(_ context.Context, _ []int64, titles ...wiki.Title) {
@@ -34,6 +35,11 @@ func (p *purges) Purge(_ context.Context, _ []int64, titles ...wiki.Title) {
 
 // Stale reports every title as cached: each gets a refresh job.
 func (p *purges) Stale(_ context.Context, _ []int64, titles ...wiki.Title) []wiki.Title {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range titles {
+		p.stale = append(p.stale, string(t))
+	}
 	return titles
 }
 
@@ -218,5 +224,84 @@ func TestSaveOfUnknownOutcomePurgesHere(t *testing.T) {
 	}
 	if !slices.Contains(p.titles, "Page") {
 		t.Fatalf("purged %q after a save of unknown outcome, want Page", p.titles)
+	}
+}
+
+// An import batch's backlinks jobs are one job about all its titles that
+// pages link to: it marks stale the pages linking to any of them, each
+// once, a part of at most a batch of rows at a time, every part going on
+// where the one before stopped, and the links turn blue.
+func TestImportBatchBacklinks(t *testing.T) {
+	t.Parallel()
+	for _, batch := range []int{0, 10} { // 0: the default, one part for all
+		t.Run(fmt.Sprintf("parts of %d", batch), func(t *testing.T) {
+			t.Parallel()
+			db, e, p := templateWiki(t)
+			engine.SetBatches(e, 0, batch)
+			var linkers []string
+			for i := range 25 {
+				linkers = append(linkers, fmt.Sprintf("Linker %02d", i))
+				saveText(t, e, linkers[i], "[[T1]] [[T2]] and [[T3]]")
+			}
+			for i := range 5 {
+				linkers = append(linkers, fmt.Sprintf("Third %d", i))
+				saveText(t, e, linkers[len(linkers)-1], "[[T3]] only")
+			}
+			drainAll(t, db, e)
+			for _, l := range linkers {
+				if h := viewHTML(t, e, l); !strings.Contains(h, `class="new"`) {
+					t.Fatalf("%s before the import: %q, want red links", l, h)
+				}
+			}
+			pages := []engine.ImportPage{{Title: "T1", Text: "one"}, {Title: "Nobody links here", Text: "x"}, {Title: "T2", Text: "two"}, {Title: "T3", Text: "three"}}
+			seq := func(yield func(engine.ImportPage, error) bool) {
+				for _, p := range pages {
+					if !yield(p, nil) {
+						return
+					}
+				}
+			}
+			if _, err := e.Import(ctx, seq, engine.Editor{UserName: "U"}, "import", nil); err != nil {
+				t.Fatal(err)
+			}
+			queued, err := db.ListJobs(ctx, wiki.JobQueued, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var payloads []string
+			for _, j := range queued {
+				if j.Kind == wiki.JobBacklinks {
+					payloads = append(payloads, string(j.Payload))
+				}
+			}
+			if want := `{"titles":["T1","T2","T3"]}`; len(payloads) != 1 || payloads[0] != want {
+				t.Fatalf("backlinks jobs queued: %q, want one, %s", payloads, want)
+			}
+			p.mu.Lock()
+			p.titles, p.stale = nil, nil
+			p.mu.Unlock()
+			drainAll(t, db, e)
+			p.mu.Lock()
+			stale := slices.Clone(p.stale)
+			p.mu.Unlock()
+			// Each title's linkers, once each, in the parts' order: T1's
+			// 25, T2's 25, T3's 30. A part of the default size has every
+			// page once.
+			want := 25 + 25 + 30
+			if batch == 0 {
+				want = 30
+			}
+			if len(stale) != want {
+				t.Fatalf("marked stale %d times, want %d: %v", len(stale), want, stale)
+			}
+			for _, l := range linkers {
+				if !slices.Contains(stale, l) {
+					t.Errorf("%s was not marked stale", l)
+				}
+				if h := viewHTML(t, e, l); strings.Contains(h, `class="new"`) {
+					t.Errorf("%s after the jobs: %q, want blue links", l, h)
+				}
+			}
+		})
 	}
 }

@@ -57,6 +57,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 			at   time.Time
 		}
 		var deferred []pending
+		var backlinks wiki.BatchBacklinks // the batch's, in one job
 		linked := map[string]bool{}
 		for i, req := range reqs {
 			r, entry, err := importHistoryTx(ctx, tx, req, shas[i], terms[i])
@@ -78,7 +79,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 						}
 						linked[string(req.Title)] = is
 					}
-					if !is {
+					if !is || backlinks.Take(j) {
 						continue
 					}
 				}
@@ -96,6 +97,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 		}
 		// Last: a purge log event among the jobs holds the log's lock
 		// until the commit.
+		deferred = append(deferred, pending{backlinks.Jobs(), now(time.Time{})})
 		for _, d := range deferred {
 			if err := insertJobs(ctx, tx, d.jobs, d.at); err != nil {
 				return err

@@ -19,7 +19,8 @@ import (
 // latest is a null edit; BaseRevID is ignored. The search entries' terms
 // and the texts' SHA-1 are made in parallel before the transaction. A
 // JobBacklinks among a request's jobs is dropped when no page links to its
-// title: no page shows that link's colour. One failed page fails the
+// title: no page shows that link's colour; the backlinks jobs kept are one
+// job for the batch (wiki.BatchBacklinks). One failed page fails the
 // batch.
 //
 // The batch is written in bulk, not page by page: its page rows are locked
@@ -201,6 +202,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 		jobsAt              time.Time
 	)
 	var jobGroups []func() error
+	var backlinks wiki.BatchBacklinks // the batch's, in one job
 	flushJobs := func() {
 		if len(jobs) > 0 {
 			js, at := jobs, jobsAt
@@ -213,7 +215,8 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 		st := state[req.Title]
 		for _, j := range req.Jobs {
 			if wiki.DependentsJob(j.Kind) && !linkedInBatch[string(req.Title)] &&
-				!slices.ContainsFunc(dbLinkers[string(req.Title)], func(id int64) bool { return !rewritten[id] }) {
+				!slices.ContainsFunc(dbLinkers[string(req.Title)], func(id int64) bool { return !rewritten[id] }) ||
+				backlinks.Take(j) {
 				continue
 			}
 			if len(jobs) > 0 && !at.Equal(jobsAt) {
@@ -280,6 +283,8 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 			linkedInBatch[string(t)] = true
 		}
 	}
+	flushJobs()
+	jobs, jobsAt = backlinks.Jobs(), now(reqs[len(reqs)-1].Time)
 	flushJobs()
 
 	if len(revRows) > 0 {

@@ -62,6 +62,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 			at   time.Time
 		}
 		var deferred []pending
+		var backlinks wiki.BatchBacklinks // the batch's, in one job
 		for i, req := range reqs {
 			r, entry, err := importHistoryTx(ctx, tx, req, texts[i], terms[i], &links)
 			if err != nil {
@@ -84,7 +85,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 						}
 						linked[string(req.Title)] = is
 					}
-					if !is {
+					if !is || backlinks.Take(j) {
 						continue
 					}
 				}
@@ -96,6 +97,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 		if err := insertLinkRows(ctx, tx, &links); err != nil {
 			return err
 		}
+		deferred = append(deferred, pending{backlinks.Jobs(), now(time.Time{})})
 		for _, d := range deferred {
 			if err := insertJobs(ctx, tx, d.jobs, d.at); err != nil {
 				return err

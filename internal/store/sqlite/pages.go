@@ -320,7 +320,8 @@ const importChunk = 50
 // writes (the writer is what bounds an import). A dependents job among a
 // request's jobs is dropped when no page links to its title when the
 // request comes (pages the batch rewrote before it by their new links):
-// no page shows that link's colour. One failed page fails the batch.
+// no page shows that link's colour; the backlinks jobs kept are one job
+// for the batch (wiki.BatchBacklinks). One failed page fails the batch.
 func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.SaveResult, error) {
 	terms := make([]string, len(reqs))
 	for i, req := range reqs {
@@ -409,6 +410,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			at   time.Time
 		}
 		var deferred []batchJobs
+		var backlinks wiki.BatchBacklinks // the batch's, in one job
 		for i, req := range reqs {
 			if i%importChunk == 0 {
 				if err := ctx.Err(); err != nil {
@@ -443,7 +445,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			}
 			jobs := req.Jobs[:0:0]
 			for _, j := range req.Jobs {
-				if wiki.DependentsJob(j.Kind) && !keep {
+				if wiki.DependentsJob(j.Kind) && !keep || keep && backlinks.Take(j) {
 					continue
 				}
 				jobs = append(jobs, j)
@@ -463,6 +465,9 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		}
 		if err := insertLinkRows(sctx, tx, &links); err != nil {
 			return err
+		}
+		if jobs := backlinks.Jobs(); jobs != nil {
+			deferred = append(deferred, batchJobs{jobs, now(reqs[len(reqs)-1].Time)})
 		}
 		for _, d := range deferred {
 			if err := insertJobs(sctx, tx, d.jobs, d.at); err != nil {

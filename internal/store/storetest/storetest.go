@@ -6,6 +6,7 @@ package storetest
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -2138,13 +2139,8 @@ func testImportPages(t *testing.T, s wiki.Store) {
 	if !again[0].Unchanged || again[0].Revision.ID != res[1].Revision.ID {
 		t.Fatalf("importing the same text again = %+v", again)
 	}
-	var kinds []string
-	for _, j := range must[[]wiki.Job](t)(s.ListJobs(ctx, wiki.JobQueued, 100)) {
-		if j.Kind == wiki.JobBacklinks {
-			kinds = append(kinds, j.Key)
-		}
-	}
-	if got := strings.Join(kinds, ","); got != "backlinks:Linked" {
+	kinds, n := queuedBacklinks(t, s)
+	if got := strings.Join(kinds, ","); got != "backlinks:Linked" || n != 1 {
 		t.Fatalf("backlinks jobs = %s, want only the one of the title a page links to", got)
 	}
 
@@ -2165,12 +2161,7 @@ func testImportPages(t *testing.T, s wiki.Store) {
 	if got := strings.Join(targets, ","); got != "Batch target<-Batch linker" {
 		t.Fatalf("links after a batch saving a page twice = %s, want only its second text's", got)
 	}
-	kinds = nil
-	for _, j := range must[[]wiki.Job](t)(s.ListJobs(ctx, wiki.JobQueued, 100)) {
-		if j.Kind == wiki.JobBacklinks {
-			kinds = append(kinds, j.Key)
-		}
-	}
+	kinds, _ = queuedBacklinks(t, s)
 	if !slices.Contains(kinds, "backlinks:Batch target") {
 		t.Fatalf("backlinks jobs = %v, want the one of a title linked earlier in the same batch", kinds)
 	}
@@ -2185,15 +2176,50 @@ func testImportPages(t *testing.T, s wiki.Store) {
 		req("Old linker", "links to nothing now"), req("Unlinked later", "here"),
 		req("Still linked 2", "here"), req("Late linker", "links to nothing now"),
 	}))
-	kinds = nil
-	for _, j := range must[[]wiki.Job](t)(s.ListJobs(ctx, wiki.JobQueued, 100)) {
-		if j.Kind == wiki.JobBacklinks {
-			kinds = append(kinds, j.Key)
-		}
-	}
+	kinds, _ = queuedBacklinks(t, s)
 	if slices.Contains(kinds, "backlinks:Unlinked later") || !slices.Contains(kinds, "backlinks:Still linked 2") {
 		t.Fatalf("backlinks jobs = %v, want the one of the title linked when its page came, not the one no longer linked", kinds)
 	}
+
+	// The titles of one batch that pages link to share one job.
+	_, before := queuedBacklinks(t, s)
+	save(t, s, "Two linker", 0, "links to [[Pair one]] and [[Pair two]]", wiki.LinkSet{Links: []wiki.Title{"Pair one", "Pair two"}})
+	must[[]wiki.SaveResult](t)(s.ImportPages(ctx, []wiki.SaveRequest{req("Pair one", "here"), req("Lonely", "here"), req("Pair two", "here")}))
+	kinds, n = queuedBacklinks(t, s)
+	if n != before+1 || !slices.Equal(kinds[:2], []string{"backlinks:Pair one", "backlinks:Pair two"}) || slices.Contains(kinds, "backlinks:Lonely") {
+		t.Fatalf("backlinks jobs = %v (%d jobs, %d before), want one more job for the batch's two linked titles", kinds, n, before)
+	}
+}
+
+// queuedBacklinks returns the titles of the queued backlinks jobs,
+// "backlinks:" and the title each, the newest job's first, and how
+// many jobs hold them: an import batch gathers its titles in one job
+// (wiki.BatchBacklinks), without a key.
+func queuedBacklinks(t *testing.T, s wiki.Store) (titles []string, jobs int) {
+	t.Helper()
+	for _, j := range must[[]wiki.Job](t)(s.ListJobs(ctx, wiki.JobQueued, 100)) {
+		if j.Kind != wiki.JobBacklinks {
+			continue
+		}
+		jobs++
+		var p struct {
+			Title  string   `json:"title"`
+			Titles []string `json:"titles"`
+		}
+		if err := json.Unmarshal(j.Payload, &p); err != nil {
+			t.Fatalf("backlinks job %d: payload %q: %v", j.ID, j.Payload, err)
+		}
+		if p.Title != "" {
+			p.Titles = append(p.Titles, p.Title)
+		}
+		if j.Key != "" && (len(p.Titles) != 1 || j.Key != "backlinks:"+p.Titles[0]) {
+			t.Fatalf("backlinks job %d: key %q with payload %s", j.ID, j.Key, j.Payload)
+		}
+		for _, title := range p.Titles {
+			titles = append(titles, "backlinks:"+title)
+		}
+	}
+	return titles, jobs
 }
 
 // A dump with a page's history holds its title more than once, and an
