@@ -48,9 +48,10 @@ const backlinkBatch = 500
 
 type titlePayload struct {
 	Title wiki.Title `json:"title"`
-	// Titles, instead of Title, are a bulk import batch's titles
-	// (wiki.BatchBacklinks): a job about the pages using any of them. A
-	// part goes on from the first of Titles, after AfterID.
+	// Titles, instead of Title, are some of a bulk import batch's titles
+	// (wiki.BatchBacklinks, a JobBatchBacklinks job): a job about the
+	// pages linking to any of them. A part goes on from the first of
+	// Titles, after AfterID.
 	Titles []wiki.Title `json:"titles,omitempty"`
 	// AfterID is where a backlinks or transclusions job goes on: the ID of
 	// the last page of the batch its previous part handled. (A part queued
@@ -142,17 +143,18 @@ func (e *Engine) jobsQueued() {
 // JobHandlers returns the handler of every job kind the engine enqueues.
 func (e *Engine) JobHandlers() map[string]jobs.Handler {
 	return map[string]jobs.Handler{
-		wiki.JobLinks:         e.runLinks,
-		wiki.JobSearch:        e.runSearch,
-		wiki.JobBacklinks:     e.runBacklinks,
-		wiki.JobTransclusions: e.runTransclusions,
-		wiki.JobFileUses:      e.runTransclusions,
-		wiki.JobRefresh:       e.runRefresh,
-		wiki.JobReparse:       e.runReparse,
-		wiki.JobReindex:       e.runReindex,
-		wiki.JobCDNPurge:      e.runCDNPurge,
-		wiki.JobRC:            e.runHousekeeping,
-		wiki.JobNotify:        e.runNotify,
+		wiki.JobLinks:          e.runLinks,
+		wiki.JobSearch:         e.runSearch,
+		wiki.JobBacklinks:      e.runBacklinks,
+		wiki.JobBatchBacklinks: e.runBacklinks, // through its titles in turn
+		wiki.JobTransclusions:  e.runTransclusions,
+		wiki.JobFileUses:       e.runTransclusions,
+		wiki.JobRefresh:        e.runRefresh,
+		wiki.JobReparse:        e.runReparse,
+		wiki.JobReindex:        e.runReindex,
+		wiki.JobCDNPurge:       e.runCDNPurge,
+		wiki.JobRC:             e.runHousekeeping,
+		wiki.JobNotify:         e.runNotify,
 	}
 }
 
@@ -360,10 +362,10 @@ func (e *Engine) staleDependents(ctx context.Context, kind string, pl titlePaylo
 	})
 }
 
-// dependents handles one batch of the pages that use pl.Title (or any of
-// pl.Titles, in turn) as use says, in page ID order after pl.AfterID
-// (wiki.Store.Dependents, one index range per title): batch returns the
-// batch's jobs, given each page once. When there are more, it queues the
+// dependents handles one batch of the pages that use pl.Title (or each of
+// pl.Titles in turn) as use says, in page ID order after pl.AfterID
+// (wiki.Store.Dependents, one read per title): batch returns the batch's
+// jobs, given each of its pages once. When there are more, it queues the
 // job of kind for the next batch behind the batch's own jobs: a batch is
 // handled when the jobs before it are done, so that a stale page's
 // refresh comes within the time a stale response is served

@@ -270,11 +270,11 @@ func TestImportBatchBacklinks(t *testing.T) {
 			}
 			var payloads []string
 			for _, j := range queued {
-				if j.Kind == wiki.JobBacklinks {
-					payloads = append(payloads, string(j.Payload))
+				if j.Kind == wiki.JobBacklinks || j.Kind == wiki.JobBatchBacklinks {
+					payloads = append(payloads, j.Kind+" "+string(j.Payload))
 				}
 			}
-			if want := `{"titles":["T1","T2","T3"]}`; len(payloads) != 1 || payloads[0] != want {
+			if want := `batchbacklinks {"titles":["T1","T2","T3"]}`; len(payloads) != 1 || payloads[0] != want {
 				t.Fatalf("backlinks jobs queued: %q, want one, %s", payloads, want)
 			}
 			p.mu.Lock()

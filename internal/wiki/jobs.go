@@ -26,7 +26,12 @@ var JobStates = []JobState{JobQueued, JobRunning, JobDone, JobDead}
 const (
 	JobLinks     = "links"     // recompute a page's link and category rows from its latest revision
 	JobBacklinks = "backlinks" // a title's existence changed: the pages linking to it are stale (refresh follows)
-	JobRefresh   = "refresh"   // render a page's cached responses again and swap them in (after backlinks)
+	// The backlinks jobs of many titles, as a bulk import queues them
+	// (BatchBacklinks): a kind of its own, so that a process of a version
+	// before it fails such a job (no handler) and leaves it to be retried,
+	// where as a backlinks job it would find no title and do nothing.
+	JobBatchBacklinks = "batchbacklinks"
+	JobRefresh        = "refresh" // render a page's cached responses again and swap them in (after backlinks)
 	// A page changed: the pages transcluding it are stale (each gets a
 	// reparse job, and each batch of them a reindex job).
 	JobTransclusions = "transclusions"
@@ -65,14 +70,17 @@ func DependentsJob(kind string) bool {
 
 // BatchBacklinks gathers the backlinks jobs of a bulk import's batch (each
 // made by the engine for one title, keyed "backlinks:" and the title) into
-// jobs of up to BatchBacklinksTitles titles each, in the order they came:
-// a job's handler reads the pages linking to each of its titles in turn,
-// and drops their renders and marks them stale together, a page linking
-// to several of them once. Where one job a title took a write transaction
-// per title to run and kept the queue busy long after the import, a batch
-// of 4,000 new titles is 40 jobs. The zero value gathers none.
+// JobBatchBacklinks jobs of up to BatchBacklinksTitles titles each, in the
+// order they came, each title once: a job's handler reads the pages
+// linking to each of its titles in turn, and drops their renders and
+// marks them stale together, a part of the job at a time (a page linking
+// to several of the titles, once a part). Where one job a title took a
+// write transaction or more per title to run and kept the queue busy long
+// after the import, a batch of 4,000 new titles is 40 jobs. The zero value
+// gathers none.
 type BatchBacklinks struct {
 	titles []Title
+	seen   map[Title]bool
 }
 
 // BatchBacklinksTitles is how many titles a job of BatchBacklinks holds
@@ -93,21 +101,27 @@ func (b *BatchBacklinks) Take(j JobSpec) bool {
 	if !ok {
 		return false
 	}
-	b.titles = append(b.titles, Title(t))
+	if b.seen == nil {
+		b.seen = map[Title]bool{}
+	}
+	if !b.seen[Title(t)] {
+		b.seen[Title(t)] = true
+		b.titles = append(b.titles, Title(t))
+	}
 	return true
 }
 
-// Jobs returns the batch's backlinks jobs (none when no job was taken):
-// the payload of each is {"titles": [...]}. They have no key: another
-// batch's job, or an edit's job for one of their titles, never merges
-// into one.
+// Jobs returns the batch's JobBatchBacklinks jobs (none when no job was
+// taken): the payload of each is {"titles": [...]}. They have no key:
+// another batch's job, or an edit's backlinks job for one of their
+// titles, never merges into one.
 func (b *BatchBacklinks) Jobs() []JobSpec {
 	var jobs []JobSpec
 	for c := range slices.Chunk(b.titles, BatchBacklinksTitles) {
 		p, _ := json.Marshal(struct {
 			Titles []Title `json:"titles"`
 		}{c})
-		jobs = append(jobs, JobSpec{Kind: JobBacklinks, Payload: p})
+		jobs = append(jobs, JobSpec{Kind: JobBatchBacklinks, Payload: p})
 	}
 	return jobs
 }

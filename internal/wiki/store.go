@@ -218,8 +218,8 @@ type PageStore interface {
 	// job about a title's dependents (DependentsJob) is not enqueued when
 	// no page links to or transcludes the title when its request comes
 	// (a page rewritten earlier in the batch by its new text); the
-	// backlinks jobs enqueued are one for the batch (BatchBacklinks), as
-	// in ImportHistory.
+	// backlinks jobs enqueued are gathered into a few for the batch
+	// (BatchBacklinks), as in ImportHistory.
 	ImportPages(ctx context.Context, reqs []SaveRequest) ([]SaveResult, error)
 	// ImportHistory stores page histories in one transaction (see
 	// HistoryRequest), with one result per request.

@@ -57,7 +57,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 			at   time.Time
 		}
 		var deferred []pending
-		var backlinks wiki.BatchBacklinks // the batch's, in one job
+		var backlinks wiki.BatchBacklinks // the batch's, gathered
 		linked := map[string]bool{}
 		for i, req := range reqs {
 			r, entry, err := importHistoryTx(ctx, tx, req, shas[i], terms[i])
@@ -95,9 +95,9 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 		if err := writeSearch(ctx, tx, entries); err != nil {
 			return err
 		}
+		deferred = append(deferred, pending{backlinks.Jobs(), now(time.Time{})})
 		// Last: a purge log event among the jobs holds the log's lock
 		// until the commit.
-		deferred = append(deferred, pending{backlinks.Jobs(), now(time.Time{})})
 		for _, d := range deferred {
 			if err := insertJobs(ctx, tx, d.jobs, d.at); err != nil {
 				return err

@@ -19,9 +19,9 @@ import (
 // latest is a null edit; BaseRevID is ignored. The search entries' terms
 // and the texts' SHA-1 are made in parallel before the transaction. A
 // JobBacklinks among a request's jobs is dropped when no page links to its
-// title: no page shows that link's colour; the backlinks jobs kept are one
-// job for the batch (wiki.BatchBacklinks). One failed page fails the
-// batch.
+// title: no page shows that link's colour; the backlinks jobs kept are
+// gathered into a few for the batch (wiki.BatchBacklinks). One failed page
+// fails the batch.
 //
 // The batch is written in bulk, not page by page: its page rows are locked
 // (and missing ones inserted) in one statement each, the batch is then
@@ -202,7 +202,7 @@ func importTx(ctx context.Context, tx pgx.Tx, reqs []wiki.SaveRequest, terms, sh
 		jobsAt              time.Time
 	)
 	var jobGroups []func() error
-	var backlinks wiki.BatchBacklinks // the batch's, in one job
+	var backlinks wiki.BatchBacklinks // the batch's, gathered
 	flushJobs := func() {
 		if len(jobs) > 0 {
 			js, at := jobs, jobsAt

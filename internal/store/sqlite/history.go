@@ -62,7 +62,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 			at   time.Time
 		}
 		var deferred []pending
-		var backlinks wiki.BatchBacklinks // the batch's, in one job
+		var backlinks wiki.BatchBacklinks // the batch's, gathered
 		for i, req := range reqs {
 			r, entry, err := importHistoryTx(ctx, tx, req, texts[i], terms[i], &links)
 			if err != nil {

@@ -320,8 +320,9 @@ const importChunk = 50
 // writes (the writer is what bounds an import). A dependents job among a
 // request's jobs is dropped when no page links to its title when the
 // request comes (pages the batch rewrote before it by their new links):
-// no page shows that link's colour; the backlinks jobs kept are one job
-// for the batch (wiki.BatchBacklinks). One failed page fails the batch.
+// no page shows that link's colour; the backlinks jobs kept are gathered
+// into a few for the batch (wiki.BatchBacklinks). One failed page fails
+// the batch.
 func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.SaveResult, error) {
 	terms := make([]string, len(reqs))
 	for i, req := range reqs {
@@ -410,7 +411,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			at   time.Time
 		}
 		var deferred []batchJobs
-		var backlinks wiki.BatchBacklinks // the batch's, in one job
+		var backlinks wiki.BatchBacklinks // the batch's, gathered
 		for i, req := range reqs {
 			if i%importChunk == 0 {
 				if err := ctx.Err(); err != nil {

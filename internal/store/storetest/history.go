@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/wikid/wikid/internal/wiki"
@@ -93,5 +94,19 @@ func testImportHistory(t *testing.T, s wiki.Store) {
 	o := must[wiki.Page](t)(s.FindPage(ctx, "Other"))
 	if h := must[[]wiki.Revision](t)(s.History(ctx, wiki.HistoryQuery{PageID: o.ID, Limit: 10})); len(h) != 2 || o.Deleted {
 		t.Errorf("recreated page: %+v, %d revisions", o, len(h))
+	}
+
+	// The backlinks jobs of the titles pages link to are gathered into
+	// one for the batch, each title once; an unlinked title has none.
+	_, before := queuedBacklinks(t, s)
+	save(t, s, "History linker", 0, "[[H1]] [[H2]]", wiki.LinkSet{Links: []wiki.Title{"H1", "H2"}})
+	hreq := func(title string, n int) wiki.HistoryRequest {
+		return wiki.HistoryRequest{Title: wiki.Title(title), Revisions: []wiki.HistoryRevision{rev(title, n, "imported>Ann", false)},
+			Jobs: []wiki.JobSpec{{Kind: wiki.JobBacklinks, Payload: []byte(`{"title":"` + title + `"}`), Key: "backlinks:" + title}}}
+	}
+	must[[]wiki.HistoryResult](t)(s.ImportHistory(ctx, []wiki.HistoryRequest{hreq("H1", 8), hreq("Lonely history", 8), hreq("H2", 8)}))
+	kinds, n := queuedBacklinks(t, s)
+	if n != before+1 || len(kinds) < 2 || !slices.Equal(kinds[:2], []string{"backlinks:H1", "backlinks:H2"}) || slices.Contains(kinds, "backlinks:Lonely history") {
+		t.Fatalf("backlinks jobs = %v (%d jobs, %d before), want one more for the batch's two linked titles", kinds, n, before)
 	}
 }

@@ -2193,12 +2193,12 @@ func testImportPages(t *testing.T, s wiki.Store) {
 
 // queuedBacklinks returns the titles of the queued backlinks jobs,
 // "backlinks:" and the title each, the newest job's first, and how
-// many jobs hold them: an import batch gathers its titles in one job
-// (wiki.BatchBacklinks), without a key.
+// many jobs hold them: an import batch gathers its titles into jobs of
+// their own kind (wiki.BatchBacklinks), without a key.
 func queuedBacklinks(t *testing.T, s wiki.Store) (titles []string, jobs int) {
 	t.Helper()
 	for _, j := range must[[]wiki.Job](t)(s.ListJobs(ctx, wiki.JobQueued, 100)) {
-		if j.Kind != wiki.JobBacklinks {
+		if j.Kind != wiki.JobBacklinks && j.Kind != wiki.JobBatchBacklinks {
 			continue
 		}
 		jobs++
@@ -2212,7 +2212,7 @@ func queuedBacklinks(t *testing.T, s wiki.Store) (titles []string, jobs int) {
 		if p.Title != "" {
 			p.Titles = append(p.Titles, p.Title)
 		}
-		if j.Key != "" && (len(p.Titles) != 1 || j.Key != "backlinks:"+p.Titles[0]) {
+		if j.Kind == wiki.JobBatchBacklinks && (j.Key != "" || p.Title != "") || j.Kind == wiki.JobBacklinks && (len(p.Titles) != 1 || j.Key != "backlinks:"+p.Titles[0]) {
 			t.Fatalf("backlinks job %d: key %q with payload %s", j.ID, j.Key, j.Payload)
 		}
 		for _, title := range p.Titles {
