@@ -862,3 +862,61 @@ func pagedTitles(t *testing.T, db *sqlite.DB, q string, size, max int) []string 
 	}
 	return out
 }
+
+// A page's link rows go by statements of 64 rows and of one row: every
+// row is written, with its own columns (links, categories with their sort
+// keys, templates, a redirect), across the chunks' boundaries, by a save
+// and by an import.
+func TestLinkRowsInChunks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	var ls wiki.LinkSet
+	for i := range 150 {
+		ls.Links = append(ls.Links, wiki.Title(fmt.Sprintf("L%03d", i)))
+	}
+	for i := range 70 {
+		ls.Categories = append(ls.Categories, wiki.Title(fmt.Sprintf("Category:C%02d", i)))
+	}
+	ls.Templates = []wiki.Title{"Template:T"}
+	ls.Redirect = "L000"
+	check := func(title wiki.Title) {
+		t.Helper()
+		p, err := db.FindPage(ctx, title)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, target := range []wiki.Title{"L000", "L063", "L064", "L127", "L128", "L149"} {
+			bl, err := db.Backlinks(ctx, target, wiki.ListQuery{Limit: 10})
+			if err != nil || !slices.ContainsFunc(bl, func(b wiki.Page) bool { return b.ID == p.ID }) {
+				t.Fatalf("backlinks of %s = %v, %v; want %s among them", target, bl, err, title)
+			}
+		}
+		links, err := db.PageLinks(ctx, p.ID)
+		if err != nil || len(links) != 150 || !slices.Contains(links, "L149") {
+			t.Fatalf("%s's link rows: %d, %v; want 150", title, len(links), err)
+		}
+		cats, err := db.PageCategories(ctx, p.ID)
+		if err != nil || len(cats) != 70 {
+			t.Fatalf("%s's categories: %d, %v; want 70", title, len(cats), err)
+		}
+		for _, c := range []wiki.Title{"Category:C00", "Category:C63", "Category:C64", "Category:C69"} {
+			m, err := db.CategoryMembers(ctx, c, wiki.CategoryQuery{Limit: 10})
+			if err != nil || !slices.ContainsFunc(m, func(m wiki.CategoryMember) bool { return m.Page.ID == p.ID && m.SortKey != "" }) {
+				t.Fatalf("members of %s = %+v, %v; want %s with its sort key", c, m, err, title)
+			}
+		}
+		uses, err := db.Dependents(ctx, "Template:T", wiki.TemplateUse, 0, 10)
+		if err != nil || !slices.ContainsFunc(uses, func(u wiki.Page) bool { return u.ID == p.ID }) {
+			t.Fatalf("pages using Template:T = %v, %v; want %s", uses, err, title)
+		}
+	}
+	if _, err := db.SavePage(ctx, wiki.SaveRequest{Title: "Saved", Text: "many links", UserName: "U", Links: ls}); err != nil {
+		t.Fatal(err)
+	}
+	check("Saved")
+	if _, err := db.ImportPages(ctx, []wiki.SaveRequest{{Title: "Imported", Text: "many links", UserName: "U", Links: ls}}); err != nil {
+		t.Fatal(err)
+	}
+	check("Imported")
+}
