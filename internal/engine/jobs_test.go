@@ -254,14 +254,7 @@ func TestImportBatchBacklinks(t *testing.T) {
 				}
 			}
 			pages := []engine.ImportPage{{Title: "T1", Text: "one"}, {Title: "Nobody links here", Text: "x"}, {Title: "T2", Text: "two"}, {Title: "T3", Text: "three"}}
-			seq := func(yield func(engine.ImportPage, error) bool) {
-				for _, p := range pages {
-					if !yield(p, nil) {
-						return
-					}
-				}
-			}
-			if _, err := e.Import(ctx, seq, engine.Editor{UserName: "U"}, "import", nil); err != nil {
+			if _, err := e.Import(ctx, importPages(pages), engine.Editor{UserName: "U"}, "import", nil); err != nil {
 				t.Fatal(err)
 			}
 			queued, err := db.ListJobs(ctx, wiki.JobQueued, 1000)

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"testing"
@@ -48,6 +49,17 @@ func viewHTML(t *testing.T, e *engine.Engine, title string) string {
 		t.Fatalf("view %s: %v", title, err)
 	}
 	return v.Rendered.HTML
+}
+
+// importPages yields pages for Engine.Import.
+func importPages(pages []engine.ImportPage) iter.Seq2[engine.ImportPage, error] {
+	return func(yield func(engine.ImportPage, error) bool) {
+		for _, p := range pages {
+			if !yield(p, nil) {
+				return
+			}
+		}
+	}
 }
 
 // drainAll runs every due job, including those the jobs queue, until none is
@@ -300,14 +312,7 @@ func TestImportAcrossBatchesWithTemplates(t *testing.T) {
 		pages = append(pages, engine.ImportPage{Title: wiki.Title(fmt.Sprintf("Filler %d", i)), Text: "filler"})
 	}
 	pages = append(pages, engine.ImportPage{Title: "P", Text: "{{X}}"})
-	seq := func(yield func(engine.ImportPage, error) bool) {
-		for _, p := range pages {
-			if !yield(p, nil) {
-				return
-			}
-		}
-	}
-	if _, err := e.Import(ctx, seq, engine.Editor{UserName: "U"}, "import", nil); err != nil {
+	if _, err := e.Import(ctx, importPages(pages), engine.Editor{UserName: "U"}, "import", nil); err != nil {
 		t.Fatal(err)
 	}
 	drainAll(t, db, e)
@@ -341,14 +346,7 @@ func TestTemplateCascadeInBatches(t *testing.T) {
 	for i := range n {
 		pages = append(pages, engine.ImportPage{Title: wiki.Title(fmt.Sprintf("User %04d", i)), Text: "{{Stamp}}"})
 	}
-	seq := func(yield func(engine.ImportPage, error) bool) {
-		for _, p := range pages {
-			if !yield(p, nil) {
-				return
-			}
-		}
-	}
-	if _, err := e.Import(ctx, seq, engine.Editor{UserName: "U"}, "import", nil); err != nil {
+	if _, err := e.Import(ctx, importPages(pages), engine.Editor{UserName: "U"}, "import", nil); err != nil {
 		t.Fatal(err)
 	}
 	drainAll(t, db, e)
