@@ -227,10 +227,11 @@ func TestSaveOfUnknownOutcomePurgesHere(t *testing.T) {
 	}
 }
 
-// An import batch's backlinks jobs are one job about all its titles that
-// pages link to: it marks stale the pages linking to any of them, each
-// once, a part of at most a batch of rows at a time, every part going on
-// where the one before stopped, and the links turn blue.
+// An import batch's backlinks jobs are one job about its titles that pages
+// link to (up to 100 a job): it marks stale the pages linking to any of
+// them, each once a part, a part of at most a batch of rows at a time,
+// every part going on where the one before stopped, and the links turn
+// blue.
 func TestImportBatchBacklinks(t *testing.T) {
 	t.Parallel()
 	for _, batch := range []int{0, 10} { // 0: the default, one part for all

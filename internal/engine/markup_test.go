@@ -445,17 +445,11 @@ func TestAMovedWikitextPageLeavesARedirect(t *testing.T) {
 func TestImportReadsEachPageInItsModel(t *testing.T) {
 	t.Parallel()
 	db, e := newModelEngine(t, withToy(engine.Options{DefaultModel: wiki.ModelWikitext}))
-	pages := func(yield func(engine.ImportPage, error) bool) {
-		for _, p := range []engine.ImportPage{
-			{Title: "Wiki", Text: "'''[[Target]]'''", Model: wiki.ModelWikitext},
-			{Title: "Md", Text: "**[[Target]]**", Model: wiki.ModelMarkdown},
-			{Title: "Default", Text: "[[Target]]"},
-		} {
-			if !yield(p, nil) {
-				return
-			}
-		}
-	}
+	pages := importPages([]engine.ImportPage{
+		{Title: "Wiki", Text: "'''[[Target]]'''", Model: wiki.ModelWikitext},
+		{Title: "Md", Text: "**[[Target]]**", Model: wiki.ModelMarkdown},
+		{Title: "Default", Text: "[[Target]]"},
+	})
 	if _, err := e.Import(ctx, pages, ed, "import", nil); err != nil {
 		t.Fatal(err)
 	}

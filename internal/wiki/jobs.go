@@ -28,8 +28,10 @@ const (
 	JobBacklinks = "backlinks" // a title's existence changed: the pages linking to it are stale (refresh follows)
 	// The backlinks jobs of many titles, as a bulk import queues them
 	// (BatchBacklinks): a kind of its own, so that a process of a version
-	// before it fails such a job (no handler) and leaves it to be retried,
-	// where as a backlinks job it would find no title and do nothing.
+	// before it fails such a job (no handler), whereas as a backlinks job
+	// it would find no title and do nothing. Run only by such processes, it
+	// is dead after its attempts: `wikid jobs retry` revives it once a
+	// process of this version runs the queue.
 	JobBatchBacklinks = "batchbacklinks"
 	JobRefresh        = "refresh" // render a page's cached responses again and swap them in (after backlinks)
 	// A page changed: the pages transcluding it are stale (each gets a

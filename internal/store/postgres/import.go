@@ -18,8 +18,8 @@ import (
 // revision: a missing (or deleted) title is created, text equal to the
 // latest is a null edit; BaseRevID is ignored. The search entries' terms
 // and the texts' SHA-1 are made in parallel before the transaction. A
-// JobBacklinks among a request's jobs is dropped when no page links to its
-// title: no page shows that link's colour; the backlinks jobs kept are
+// dependents job among a request's jobs is dropped when no page links to
+// its title: no page shows that link's colour; the backlinks jobs kept are
 // gathered into a few for the batch (wiki.BatchBacklinks). One failed page
 // fails the batch.
 //

@@ -97,7 +97,7 @@ func testImportHistory(t *testing.T, s wiki.Store) {
 	}
 
 	// The backlinks jobs of the titles pages link to are gathered into
-	// one for the batch, each title once; an unlinked title has none.
+	// one for the batch; an unlinked title has none.
 	_, before := queuedBacklinks(t, s)
 	save(t, s, "History linker", 0, "[[H1]] [[H2]]", wiki.LinkSet{Links: []wiki.Title{"H1", "H2"}})
 	hreq := func(title string, n int) wiki.HistoryRequest {
