@@ -392,7 +392,7 @@ func (e *Engine) dependents(ctx context.Context, kind string, pl titlePayload, u
 		if len(pages) == e.backlinkBatch {
 			rest := titlePayload{Title: pl.Title, AfterID: pages[len(pages)-1].ID}
 			if len(pl.Titles) > 0 {
-				rest = titlePayload{Titles: titles[i:], AfterID: rest.AfterID}
+				rest.Title, rest.Titles = "", titles[i:]
 			}
 			next, _ = json.Marshal(rest)
 			break

@@ -216,10 +216,8 @@ func (c PurgeColumns) Decode(ev *wiki.PurgeEvent) error {
 // transcludes the title, in the same statement: every change of a page
 // comes with one, and most pages are no template.
 func TransclusionsTitle(j wiki.JobSpec) (string, bool) {
-	if j.Kind != wiki.JobTransclusions {
-		return "", false
-	}
-	return strings.CutPrefix(j.Key, wiki.JobTransclusions+":")
+	t, ok := wiki.KeyTitle(j, wiki.JobTransclusions)
+	return string(t), ok
 }
 
 // JobColumns are a job spec's values as both backends store them: the

@@ -96,21 +96,29 @@ const BatchBacklinksTitles = 100
 // Take keeps the title of j, when j is a backlinks job, for the batch's
 // jobs, and reports whether it did (the caller then leaves j out).
 func (b *BatchBacklinks) Take(j JobSpec) bool {
-	if j.Kind != JobBacklinks {
-		return false
-	}
-	t, ok := strings.CutPrefix(j.Key, JobBacklinks+":")
+	t, ok := KeyTitle(j, JobBacklinks)
 	if !ok {
 		return false
 	}
 	if b.seen == nil {
 		b.seen = map[Title]bool{}
 	}
-	if !b.seen[Title(t)] {
-		b.seen[Title(t)] = true
-		b.titles = append(b.titles, Title(t))
+	if !b.seen[t] {
+		b.seen[t] = true
+		b.titles = append(b.titles, t)
 	}
 	return true
+}
+
+// KeyTitle returns the title of j when j is a job of kind about one
+// title, deduplicated by it (its key is the kind, a colon and the title),
+// and whether it is.
+func KeyTitle(j JobSpec, kind string) (Title, bool) {
+	if j.Kind != kind {
+		return "", false
+	}
+	t, ok := strings.CutPrefix(j.Key, kind+":")
+	return Title(t), ok
 }
 
 // Jobs returns the batch's JobBatchBacklinks jobs (none when no job was
