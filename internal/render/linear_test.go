@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,4 +131,85 @@ func (goldmarkStrikeParser) Parse(parent ast.Node, block text.Reader, pc parser.
 	block.Advance(d.OriginalLength)
 	pc.PushDelimiter(d)
 	return d
+}
+
+// FuzzNoAutolinks checks the parse without linkify: mayAutolink holds of
+// every source in which linkify's gate (mayLink) lets a word through, and
+// a source without renders as with linkify, which cuts its text at every
+// space.
+func FuzzNoAutolinks(f *testing.F) {
+	for _, s := range []string{
+		"plain words *and* [[Links]]\n\n- a list\n- b  \n  c\\\nd", "a@b.c", "see HTTP://x.y or www.a.b", "ftp:x", "wWw.",
+		"| a | b |\n|---|---|\n| c `d` | e |", "[a b](c 'd e') <span> x </span>\n\n    code  here", "Term\n: its definition [^1]\n\n[^1]: a note",
+	} {
+		f.Add(s)
+	}
+	r, always := New(), New(func(o *options) { o.alwaysAutolinks = true })
+	f.Fuzz(func(t *testing.T, src string) {
+		if len(src) > 4096 {
+			return
+		}
+		b := []byte(src)
+		if mayAutolink(b) {
+			return
+		}
+		for i := range b {
+			if mayLink(b[i:]) {
+				t.Fatalf("mayAutolink(%q) is false, but mayLink holds at %d", src, i)
+			}
+		}
+		a, err := r.Render(context.Background(), src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := always.Render(context.Background(), src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.HTML != want.HTML || !slices.Equal(a.Links.Links, want.Links.Links) {
+			t.Fatalf("%q renders without linkify as\n%s\nwith it as\n%s", src, a.HTML, want.HTML)
+		}
+		if r.PlainText(src) != always.PlainText(src) {
+			t.Fatalf("%q: plain text differs without linkify", src)
+		}
+	})
+}
+
+// TestNoAutolinksSameHTML renders the golden documents and the pathological
+// shapes with and without linkify, those that mayAutolink lets go without.
+func TestNoAutolinksSameHTML(t *testing.T) {
+	r, always := New(), New(func(o *options) { o.alwaysAutolinks = true })
+	files, _ := filepath.Glob("testdata/*.md")
+	var srcs []string
+	for _, in := range files {
+		b, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs = append(srcs, string(b))
+	}
+	for _, s := range pathological.Shapes() {
+		srcs = append(srcs, s.Gen(300))
+	}
+	ran := 0
+	for _, src := range srcs {
+		if mayAutolink([]byte(src)) {
+			continue
+		}
+		ran++
+		a, err := r.Render(context.Background(), src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := always.Render(context.Background(), src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.HTML != b.HTML {
+			t.Errorf("%.60q renders differently without linkify", src)
+		}
+	}
+	if ran < 10 {
+		t.Fatalf("only %d of %d documents are without autolinks", ran, len(srcs))
+	}
 }

@@ -88,6 +88,39 @@ func mayLink(line []byte) bool {
 	return false
 }
 
+// mayAutolink reports whether mayLink could hold anywhere in src: whether
+// it has an '@', or http:, https:, ftp: or www. in any case. A source
+// without is parsed without linkify (Renderer.noAutolinks).
+func mayAutolink(src []byte) bool {
+	if bytes.IndexByte(src, '@') >= 0 {
+		return true
+	}
+	for i := 0; ; i++ {
+		j := bytes.IndexByte(src[i:], ':')
+		if j < 0 {
+			break
+		}
+		i += j
+		if hasSuffixFold(src[:i], "http") || hasSuffixFold(src[:i], "https") || hasSuffixFold(src[:i], "ftp") {
+			return true
+		}
+	}
+	for i := 0; ; i++ {
+		j := bytes.IndexByte(src[i:], '.')
+		if j < 0 {
+			return false
+		}
+		i += j
+		if hasSuffixFold(src[:i], "www") {
+			return true
+		}
+	}
+}
+
+func hasSuffixFold(b []byte, s string) bool {
+	return len(b) >= len(s) && bytes.EqualFold(b[len(b)-len(s):], []byte(s))
+}
+
 func hasPrefixFold(b []byte, p string) bool {
 	return len(b) >= len(p) && bytes.EqualFold(b[:len(p)], []byte(p))
 }

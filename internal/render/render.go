@@ -62,7 +62,12 @@ type Exists func(ctx context.Context, titles []wiki.Title) (map[wiki.Title]bool,
 
 // Renderer renders wiki markup. It is safe for concurrent use.
 type Renderer struct {
-	md              goldmark.Markdown
+	md goldmark.Markdown
+	// noAutolinks is md's parser without linkify, for a source in which
+	// linkify cannot find anything (mayAutolink): linkify runs at every
+	// space, which makes goldmark cut the text there, a third of the
+	// parse of a page of plain prose.
+	noAutolinks     parser.Parser
 	timeout         time.Duration
 	highlightBudget time.Duration   // 0: highlightBudget
 	rules           wiki.TitleRules // how link targets become titles
@@ -79,6 +84,9 @@ type options struct {
 	goldmarkParsers bool
 	// goldmarkStrike is the strikethrough extension to use with them.
 	goldmarkStrike goldmark.Extender
+	// alwaysAutolinks parses every source with linkify (tests compare
+	// it with Renderer.noAutolinks).
+	alwaysAutolinks bool
 	// highlightBudget replaces highlightBudget (tests).
 	highlightBudget time.Duration
 	rules           wiki.TitleRules
@@ -101,32 +109,36 @@ func New(opts ...Option) *Renderer {
 	if o.goldmarkParsers {
 		inline, paragraph, strike = parser.DefaultInlineParsers(), parser.DefaultParagraphTransformers(), o.goldmarkStrike
 	}
-	p := parser.NewParser(
-		parser.WithBlockParsers(limitedBlockParsers()...),
-		parser.WithInlineParsers(append(inline,
-			util.Prioritized(checkPoint{}, 1),
-			util.Prioritized(wikiLinkParser{rules: o.rules}, 150),
-			util.Prioritized(macroParser{}, 150),
-		)...),
-		parser.WithParagraphTransformers(paragraph...),
-	)
-	md := goldmark.New(
-		goldmark.WithParser(p),
-		goldmark.WithExtensions(
-			table{},
-			strike,
-			fastLinkify{},
-			extension.TaskList,
-			footnotes{},
-			definitionList{},
-		),
-		goldmark.WithRendererOptions(
-			html.WithUnsafe(), // raw HTML is allowed; sanitizeRaw is the gate
-			html.WithWriter(canonWriter{}),
-			renderer.WithNodeRenderers(util.Prioritized(nodeRenderer{rules: o.rules}, 100)),
-		),
-	)
-	return &Renderer{md: md, timeout: o.timeout, highlightBudget: o.highlightBudget, rules: o.rules}
+	build := func(autolinks bool) goldmark.Markdown {
+		p := parser.NewParser(
+			parser.WithBlockParsers(limitedBlockParsers()...),
+			parser.WithInlineParsers(append(slices.Clone(inline),
+				util.Prioritized(checkPoint{}, 1),
+				util.Prioritized(wikiLinkParser{rules: o.rules}, 150),
+				util.Prioritized(macroParser{}, 150),
+			)...),
+			parser.WithParagraphTransformers(paragraph...),
+		)
+		ext := []goldmark.Extender{table{}, strike}
+		if autolinks {
+			ext = append(ext, fastLinkify{})
+		}
+		ext = append(ext, extension.TaskList, footnotes{}, definitionList{})
+		return goldmark.New(
+			goldmark.WithParser(p),
+			goldmark.WithExtensions(ext...),
+			goldmark.WithRendererOptions(
+				html.WithUnsafe(), // raw HTML is allowed; sanitizeRaw is the gate
+				html.WithWriter(canonWriter{}),
+				renderer.WithNodeRenderers(util.Prioritized(nodeRenderer{rules: o.rules}, 100)),
+			),
+		)
+	}
+	md, plain := build(true), build(false)
+	if o.alwaysAutolinks {
+		plain = md
+	}
+	return &Renderer{md: md, noAutolinks: plain.Parser(), timeout: o.timeout, highlightBudget: o.highlightBudget, rules: o.rules}
 }
 
 // TitleRules are the title rules r resolves links by (WithTitleRules).
@@ -309,7 +321,11 @@ func (r *Renderer) parse(src string, b *budget) ([]byte, ast.Node, wiki.LinkSet)
 	source := []byte(rest)
 	pc := parser.NewContext()
 	pc.Set(budgetKey, b)
-	doc := r.md.Parser().Parse(text.NewReader(source), parser.WithContext(pc))
+	p := r.noAutolinks
+	if mayAutolink(source) {
+		p = r.md.Parser()
+	}
+	doc := p.Parse(text.NewReader(source), parser.WithContext(pc))
 	ls := wiki.LinkSet{Redirect: redirect}
 	seenLink := map[wiki.Title]bool{}
 	seenCat := map[wiki.Title]bool{}
