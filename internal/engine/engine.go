@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/maypok86/otter/v2"
 
@@ -1131,17 +1132,24 @@ func (e *Engine) Undelete(ctx context.Context, t wiki.Title, reason string, ed E
 // them: every store keeps the text as it is shown (PostgreSQL's text
 // refuses both).
 func normalizeText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	// Each step copies s only when it changes something: most texts
+	// need none of them (an import normalizes every page).
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
 	s = strings.ReplaceAll(s, "\x00", "\uFFFD")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
 	for {
-		s = strings.TrimRight(s, "\n")
-		last := s[strings.LastIndexByte(s, '\n')+1:]
+		t := strings.TrimRight(s, "\n")
+		last := t[strings.LastIndexByte(t, '\n')+1:]
 		if strings.Trim(last, " \t") != "" {
-			return s + "\n"
+			if len(t) < len(s) {
+				return s[:len(t)+1] // t and the newline s has after it
+			}
+			return t + "\n"
 		}
-		if s = s[:len(s)-len(last)]; s == "" {
+		if s = t[:len(t)-len(last)]; s == "" {
 			return ""
 		}
 	}
