@@ -278,8 +278,14 @@ func (d *jsonScan) escaped(start int) (string, bool) {
 		case c < 0x20:
 			return "", false
 		case c != '\\':
-			out = append(out, c)
-			d.i++
+			// The bytes up to the next quote, escape or control
+			// character, appended at once.
+			j := d.i + 1
+			for j < len(d.b) && d.b[j] != '"' && d.b[j] != '\\' && d.b[j] >= 0x20 {
+				j++
+			}
+			out = append(out, d.b[d.i:j]...)
+			d.i = j
 			continue
 		}
 		if d.i+1 >= len(d.b) {
