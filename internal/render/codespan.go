@@ -35,7 +35,7 @@ func (codeSpanParser) Parse(parent ast.Node, block text.Reader, pc parser.Contex
 	}
 	block.Advance(opener)
 	if runs := backtickRunsOf(parent, block, pc, startSegment.Start); runs.last[opener] <= startSegment.Start {
-		return ast.NewTextSegment(startSegment.WithStop(startSegment.Start + opener))
+		return returnText(pc, startSegment.WithStop(startSegment.Start+opener))
 	}
 	l, pos := block.Position()
 	node := ast.NewCodeSpan()
@@ -43,7 +43,7 @@ func (codeSpanParser) Parse(parent ast.Node, block text.Reader, pc parser.Contex
 		line, segment := block.PeekLine()
 		if line == nil {
 			block.SetPosition(l, pos)
-			return ast.NewTextSegment(startSegment.WithStop(startSegment.Start + opener))
+			return returnText(pc, startSegment.WithStop(startSegment.Start+opener))
 		}
 		for i := 0; i < len(line); i++ {
 			c := line[i]

@@ -2,11 +2,13 @@ package render
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -133,14 +135,21 @@ func (goldmarkStrikeParser) Parse(parent ast.Node, block text.Reader, pc parser.
 	return d
 }
 
-// FuzzNoAutolinks checks the parse without linkify: mayAutolink holds of
-// every source in which linkify's gate (mayLink) lets a word through, and
-// a source without renders as with linkify, which cuts its text at every
-// space.
+// FuzzNoAutolinks checks the parses without fastLinkify: autolinks says
+// autolinkNone of no source in which linkify's gate (mayLink) lets a word
+// through, and every source renders as with fastLinkify, which cuts its
+// text at every space: without linkify when autolinks says there is
+// nothing, with schemeLinkify when there is no '@'.
 func FuzzNoAutolinks(f *testing.F) {
 	for _, s := range []string{
 		"plain words *and* [[Links]]\n\n- a list\n- b  \n  c\\\nd", "a@b.c", "see HTTP://x.y or www.a.b", "ftp:x", "wWw.",
 		"| a | b |\n|---|---|\n| c `d` | e |", "[a b](c 'd e') <span> x </span>\n\n    code  here", "Term\n: its definition [^1]\n\n[^1]: a note",
+		"see http://x.y/z and (https://a.b) *www.c.d* _ftp://e.f_ ~http://g.h~", "http://a.b at the start\nwww.c.d\n  (www.e.f)\n\tftp://g.h",
+		"\\(http://x.y \\\\(http://x.y \\*www.a.b a\\ http://c.d", "[a http://x.y](u) `http://x.y` <http://x.y> <a href=http://x.y>",
+		"~~http://x.y~~ **www.a.b** __http://c.d__", "xhttp://a.b wwww.c.d HTTP://A.B https:x www. http://",
+		"| http://a.b | www.c.d |\n|---|---|\n| x http://e.f | y |", "- http://a.b\n- www.c.d\n\n> http://e.f\n\n1. (www.g.h)",
+		"http://a.b/c_d_e?f=g&amp;h (http://x.y/(z)) http://p.q/r.", "# http://a.b\n\nTitle\n===\nwww.c.d: http://e.f:80/",
+		"``http://a.b `x`www.c.d [[A]]http://e.f [^1]www.g.h\n\n[^1]: n", "*a*http://x.y [a]http://c.d ![b](c)www.e.f",
 	} {
 		f.Add(s)
 	}
@@ -150,12 +159,11 @@ func FuzzNoAutolinks(f *testing.F) {
 			return
 		}
 		b := []byte(src)
-		if mayAutolink(b) {
-			return
-		}
-		for i := range b {
-			if mayLink(b[i:]) {
-				t.Fatalf("mayAutolink(%q) is false, but mayLink holds at %d", src, i)
+		if autolinks(b) == autolinkNone {
+			for i := range b {
+				if mayLink(b[i:]) {
+					t.Fatalf("autolinks(%q) is none, but mayLink holds at %d", src, i)
+				}
 			}
 		}
 		a, err := r.Render(context.Background(), src, nil)
@@ -167,16 +175,16 @@ func FuzzNoAutolinks(f *testing.F) {
 			t.Fatal(err)
 		}
 		if a.HTML != want.HTML || !slices.Equal(a.Links.Links, want.Links.Links) {
-			t.Fatalf("%q renders without linkify as\n%s\nwith it as\n%s", src, a.HTML, want.HTML)
+			t.Fatalf("%q renders as\n%s\nwith linkify at every space as\n%s", src, a.HTML, want.HTML)
 		}
 		if r.PlainText(src) != always.PlainText(src) {
-			t.Fatalf("%q: plain text differs without linkify", src)
+			t.Fatalf("%q: plain text differs from linkify at every space", src)
 		}
 	})
 }
 
 // TestNoAutolinksSameHTML renders the golden documents and the pathological
-// shapes with and without linkify, those that mayAutolink lets go without.
+// shapes without an '@' as with linkify at every space.
 func TestNoAutolinksSameHTML(t *testing.T) {
 	r, always := New(), New(func(o *options) { o.alwaysAutolinks = true })
 	files, _ := filepath.Glob("testdata/*.md")
@@ -193,7 +201,7 @@ func TestNoAutolinksSameHTML(t *testing.T) {
 	}
 	ran := 0
 	for _, src := range srcs {
-		if mayAutolink([]byte(src)) {
+		if autolinks([]byte(src)) == autolinkEmail {
 			continue
 		}
 		ran++
@@ -206,10 +214,47 @@ func TestNoAutolinksSameHTML(t *testing.T) {
 			t.Fatal(err)
 		}
 		if a.HTML != b.HTML {
-			t.Errorf("%.60q renders differently without linkify", src)
+			t.Errorf("%.60q renders differently from linkify at every space", src)
 		}
 	}
 	if ran < 10 {
-		t.Fatalf("only %d of %d documents are without autolinks", ran, len(srcs))
+		t.Fatalf("only %d of %d documents are without an '@'", ran, len(srcs))
+	}
+}
+
+// TestSchemeLinkifyPieces renders documents made of the pieces that
+// matter to linkify (schemes, its triggers, escapes, the nodes after which
+// goldmark reads afresh) as with linkify at every space, WIKID_PIECES
+// of them (default 3000), the same ones on every run.
+func TestSchemeLinkifyPieces(t *testing.T) {
+	pieces := []string{"http:", "https:", "ftp:", "www.", "//", "a", "b.c", "x/y", " ", " ", "\n", "\n\n", "*", "_", "~", "~~", "(", ")",
+		"[", "]", "`", "``", "\\", "<", ">", "[[A]]", "{{B}}", "!", "[^1]", "# ", "- ", "> ", "| ", "\t", ".", ":", "&amp;", ";", "?", "'", "\"", "    ", "1. "}
+	n := 3000
+	if v, err := strconv.Atoi(os.Getenv("WIKID_PIECES")); err == nil {
+		n = v
+	}
+	r, always := New(), New(func(o *options) { o.alwaysAutolinks = true })
+	rng := rand.New(rand.NewPCG(1, 2))
+	var b strings.Builder
+	for range n {
+		b.Reset()
+		for range 3 + rng.IntN(30) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		if rng.IntN(4) == 0 {
+			b.WriteString("\n\n[^1]: a note")
+		}
+		src := b.String()
+		a, err := r.Render(context.Background(), src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := always.Render(context.Background(), src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.HTML != want.HTML {
+			t.Fatalf("%q renders as\n%s\nwith linkify at every space as\n%s", src, a.HTML, want.HTML)
+		}
 	}
 }

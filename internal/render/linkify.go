@@ -21,11 +21,135 @@ type fastLinkify struct{}
 
 func (fastLinkify) Extend(m goldmark.Markdown) {
 	m.Parser().AddOptions(parser.WithInlineParsers(
-		util.Prioritized(&linkifyGate{inner: extension.NewLinkifyParser(
-			extension.WithLinkifyURLRegexp(linkifyURL),
-			extension.WithLinkifyWWWRegexp(linkifyWWW),
-		)}, 999),
+		util.Prioritized(&linkifyGate{inner: newLinkify()}, 999),
 	))
+}
+
+func newLinkify() parser.InlineParser {
+	return extension.NewLinkifyParser(
+		extension.WithLinkifyURLRegexp(linkifyURL),
+		extension.WithLinkifyWWWRegexp(linkifyWWW),
+	)
+}
+
+// schemeLinkify is fastLinkify for a source with URLs but no '@' (so no
+// e-mail address). Linkify runs at every space and wherever goldmark
+// starts reading afresh (a line's start, the end of a node a parser
+// returned), and goldmark cuts the text wherever an inline parser runs: a
+// third of the parse of plain prose. This runs at the ':' of http:,
+// https: and ftp: and at the '.' of www. instead, looks back to where
+// linkify would have run for that URL, and runs linkify from there: the
+// links are the same (FuzzNoAutolinks compares the two).
+type schemeLinkify struct{}
+
+func (schemeLinkify) Extend(m goldmark.Markdown) {
+	m.Parser().AddOptions(parser.WithInlineParsers(
+		util.Prioritized(schemeParser{inner: newLinkify()}, 999),
+	))
+}
+
+type schemeParser struct{ inner parser.InlineParser }
+
+func (schemeParser) Trigger() []byte { return []byte{':', '.'} }
+
+func (p schemeParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	if inLinkLabel(pc) {
+		return nil
+	}
+	l, cur := block.Position()
+	src := block.Source()
+	at := cur.Start // the ':' or the '.'
+	start := -1     // the scheme's first byte
+	switch src[at] {
+	case ':':
+		for _, scheme := range []string{"http", "https", "ftp"} {
+			if bytes.HasSuffix(src[:at], []byte(scheme)) {
+				start = at - len(scheme)
+			}
+		}
+	case '.':
+		if bytes.HasSuffix(src[:at], []byte("www")) {
+			start = at - 3
+		}
+	}
+	lines := parent.Lines()
+	if start < 0 || l >= lines.Len() {
+		return nil
+	}
+	// The scheme is in the text goldmark has just added: no parser took
+	// any of it (none runs at its letters).
+	last, ok := parent.LastChild().(*ast.Text)
+	if !ok || last.Segment.Stop != at || last.Segment.Start > start {
+		return nil
+	}
+	// Where linkify ran for it: at the scheme, where goldmark read afresh
+	// (the line's start, or a node's end: a text node starts there, or
+	// the text a parser returned ends there), or at the character
+	// before, if it is one of linkify's triggers, no parser took it and
+	// no backslash escapes it.
+	line := lines.At(l)
+	from := start
+	if start != line.Start && start != last.Segment.Start && !textEndsAt(pc, start) {
+		from = start - 1
+		if from < last.Segment.Start {
+			return nil
+		}
+		switch src[from] {
+		case ' ':
+		case '*', '_', '~', '(':
+			n := 0
+			for i := from - 1; i >= line.Start && src[i] == '\\'; i-- {
+				n++
+			}
+			if n%2 == 1 {
+				return nil
+			}
+		default:
+			return nil
+		}
+	}
+	// The text from there on goes back to the reader, for linkify.
+	saved := last.Segment
+	removed := from == last.Segment.Start
+	if removed {
+		parent.RemoveChild(parent, last)
+	} else {
+		last.Segment = last.Segment.WithStop(from)
+	}
+	seg := text.NewSegment(from, cur.Stop)
+	if from == line.Start {
+		seg.Padding = line.Padding
+	}
+	block.SetPosition(l, seg)
+	link := p.inner.Parse(parent, block, pc)
+	if link == nil {
+		if removed {
+			parent.AppendChild(parent, last)
+		} else {
+			last.Segment = saved
+		}
+		block.SetPosition(l, cur)
+		return nil
+	}
+	// Where goldmark places a node linkify returns when it runs there.
+	link.(interface{ SetPos(int) }).SetPos(from)
+	return link
+}
+
+// textEndKey holds where the last text node an inline parser returned
+// ends (codeSpanParser's backticks that open nothing): goldmark reads
+// afresh there, and the text after it joins that node.
+var textEndKey = parser.NewContextKey()
+
+// returnText is ast.NewTextSegment(s) for an inline parser to return.
+func returnText(pc parser.Context, s text.Segment) *ast.Text {
+	pc.Set(textEndKey, s.Stop)
+	return ast.NewTextSegment(s)
+}
+
+func textEndsAt(pc parser.Context, pos int) bool {
+	end, ok := pc.Get(textEndKey).(int)
+	return ok && end == pos
 }
 
 // linkifyURL and linkifyWWW are goldmark's expressions for links written
@@ -88,12 +212,13 @@ func mayLink(line []byte) bool {
 	return false
 }
 
-// mayAutolink reports whether mayLink could hold anywhere in src: whether
-// it has an '@', or http:, https:, ftp: or www. in any case. A source
-// without is parsed without linkify (Renderer.noAutolinks).
-func mayAutolink(src []byte) bool {
+// autolinks says what linkify could find in src: an e-mail address
+// (there is an '@'), a URL (there is http:, https:, ftp: or www., in any
+// case) or nothing (mayLink holds nowhere in src). A source without an
+// '@' is parsed with schemeLinkify, one with neither without linkify.
+func autolinks(src []byte) autolinkKind {
 	if bytes.IndexByte(src, '@') >= 0 {
-		return true
+		return autolinkEmail
 	}
 	for i := 0; ; i++ {
 		j := bytes.IndexByte(src[i:], ':')
@@ -102,20 +227,28 @@ func mayAutolink(src []byte) bool {
 		}
 		i += j
 		if hasSuffixFold(src[:i], "http") || hasSuffixFold(src[:i], "https") || hasSuffixFold(src[:i], "ftp") {
-			return true
+			return autolinkURL
 		}
 	}
 	for i := 0; ; i++ {
 		j := bytes.IndexByte(src[i:], '.')
 		if j < 0 {
-			return false
+			return autolinkNone
 		}
 		i += j
 		if hasSuffixFold(src[:i], "www") {
-			return true
+			return autolinkURL
 		}
 	}
 }
+
+type autolinkKind int
+
+const (
+	autolinkNone autolinkKind = iota
+	autolinkURL
+	autolinkEmail
+)
 
 func hasSuffixFold(b []byte, s string) bool {
 	return len(b) >= len(s) && bytes.EqualFold(b[len(b)-len(s):], []byte(s))

@@ -63,14 +63,15 @@ type Exists func(ctx context.Context, titles []wiki.Title) (map[wiki.Title]bool,
 // Renderer renders wiki markup. It is safe for concurrent use.
 type Renderer struct {
 	md goldmark.Markdown
-	// noAutolinks is md's parser without linkify, for a source in which
-	// linkify cannot find anything (mayAutolink): linkify runs at every
-	// space, which makes goldmark cut the text there, a third of the
-	// parse of a page of plain prose.
-	noAutolinks     parser.Parser
-	timeout         time.Duration
-	highlightBudget time.Duration   // 0: highlightBudget
-	rules           wiki.TitleRules // how link targets become titles
+	// schemes and noAutolinks are md's parser with schemeLinkify and
+	// without linkify, for a source in which linkify can find no e-mail
+	// address, or nothing (autolinks): linkify runs at every space, which
+	// makes goldmark cut the text there, a third of the parse of a page
+	// of plain prose.
+	schemes, noAutolinks parser.Parser
+	timeout              time.Duration
+	highlightBudget      time.Duration   // 0: highlightBudget
+	rules                wiki.TitleRules // how link targets become titles
 }
 
 // Option configures New.
@@ -84,8 +85,8 @@ type options struct {
 	goldmarkParsers bool
 	// goldmarkStrike is the strikethrough extension to use with them.
 	goldmarkStrike goldmark.Extender
-	// alwaysAutolinks parses every source with linkify (tests compare
-	// it with Renderer.noAutolinks).
+	// alwaysAutolinks parses every source with fastLinkify (tests
+	// compare it with Renderer.schemes and Renderer.noAutolinks).
 	alwaysAutolinks bool
 	// highlightBudget replaces highlightBudget (tests).
 	highlightBudget time.Duration
@@ -109,7 +110,7 @@ func New(opts ...Option) *Renderer {
 	if o.goldmarkParsers {
 		inline, paragraph, strike = parser.DefaultInlineParsers(), parser.DefaultParagraphTransformers(), o.goldmarkStrike
 	}
-	build := func(autolinks bool) goldmark.Markdown {
+	build := func(linkify goldmark.Extender) goldmark.Markdown {
 		p := parser.NewParser(
 			parser.WithBlockParsers(limitedBlockParsers()...),
 			parser.WithInlineParsers(append(slices.Clone(inline),
@@ -120,8 +121,8 @@ func New(opts ...Option) *Renderer {
 			parser.WithParagraphTransformers(paragraph...),
 		)
 		ext := []goldmark.Extender{table{}, strike}
-		if autolinks {
-			ext = append(ext, fastLinkify{})
+		if linkify != nil {
+			ext = append(ext, linkify)
 		}
 		ext = append(ext, extension.TaskList, footnotes{}, definitionList{})
 		return goldmark.New(
@@ -134,11 +135,11 @@ func New(opts ...Option) *Renderer {
 			),
 		)
 	}
-	md, plain := build(true), build(false)
+	md, schemes, plain := build(fastLinkify{}), build(schemeLinkify{}), build(nil)
 	if o.alwaysAutolinks {
-		plain = md
+		schemes, plain = md, md
 	}
-	return &Renderer{md: md, noAutolinks: plain.Parser(), timeout: o.timeout, highlightBudget: o.highlightBudget, rules: o.rules}
+	return &Renderer{md: md, schemes: schemes.Parser(), noAutolinks: plain.Parser(), timeout: o.timeout, highlightBudget: o.highlightBudget, rules: o.rules}
 }
 
 // TitleRules are the title rules r resolves links by (WithTitleRules).
@@ -321,9 +322,14 @@ func (r *Renderer) parse(src string, b *budget) ([]byte, ast.Node, wiki.LinkSet)
 	source := []byte(rest)
 	pc := parser.NewContext()
 	pc.Set(budgetKey, b)
-	p := r.noAutolinks
-	if mayAutolink(source) {
+	var p parser.Parser
+	switch autolinks(source) {
+	case autolinkEmail:
 		p = r.md.Parser()
+	case autolinkURL:
+		p = r.schemes
+	default:
+		p = r.noAutolinks
 	}
 	doc := p.Parse(text.NewReader(source), parser.WithContext(pc))
 	ls := wiki.LinkSet{Redirect: redirect}
