@@ -166,21 +166,31 @@ func FuzzNoAutolinks(f *testing.F) {
 				}
 			}
 		}
-		a, err := r.Render(context.Background(), src, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := always.Render(context.Background(), src, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a.HTML != want.HTML || !slices.Equal(a.Links.Links, want.Links.Links) {
-			t.Fatalf("%q renders as\n%s\nwith linkify at every space as\n%s", src, a.HTML, want.HTML)
-		}
-		if r.PlainText(src) != always.PlainText(src) {
-			t.Fatalf("%q: plain text differs from linkify at every space", src)
-		}
+		sameAsLinkifyEverywhere(t, r, always, src)
 	})
+}
+
+// sameAsLinkifyEverywhere checks that r renders src as always does, which
+// parses every source with fastLinkify: the same HTML, links and plain
+// text (but for white space).
+func sameAsLinkifyEverywhere(tb testing.TB, r, always *Renderer, src string) {
+	tb.Helper()
+	a, err := r.Render(context.Background(), src, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	want, err := always.Render(context.Background(), src, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if a.HTML != want.HTML || !slices.Equal(a.Links.Links, want.Links.Links) {
+		tb.Fatalf("%q renders as\n%s\nwith linkify at every space as\n%s", src, a.HTML, want.HTML)
+	}
+	// The plain texts may differ in white space at the end of a line:
+	// cut at a space and then a tab there, goldmark kept the space.
+	if a, b := r.PlainText(src), always.PlainText(src); strings.Join(strings.Fields(a), " ") != strings.Join(strings.Fields(b), " ") {
+		tb.Fatalf("%q: plain text %q, with linkify at every space %q", src, a, b)
+	}
 }
 
 // TestNoAutolinksSameHTML renders the golden documents and the pathological
@@ -205,17 +215,7 @@ func TestNoAutolinksSameHTML(t *testing.T) {
 			continue
 		}
 		ran++
-		a, err := r.Render(context.Background(), src, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := always.Render(context.Background(), src, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a.HTML != b.HTML {
-			t.Errorf("%.60q renders differently from linkify at every space", src)
-		}
+		sameAsLinkifyEverywhere(t, r, always, src)
 	}
 	if ran < 10 {
 		t.Fatalf("only %d of %d documents are without an '@'", ran, len(srcs))
@@ -244,17 +244,6 @@ func TestSchemeLinkifyPieces(t *testing.T) {
 		if rng.IntN(4) == 0 {
 			b.WriteString("\n\n[^1]: a note")
 		}
-		src := b.String()
-		a, err := r.Render(context.Background(), src, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := always.Render(context.Background(), src, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a.HTML != want.HTML {
-			t.Fatalf("%q renders as\n%s\nwith linkify at every space as\n%s", src, a.HTML, want.HTML)
-		}
+		sameAsLinkifyEverywhere(t, r, always, b.String())
 	}
 }
