@@ -33,13 +33,16 @@ func newLinkify() parser.InlineParser {
 }
 
 // schemeLinkify is fastLinkify for a source with URLs but no '@' (so no
-// e-mail address). Linkify runs at every space and wherever goldmark
-// starts reading afresh (a line's start, the end of a node a parser
-// returned), and goldmark cuts the text wherever an inline parser runs: a
-// third of the parse of plain prose. This runs at the ':' of http:,
-// https: and ftp: and at the '.' of www. instead, looks back to where
-// linkify would have run for that URL, and runs linkify from there: the
-// links are the same (FuzzNoAutolinks compares the two).
+// e-mail address) and no backslash. Linkify runs at every space, at '*',
+// '_', '~' and '(' no other parser took, and wherever goldmark starts
+// reading afresh (a line's start, the end of a node a parser returned);
+// and goldmark cuts the text wherever an inline parser runs, a third of
+// the parse of plain prose. This runs at the ':' of http:, https: and
+// ftp: and at the '.' of www. instead, looks back to where linkify would
+// have run for that URL, and runs linkify from there, which finds the
+// same links (FuzzNoAutolinks, TestSchemeLinkifyPieces). A backslash
+// would not do: goldmark carries an escape over a node linkify returns at
+// a space, and over a line's end.
 type schemeLinkify struct{}
 
 func (schemeLinkify) Extend(m goldmark.Markdown) {
@@ -76,8 +79,8 @@ func (p schemeParser) Parse(parent ast.Node, block text.Reader, pc parser.Contex
 	if start < 0 || l >= lines.Len() {
 		return nil
 	}
-	// The scheme is in the text goldmark has just added: no parser took
-	// any of it (none runs at its letters).
+	// The scheme is in the text goldmark has just added (no other parser
+	// runs at its letters).
 	last, ok := parent.LastChild().(*ast.Text)
 	if !ok || last.Segment.Stop != at || last.Segment.Start > start {
 		return nil
@@ -85,8 +88,10 @@ func (p schemeParser) Parse(parent ast.Node, block text.Reader, pc parser.Contex
 	// Where linkify ran for it: at the scheme, where goldmark read afresh
 	// (the line's start, or a node's end: a text node starts there, or
 	// the text a parser returned ends there), or at the character
-	// before, if it is one of linkify's triggers, no parser took it and
-	// no backslash escapes it.
+	// before, if it is one that linkify takes and no parser before it
+	// took (it is in the text; nothing escapes it, the source has no
+	// backslash). A tab runs linkify too, which does not take it: no
+	// link starts after one.
 	line := lines.At(l)
 	from := start
 	if start != line.Start && start != last.Segment.Start && !textEndsAt(pc, start) {
@@ -95,15 +100,7 @@ func (p schemeParser) Parse(parent ast.Node, block text.Reader, pc parser.Contex
 			return nil
 		}
 		switch src[from] {
-		case ' ':
-		case '*', '_', '~', '(':
-			n := 0
-			for i := from - 1; i >= line.Start && src[i] == '\\'; i-- {
-				n++
-			}
-			if n%2 == 1 {
-				return nil
-			}
+		case ' ', '*', '_', '~', '(':
 		default:
 			return nil
 		}
@@ -138,7 +135,10 @@ func (p schemeParser) Parse(parent ast.Node, block text.Reader, pc parser.Contex
 
 // textEndKey holds where the last text node an inline parser returned
 // ends (codeSpanParser's backticks that open nothing): goldmark reads
-// afresh there, and the text after it joins that node.
+// afresh there, and the text after it joins that node. Every inline
+// parser of schemeLinkify's renderer that returns an *ast.Text does so
+// through returnText. One position is enough: schemeParser asks about the
+// text just before it, and goldmark reads forward.
 var textEndKey = parser.NewContextKey()
 
 // returnText is ast.NewTextSegment(s) for an inline parser to return.
@@ -212,13 +212,13 @@ func mayLink(line []byte) bool {
 	return false
 }
 
-// autolinks says what linkify could find in src: an e-mail address
-// (there is an '@'), a URL (there is http:, https:, ftp: or www., in any
-// case) or nothing (mayLink holds nowhere in src). A source without an
-// '@' is parsed with schemeLinkify, one with neither without linkify.
+// autolinks says how src is parsed: with fastLinkify when it has an '@'
+// (an e-mail address) or a backslash (see schemeLinkify), with
+// schemeLinkify when it has http:, https:, ftp: or www. (in any case),
+// and without linkify when it has none (mayLink holds nowhere in it).
 func autolinks(src []byte) autolinkKind {
-	if bytes.IndexByte(src, '@') >= 0 {
-		return autolinkEmail
+	if bytes.IndexByte(src, '@') >= 0 || bytes.IndexByte(src, '\\') >= 0 {
+		return autolinkAll
 	}
 	for i := 0; ; i++ {
 		j := bytes.IndexByte(src[i:], ':')
@@ -247,7 +247,7 @@ type autolinkKind int
 const (
 	autolinkNone autolinkKind = iota
 	autolinkURL
-	autolinkEmail
+	autolinkAll
 )
 
 func hasSuffixFold(b []byte, s string) bool {

@@ -25,7 +25,7 @@ import (
 
 // Version changes whenever the HTML output for the same source changes;
 // it is part of render cache keys (through Renderer.Version).
-const Version = 12
+const Version = 13
 
 // caseSensitiveVersion marks the Version of a renderer whose links keep the
 // first letter of titles as written (capital_links false): the same source
@@ -67,7 +67,7 @@ type Renderer struct {
 	// without linkify, for a source in which linkify can find no e-mail
 	// address, or nothing (autolinks): linkify runs at every space, which
 	// makes goldmark cut the text there, a third of the parse of a page
-	// of plain prose.
+	// of plain prose. goldmark's own parsers (tests) use md's.
 	schemes, noAutolinks parser.Parser
 	timeout              time.Duration
 	highlightBudget      time.Duration   // 0: highlightBudget
@@ -136,7 +136,7 @@ func New(opts ...Option) *Renderer {
 		)
 	}
 	md, schemes, plain := build(fastLinkify{}), build(schemeLinkify{}), build(nil)
-	if o.alwaysAutolinks {
+	if o.alwaysAutolinks || o.goldmarkParsers {
 		schemes, plain = md, md
 	}
 	return &Renderer{md: md, schemes: schemes.Parser(), noAutolinks: plain.Parser(), timeout: o.timeout, highlightBudget: o.highlightBudget, rules: o.rules}
@@ -324,7 +324,7 @@ func (r *Renderer) parse(src string, b *budget) ([]byte, ast.Node, wiki.LinkSet)
 	pc.Set(budgetKey, b)
 	var p parser.Parser
 	switch autolinks(source) {
-	case autolinkEmail:
+	case autolinkAll:
 		p = r.md.Parser()
 	case autolinkURL:
 		p = r.schemes
@@ -437,6 +437,7 @@ func (w *walker) walk(doc ast.Node) {
 		w.budget.check()
 		switch n := n.(type) {
 		case *ast.Heading:
+			trimHeadingEnd(n, w.source)
 			section := w.section(n)
 			text := plainText(n, w.source)
 			id := w.ids.unique(anchorID(text))

@@ -194,6 +194,23 @@ func firstMacro(p *ast.Paragraph) *macro {
 	return nil
 }
 
+// trimHeadingEnd removes the spaces and tabs that end heading h's text
+// (CommonMark strips them): goldmark trims a line's last text segment
+// only if a line break follows it, and how many segments a line has
+// depends on where inline parsers ran (linkify at every space, or not).
+func trimHeadingEnd(h *ast.Heading, source []byte) {
+	for t := h.LastChild(); t != nil; t = t.PreviousSibling() {
+		text, ok := t.(*ast.Text)
+		if !ok || text.IsRaw() {
+			return
+		}
+		text.Segment = text.Segment.TrimRightSpace(source)
+		if text.Segment.Len() > 0 {
+			return
+		}
+	}
+}
+
 // trimBeforeBreak removes the spaces and tabs before a line break that
 // ends n: they are not part of the text (CommonMark, "Hard line breaks"
 // and "Soft line breaks"). goldmark trims the last text segment of a line
