@@ -62,23 +62,12 @@ func (p schemeParser) Parse(parent ast.Node, block text.Reader, pc parser.Contex
 	l, cur := block.Position()
 	src := block.Source()
 	at := cur.Start // the ':' or the '.'
-	start := -1     // the scheme's first byte
-	switch src[at] {
-	case ':':
-		for _, scheme := range []string{"http", "https", "ftp"} {
-			if bytes.HasSuffix(src[:at], []byte(scheme)) {
-				start = at - len(scheme)
-			}
-		}
-	case '.':
-		if bytes.HasSuffix(src[:at], []byte("www")) {
-			start = at - 3
-		}
-	}
+	n := schemeBefore(src, at, false)
 	lines := parent.Lines()
-	if start < 0 || l >= lines.Len() {
+	if n == 0 || l >= lines.Len() {
 		return nil
 	}
+	start := at - n // the scheme's first byte
 	// The scheme is in the text goldmark has just added (no other parser
 	// runs at its letters).
 	last, ok := parent.LastChild().(*ast.Text)
@@ -220,26 +209,36 @@ func autolinks(src []byte) autolinkKind {
 	if bytes.IndexByte(src, '@') >= 0 || bytes.IndexByte(src, '\\') >= 0 {
 		return autolinkAll
 	}
-	for i := 0; ; i++ {
-		j := bytes.IndexByte(src[i:], ':')
-		if j < 0 {
-			break
-		}
-		i += j
-		if hasSuffixFold(src[:i], "http") || hasSuffixFold(src[:i], "https") || hasSuffixFold(src[:i], "ftp") {
-			return autolinkURL
-		}
-	}
-	for i := 0; ; i++ {
-		j := bytes.IndexByte(src[i:], '.')
-		if j < 0 {
-			return autolinkNone
-		}
-		i += j
-		if hasSuffixFold(src[:i], "www") {
-			return autolinkURL
+	for _, c := range []byte{':', '.'} {
+		for i := 0; ; i++ {
+			j := bytes.IndexByte(src[i:], c)
+			if j < 0 {
+				break
+			}
+			if i += j; schemeBefore(src, i, true) > 0 {
+				return autolinkURL
+			}
 		}
 	}
+	return autolinkNone
+}
+
+// schemeBefore returns the length of the scheme that ends src[:at] when
+// src[at] is the character after it: http, https or ftp before a ':', www
+// before a '.'; 0 when there is none. fold compares in any case.
+func schemeBefore(src []byte, at int, fold bool) int {
+	schemes := []string{"http", "https", "ftp"}
+	if src[at] == '.' {
+		schemes = []string{"www"}
+	} else if src[at] != ':' {
+		return 0
+	}
+	for _, s := range schemes {
+		if at >= len(s) && (string(src[at-len(s):at]) == s || fold && bytes.EqualFold(src[at-len(s):at], []byte(s))) {
+			return len(s)
+		}
+	}
+	return 0
 }
 
 type autolinkKind int
@@ -249,10 +248,6 @@ const (
 	autolinkURL
 	autolinkAll
 )
-
-func hasSuffixFold(b []byte, s string) bool {
-	return len(b) >= len(s) && bytes.EqualFold(b[len(b)-len(s):], []byte(s))
-}
 
 func hasPrefixFold(b []byte, p string) bool {
 	return len(b) >= len(p) && bytes.EqualFold(b[:len(p)], []byte(p))
