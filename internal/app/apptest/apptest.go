@@ -120,16 +120,24 @@ func (w *Wiki) Close() error {
 // GET or HEAD, unless AsyncJobs is set.
 func (w *Wiki) Settle(tb testing.TB) {
 	tb.Helper()
-	if !w.settle(30 * time.Second) {
-		st, err := w.App.Store.JobStats(context.Background())
+	SettleJobs(tb, w.App)
+}
+
+// SettleJobs waits until a's job queue holds no queued or running job, and
+// fails tb after 30 s: for tests whose next step must not race a job's
+// purges.
+func SettleJobs(tb testing.TB, a *app.App) {
+	tb.Helper()
+	if !settle(a, 30*time.Second) {
+		st, err := a.Store.JobStats(context.Background())
 		tb.Fatalf("the job queue did not settle: %+v, %v", st, err)
 	}
 }
 
-func (w *Wiki) settle(timeout time.Duration) bool {
+func settle(a *app.App, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for {
-		st, err := w.App.Store.JobStats(context.Background())
+		st, err := a.Store.JobStats(context.Background())
 		if err == nil && st.Counts[wiki.JobQueued] == 0 && st.Counts[wiki.JobRunning] == 0 {
 			return true
 		}
@@ -248,7 +256,7 @@ func (rt *recorder) RoundTrip(r *http.Request) (*http.Response, error) {
 		async := rt.w.AsyncJobs
 		rt.w.mu.Unlock()
 		if !async {
-			rt.w.settle(10 * time.Second)
+			settle(rt.w.App, 10*time.Second)
 		}
 	}
 	if err == nil && res.StatusCode >= 500 {
