@@ -163,14 +163,22 @@ func buildWikid(root, dir string) (string, error) {
 
 // wikidCLI runs a wikid subcommand against a data directory.
 func wikidCLI(bin, data, stdin string, args ...string) (string, error) {
+	out, _, err := wikidCLICPU(bin, data, stdin, args...)
+	return out, err
+}
+
+// wikidCLICPU is wikidCLI, and the CPU time (user and system) the command
+// took.
+func wikidCLICPU(bin, data, stdin string, args ...string) (string, time.Duration, error) {
 	cmd := exec.Command(bin, append(args, "--data", data)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("wikid %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+		return "", 0, fmt.Errorf("wikid %s: %v\n%s", strings.Join(args, " "), err, errb.String())
 	}
-	return strings.TrimSpace(out.String()), nil
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return strings.TrimSpace(out.String()), cpu, nil
 }
 
 // startWikid serves data on a free port, and its operator endpoints on
