@@ -105,7 +105,7 @@ type scaleResult struct {
 	restPages    int
 	bulkTook     time.Duration // wikid import
 	bulkPages    int
-	bulkCPU      scaleCPU // during wikid import
+	bulkCPU      scaleCPU      // during wikid import
 	bulkLag      time.Duration // bulk import end to its last page found by REST search
 	lag          time.Duration // import end to jobs drained
 	lagSearch    time.Duration // import end to the last page found by REST search
