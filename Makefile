@@ -18,8 +18,12 @@ run: ## serve the wiki from ./data (go run)
 test: ## run the Go tests with the race detector
 	$(GO) test -race ./...
 
+# The browser test's files run two at a time: node's default on two cores
+# is one, and the XSS corpus's file alone takes most of the run.
+E2E_CONCURRENCY ?= 2
+
 e2e: build ## run the browser test (needs /usr/bin/chromium)
-	cd e2e && npm ci --no-audit --no-fund && WIKID_BIN=$(CURDIR)/$(BIN) node --test
+	cd e2e && npm ci --no-audit --no-fund && WIKID_BIN=$(CURDIR)/$(BIN) node --test --test-concurrency=$(E2E_CONCURRENCY)
 
 fuzz: ## run every fuzz target for FUZZTIME (default 5s)
 	FUZZTIME=$(FUZZTIME) .ci/fuzz.sh
