@@ -299,8 +299,8 @@ func scaleBuild(ctx context.Context, res *scaleResult, corpus *scaleCorpus, bin,
 	server1, serverErr := procCPU(w.cmd.Process.Pid)
 	machine1, machineErr := machineCPU()
 	if serverErr == nil && machineErr == nil && server0 > 0 && machine0.busy > 0 {
-		res.bulkCPU = scaleCPU{importer: importCPU, server: server1 - server0,
-			busy: machine1.busy - machine0.busy, idle: machine1.idle - machine0.idle}
+		res.bulkCPU = scaleCPU{importer: importCPU, server: server1 - server0, cores: machine1.cores,
+			busy: machine1.busy - machine0.busy, steal: machine1.steal - machine0.steal, idle: machine1.idle - machine0.idle}
 	}
 	step("scale: %s", strings.TrimSpace(out))
 	titles, err := restSearch(ctx, scaleClient(), base, bulk.pages[len(bulk.pages)-1].title, 100)
@@ -848,9 +848,10 @@ func (res *scaleResult) importRows(b *strings.Builder, clients int) {
 	fmt.Fprintf(b, "| import, `wikid import` of JSON lines beside the running server (%d pages) | %.0f pages/s (%s) | | |\n", res.bulkPages, bulkRate, res.bulkTook.Round(time.Millisecond))
 	if c := res.bulkCPU; c.busy > 0 {
 		// On a shared machine, the import's rate is read with what else ran.
-		fmt.Fprintf(b, "| CPU during it: `wikid import`, the server, other processes; idle (/proc) | %s (%s a page), %s, %s; %s idle of %d cores × %s | | |\n",
-			c.importer.Round(100*time.Millisecond), fmtDur(c.importer/time.Duration(max(1, res.bulkPages))), c.server.Round(100*time.Millisecond),
-			max(0, c.busy-c.importer-c.server).Round(100*time.Millisecond), c.idle.Round(100*time.Millisecond), runtime.NumCPU(), res.bulkTook.Round(100*time.Millisecond))
+		r := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
+		fmt.Fprintf(b, "| CPU during it: `wikid import`, the server, other processes; taken by the host (steal); idle (/proc) | %s (%s a page), %s, %s; %s; %s idle of %d cores × %s | | |\n",
+			r(c.importer), fmtDur(c.importer/time.Duration(max(1, res.bulkPages))), r(c.server),
+			r(max(0, c.busy-c.importer-c.server)), r(c.steal), r(c.idle), c.cores, r(res.bulkTook))
 	}
 	fmt.Fprintf(b, "| search index lag after it: its last page found by REST search | %s | ≤ 10 s | %s |\n", fmtDur(res.bulkLag), passFail(res.bulkLag >= 0 && res.bulkLag <= 10*time.Second))
 	fmt.Fprintf(b, "| import with search indexed (pages / (import + index lag)) | %.0f pages/s | ≥ %d pages/s | %s |\n", indexed, scaleImportRate, passFail(indexed >= scaleImportRate))
@@ -863,20 +864,26 @@ func (res *scaleResult) importRows(b *strings.Builder, clients int) {
 
 // scaleCPU is where the machine's CPU time went during the bulk import.
 type scaleCPU struct {
-	importer, server time.Duration // user and system time of each process
-	busy, idle       time.Duration // the machine's, all cores (/proc/stat)
+	importer, server  time.Duration // user and system time of each process
+	busy, steal, idle time.Duration // the machine's, all cores (/proc/stat)
+	cores             int
 }
 
-// machineTimes is the first line of /proc/stat: all cores' time, busy
-// (user, nice, system, irq, softirq, steal) and idle (idle, iowait).
-type machineTimes struct{ busy, idle time.Duration }
+// machineTimes is /proc/stat's first line, all cores' time: busy (user,
+// nice, system, irq, softirq), taken by the host (steal) and idle (idle,
+// iowait); and its count of cores (the cpuN lines), which may be more than
+// this process may run on.
+type machineTimes struct {
+	busy, steal, idle time.Duration
+	cores             int
+}
 
 func machineCPU() (machineTimes, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return machineTimes{}, err
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
+	line, rest, _ := strings.Cut(string(b), "\n")
 	f := strings.Fields(line)
 	if len(f) < 9 || f[0] != "cpu" {
 		return machineTimes{}, fmt.Errorf("/proc/stat: unexpected first line %q", line)
@@ -888,5 +895,11 @@ func machineCPU() (machineTimes, error) {
 		}
 	}
 	tick := func(n int64) time.Duration { return time.Duration(n) * time.Second / clockTicks }
-	return machineTimes{busy: tick(t[0] + t[1] + t[2] + t[5] + t[6] + t[7]), idle: tick(t[3] + t[4])}, nil
+	m := machineTimes{busy: tick(t[0] + t[1] + t[2] + t[5] + t[6]), steal: tick(t[7]), idle: tick(t[3] + t[4])}
+	for l := range strings.Lines(rest) {
+		if strings.HasPrefix(l, "cpu") && len(l) > 3 && l[3] >= '0' && l[3] <= '9' {
+			m.cores++
+		}
+	}
+	return m, nil
 }
