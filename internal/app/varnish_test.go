@@ -90,13 +90,13 @@ func varnishdPath(t *testing.T) string {
 	return ""
 }
 
-// freeAddr returns a loopback address with a port free a moment ago:
-// wikid needs varnishd's address (cdn_purge) before varnishd, which needs
-// wikid's, can start.
 // freeAddr returns a loopback address that was free a moment ago, for
-// varnishd to bind. The port is chosen below Linux's ephemeral range
-// (32768–60999), so that the outgoing connections of tests running at the
-// same time cannot take it between this check and varnishd's bind.
+// varnishd to bind: wikid needs varnishd's address (cdn_purge) before
+// varnishd, which needs wikid's, can start. The port is chosen below
+// Linux's ephemeral range (32768–60999), so that the outgoing connections
+// of tests running at the same time cannot take it between this check and
+// varnishd's bind; another test's varnishd still could, which
+// startVarnishWith reports.
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	for range 100 {
@@ -172,12 +172,16 @@ func startVarnishWith(t *testing.T, bin, addr, proxy, line, dir string) {
 			t.Logf("varnishd output:\n%s", out.String())
 		}
 	})
+	// A 200 counts once this varnishd says its child runs, which it does
+	// only after binding its addresses: until then the answer may be
+	// another test's varnishd, which took the port after freeAddr, and
+	// this one then exits (Could not get socket).
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		res, err := http.Get("http://" + addr + "/varnish-health")
 		if err == nil {
 			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
+			if res.StatusCode == http.StatusOK && strings.Contains(out.String(), "Child launched OK") {
 				return
 			}
 		}
