@@ -224,20 +224,18 @@ func mediaRun(ctx context.Context, o options, bin, dir string) (*mediaResult, er
 	}
 
 	// Thumbnails: the first request of each width is the one that makes it.
-	if _, err := procCPU(w.pid()); err != nil {
+	cpu, source := cpuReader(w.pid())
+	if _, err := cpu(w.pid()); err != nil {
 		return nil, err
 	}
-	res.cpuSource = "the sum of its threads' schedstat"
-	if !hasSchedstat(w.pid()) {
-		res.cpuSource = "/proc/PID/stat, in 10 ms ticks"
-	}
+	res.cpuSource = source
 	for _, img := range []*mediaImage{photo, drawing} {
 		set := thumbSet{img: img}
 		for _, width := range widths {
 			if width >= img.width {
 				continue
 			}
-			m, err := thumbnailMiss(ctx, c, base, w.pid(), img, width)
+			m, err := thumbnailMiss(ctx, c, base, w.pid(), cpu, img, width)
 			if err != nil {
 				return nil, err
 			}
@@ -343,10 +341,10 @@ func postUpload(ctx context.Context, c *http.Client, base, token, name string, b
 var appDurRE = regexp.MustCompile(`(?:^|,)\s*app;(?:[^,]*;)?\s*dur=([0-9.]+)`)
 
 // thumbnailMiss requests img's thumbnail at width for the first time and
-// times it.
-func thumbnailMiss(ctx context.Context, c *http.Client, base string, pid int, img *mediaImage, width int) (thumbMiss, error) {
+// times it, reading the server's CPU time with cpu (cpuReader).
+func thumbnailMiss(ctx context.Context, c *http.Client, base string, pid int, cpu func(int) (time.Duration, error), img *mediaImage, width int) (thumbMiss, error) {
 	url := base + wiki.ThumbURL(img.sha, img.name, width)
-	before, err := procCPU(pid)
+	before, err := cpu(pid)
 	if err != nil {
 		return thumbMiss{}, err
 	}
@@ -356,7 +354,7 @@ func thumbnailMiss(ctx context.Context, c *http.Client, base string, pid int, im
 	if err != nil {
 		return thumbMiss{}, fmt.Errorf("thumbnail %s: %w", url, err)
 	}
-	after, err := procCPU(pid)
+	after, err := cpu(pid)
 	if err != nil {
 		return thumbMiss{}, err
 	}
@@ -553,20 +551,24 @@ func uploadRunCLI(ctx context.Context, bin, data, dir string, files [][]byte) (u
 	return u, nil
 }
 
-// procCPU is the CPU time of process pid so far: the sum of its threads'
-// run time from schedstat (nanoseconds), or else user+system time from
-// /proc/PID/stat (clock ticks).
-func procCPU(pid int) (time.Duration, error) {
-	if d, err := schedstatCPU(pid); err == nil {
-		return d, nil
+// cpuReader returns how to read the CPU time of process pid so far, and
+// its source, chosen once: the sum of its threads' run time from
+// schedstat (nanoseconds, for one request's), or else user+system time
+// from /proc/PID/stat (clock ticks). The difference of two readings means
+// something only when both come from one source.
+func cpuReader(pid int) (read func(int) (time.Duration, error), source string) {
+	if _, err := schedstatCPU(pid); err == nil {
+		return schedstatCPU, "the sum of its threads' schedstat"
 	}
-	t, err := cpuTicks([]int{pid})
-	return time.Duration(t) * time.Second / clockTicks, err
+	return statCPU, "/proc/PID/stat, in 10 ms ticks"
 }
 
-func hasSchedstat(pid int) bool {
-	_, err := schedstatCPU(pid)
-	return err == nil
+// statCPU is the user+system time of process pid so far, from
+// /proc/PID/stat: it counts the threads that ended too, which schedstat's
+// sum over the threads left does not (for a process's CPU over minutes).
+func statCPU(pid int) (time.Duration, error) {
+	t, err := cpuTicks([]int{pid})
+	return time.Duration(t) * time.Second / clockTicks, err
 }
 
 func schedstatCPU(pid int) (time.Duration, error) {

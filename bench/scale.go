@@ -287,7 +287,7 @@ func scaleBuild(ctx context.Context, res *scaleResult, corpus *scaleCorpus, bin,
 		}
 		os.Setenv("WIKID_CPUPROFILE", p)
 	}
-	server0, _ := procCPU(w.cmd.Process.Pid)
+	server0, _ := statCPU(w.cmd.Process.Pid)
 	machine0, _ := machineCPU()
 	t0 := time.Now()
 	out, importCPU, err := wikidCLICPU(bin, data, "", "import", jsonl, "--summary", "scale import")
@@ -296,7 +296,7 @@ func scaleBuild(ctx context.Context, res *scaleResult, corpus *scaleCorpus, bin,
 		return err
 	}
 	res.bulkTook, res.bulkPages = time.Since(t0), len(bulk.pages)
-	server1, serverErr := procCPU(w.cmd.Process.Pid)
+	server1, serverErr := statCPU(w.cmd.Process.Pid)
 	machine1, machineErr := machineCPU()
 	if serverErr == nil && machineErr == nil && server0 > 0 && machine0.busy > 0 {
 		res.bulkCPU = scaleCPU{importer: importCPU, server: server1 - server0, cores: machine1.cores,
