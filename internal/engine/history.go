@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -237,7 +236,7 @@ func (e *Engine) historyRequests(ctx context.Context, pages []HistoryPage, opts 
 					links.Redirect = p.Redirect
 				}
 				reqs[i] = wiki.HistoryRequest{
-					Title: p.Title, Revisions: revs, Links: links, SearchTerms: store.IndexText(plain), // not the plain text: see importRequest
+					Title: p.Title, Revisions: revs, Links: links, SearchText: plain,
 					Jobs: e.changeJobs(p.Title, true, false, withPair(slices.Clone(links.Categories), p.Title)...),
 				}
 				if opts.Log != "" {

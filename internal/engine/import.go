@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wikid/wikid/internal/store"
 	"github.com/wikid/wikid/internal/wiki"
 )
 
@@ -183,9 +182,7 @@ func (e *Engine) importRequest(ctx context.Context, p ImportPage, ed Editor, sum
 	}
 	return wiki.SaveRequest{
 		Title: p.Title, Text: text, Summary: summary, UserID: ed.UserID, UserName: ed.UserName,
-		// The terms only: the plain text would be kept in memory with
-		// the batch's others for nothing.
-		Links: links, SearchTerms: store.IndexText(plain), Time: now, Group: ed.Group,
+		Links: links, SearchText: plain, Time: now, Group: ed.Group,
 		Model: model,
 		// Whether the page is created is known after: its pair is purged
 		// at external caches either way.

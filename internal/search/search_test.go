@@ -536,8 +536,33 @@ func TestTermTableKeysOfOneHash(t *testing.T) {
 		}
 	}
 	for i, k := range tab.keys {
-		if k.key != keys[i] || k.n != 2 || k.docs != 2 {
-			t.Fatalf("key %d: %q counted %d times in %d documents, want %q twice in 2", i, k.key, k.n, k.docs, keys[i])
+		if c := tab.counts[i]; k.key != keys[i] || c.n != 2 || c.docs != 2 {
+			t.Fatalf("key %d: %q counted %d times in %d documents, want %q twice in 2", i, k.key, c.n, c.docs, keys[i])
+		}
+	}
+	// The words of BuildText alike, each under its term's key: two words
+	// of one term share it.
+	tab = newTermTable()
+	words := newWordTable(tab.seed)
+	term := func(w []byte) string { return strings.TrimSuffix(string(w), "s") }
+	for round := range 2 {
+		for _, k := range append(keys, "abcdefghijklmnopqrstuvwxyz0123456789s") {
+			n := words.countHashed([]byte(k), 42, term, tab, int32(2+round))
+			if want := int32(slices.Index(keys, term([]byte(k)))); n != want {
+				t.Fatalf("round %d: word %q numbered %d, want %d", round, k, n, want)
+			}
+		}
+	}
+	if len(tab.keys) != len(keys) || len(words.words) != len(keys)+1 {
+		t.Fatalf("%d keys for %d words, want %d for %d", len(tab.keys), len(words.words), len(keys), len(keys)+1)
+	}
+	for i, k := range tab.keys {
+		want := int32(2)
+		if i == 6 {
+			want = 4 // and its plural
+		}
+		if c := tab.counts[i]; k.key != keys[i] || c.n != want || c.docs != 2 {
+			t.Fatalf("key %d: %q counted %d times in %d documents, want %q %d times in 2", i, k.key, c.n, c.docs, keys[i], want)
 		}
 	}
 }

@@ -37,7 +37,34 @@ type Token struct {
 
 // Tokenize calls emit for each term of s in order.
 func Tokenize(s string, emit func(Token)) {
-	tokenize(s, true, indexStemCaches, nil, func(t Token) bool { emit(t); return true })
+	tokenize(s, true, indexStemCaches, nil, nil, func(t Token) bool { emit(t); return true })
+}
+
+// IndexTokens calls yield for each term of s in order, as IndexText has
+// them, but for its words unstemmed: a term as it is (word nil: a CJK
+// bigram or character) or a folded word, whose term is WordTerm(word)
+// (term ""; word is valid during the call only). An indexer that meets
+// a word a thousand times in a batch of pages makes its term once
+// (search.BuildText), where IndexText looks each one up.
+func IndexTokens(s string, yield func(term string, word []byte)) {
+	tokenize(s, true, nil, nil, func(w []byte) bool { yield("", w); return true },
+		func(t Token) bool { yield(t.Term, nil); return true })
+}
+
+// WordTerm returns the term of a word IndexTokens yields.
+func WordTerm(word []byte) string { return wordTerm(nil, word) }
+
+// wordTerm is the term of a folded word: its stem (through cache, when not
+// nil), cut to MaxTermBytes.
+func wordTerm(cache *stemCache, word []byte) string {
+	t := cache.stem(word)
+	if len(t) > MaxTermBytes {
+		t = t[:MaxTermBytes]
+		for !utf8.ValidString(t) {
+			t = t[:len(t)-1]
+		}
+	}
+	return t
 }
 
 // Tokens returns the terms of s in order, as Tokenize: a caller that has
@@ -51,7 +78,7 @@ func Tokens(s string) iter.Seq[Token] { return tokensFrom(s, nil) }
 // marked byte: looking for a query's words in a text, only the words that
 // may be them are stemmed, most of the cost of reading it.
 func tokensFrom(s string, firsts *[256]bool) iter.Seq[Token] {
-	return func(yield func(Token) bool) { tokenize(s, true, readStemCaches, firsts, yield) }
+	return func(yield func(Token) bool) { tokenize(s, true, readStemCaches, firsts, nil, yield) }
 }
 
 // tokenize is Tokens; a query (index false) leaves out the last
@@ -60,10 +87,12 @@ func tokensFrom(s string, firsts *[256]bool) iter.Seq[Token] {
 // character stays, as in the text, so that the phrase's terms stand next
 // to each other as the text's do. A text of stemCacheMin bytes or more
 // takes a stem cache from caches. A word whose first byte firsts does not
-// mark (when not nil) is yielded with an empty Term (tokensFrom).
-func tokenize(s string, index bool, caches *sync.Pool, firsts *[256]bool, yield func(Token) bool) {
+// mark (when not nil) is yielded with an empty Term (tokensFrom). With
+// words not nil, words go to it folded, not stemmed, and not to yield
+// (IndexTokens); caches may then be nil.
+func tokenize(s string, index bool, caches *sync.Pool, firsts *[256]bool, words func([]byte) bool, yield func(Token) bool) {
 	var cache *stemCache // a short text (a query, a title) does without
-	if len(s) >= stemCacheMin {
+	if len(s) >= stemCacheMin && words == nil {
 		cache = caches.Get().(*stemCache)
 		defer caches.Put(cache)
 	}
@@ -85,20 +114,18 @@ func tokenize(s string, index bool, caches *sync.Pool, firsts *[256]bool, yield 
 	}
 	flush := func() {
 		if wordStart >= 0 && len(word) > 0 {
-			if firsts != nil && !firsts[word[0]] {
-				emit(Token{Start: wordStart, End: lastEnd})
-				word = word[:0]
-				wordStart = -1
-				return
-			}
-			t := cache.stem(word)
-			if len(t) > MaxTermBytes {
-				t = t[:MaxTermBytes]
-				for !utf8.ValidString(t) {
-					t = t[:len(t)-1]
+			switch {
+			case words != nil:
+				// Only an index's tokens come here, and an index has no
+				// pending token (endCJK).
+				if !stopped && !words(word) {
+					stopped = true
 				}
+			case firsts != nil && !firsts[word[0]]:
+				emit(Token{Start: wordStart, End: lastEnd})
+			default:
+				emit(Token{Term: wordTerm(cache, word), Start: wordStart, End: lastEnd})
 			}
-			emit(Token{Term: t, Start: wordStart, End: lastEnd})
 		}
 		word = word[:0]
 		wordStart = -1
@@ -306,7 +333,7 @@ func IndexText(s string) string {
 // the request, and a query's words are kept by caches.
 func queryTerms(s string) []string {
 	var out []string
-	tokenize(s, false, readStemCaches, nil, func(t Token) bool { out = append(out, strings.Clone(t.Term)); return true })
+	tokenize(s, false, readStemCaches, nil, nil, func(t Token) bool { out = append(out, strings.Clone(t.Term)); return true })
 	return out
 }
 

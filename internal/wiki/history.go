@@ -20,16 +20,15 @@ type HistoryRevision struct {
 // nothing; the others are stored with no recent change. When the newest
 // of them is newer than the page's latest revision (or the page is
 // missing or deleted), it becomes the latest: Links, the search entry
-// (SearchText, or SearchTerms made from it) and Jobs are that revision's,
+// (SearchText) and Jobs are that revision's,
 // written with it. Only that revision is analysed: older ones need no
 // links or search entry.
 type HistoryRequest struct {
-	Title       Title
-	Revisions   []HistoryRevision
-	Links       LinkSet
-	SearchText  string
-	SearchTerms string
-	Jobs        []JobSpec
+	Title      Title
+	Revisions  []HistoryRevision
+	Links      LinkSet
+	SearchText string
+	Jobs       []JobSpec
 	// Log, when its Type is set, is written (Target, PageID and Time
 	// filled in) if any revision was added.
 	Log LogEntry

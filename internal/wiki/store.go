@@ -46,15 +46,11 @@ type SaveRequest struct {
 	BaseRevID int64
 	Links     LinkSet
 	// SearchText is Text as readers see it (render's PlainText), for the
-	// search index.
+	// search index, which the store makes its terms of (an import's on
+	// other cores than its writer's, as it builds the batch's segment).
 	SearchText string
-	// SearchTerms, if not empty, is SearchText through the search
-	// analyzer (store.IndexText), made by the caller (an import does it
-	// on every core, and leaves SearchText empty); else the store makes
-	// it.
-	SearchTerms string
-	Time        time.Time
-	Jobs        []JobSpec // enqueued in the same transaction, or not at all
+	Time       time.Time
+	Jobs       []JobSpec // enqueued in the same transaction, or not at all
 	// Group is the editor's: an edit protection of the title above it
 	// refuses the save with ErrProtected, checked in the transaction.
 	Group Group

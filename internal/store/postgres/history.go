@@ -33,10 +33,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 				for j, v := range reqs[i].Revisions {
 					shas[i][j] = sha1Hex(v.Text)
 				}
-				terms[i] = reqs[i].SearchTerms
-				if terms[i] == "" {
-					terms[i] = store.IndexText(reqs[i].SearchText)
-				}
+				terms[i] = store.IndexText(reqs[i].SearchText)
 			}
 		})
 	}

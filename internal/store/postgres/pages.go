@@ -192,12 +192,7 @@ func insertChange(ctx context.Context, tx pgx.Tx, c wiki.Change) (int64, error) 
 }
 
 // searchTerms returns the terms of req's search entry.
-func searchTerms(req wiki.SaveRequest) string {
-	if req.SearchTerms != "" {
-		return req.SearchTerms
-	}
-	return store.IndexText(req.SearchText)
-}
+func searchTerms(req wiki.SaveRequest) string { return store.IndexText(req.SearchText) }
 
 // SavePage stores an edit in one transaction: revision, page row, links,
 // search entry (req.SearchText), recent change and the request's jobs. The

@@ -44,10 +44,7 @@ func (db *DB) ImportHistory(ctx context.Context, reqs []wiki.HistoryRequest) ([]
 					}
 					texts[i][j] = encodeTextSHA(v.Text, sha)
 				}
-				terms[i] = reqs[i].SearchTerms
-				if terms[i] == "" {
-					terms[i] = store.IndexText(reqs[i].SearchText)
-				}
+				terms[i] = store.IndexText(reqs[i].SearchText)
 			}
 		})
 	}

@@ -324,10 +324,6 @@ const importChunk = 50
 // into a few for the batch (wiki.BatchBacklinks). One failed page fails
 // the batch.
 func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.SaveResult, error) {
-	terms := make([]string, len(reqs))
-	for i, req := range reqs {
-		terms[i] = searchTerms(req) // made by the caller, as a rule
-	}
 	// The texts are compressed while the transaction writes the pages
 	// before them, importChunk pages at a time, in order: a chunk is ready
 	// once its channel is closed.
@@ -348,12 +344,13 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 			}
 		}()
 	}
-	// The batch's search segment, built meanwhile on one core (the writer
-	// takes longer than the build, which one segment per core would not
-	// make cheaper: and a segment of the whole batch is merged one time
-	// fewer on its way to the largest tiers). Document k+1 is the page of
-	// reqs[last[k]], the last request of its title (the page numbers are
-	// the transaction's to give).
+	// The batch's search segment, built meanwhile on one core from the
+	// pages' texts (BuildText: a word is made a term once a batch, not
+	// once a page). The writer takes longer than the build, which one
+	// segment per core would not make cheaper; and a segment of the whole
+	// batch is merged one time fewer on its way to the largest tiers.
+	// Document k+1 is the page of reqs[last[k]], the last request of its
+	// title (the page numbers are the transaction's to give).
 	var last []int
 	seen := make(map[wiki.Title]bool, len(reqs))
 	for i := len(reqs) - 1; i >= 0; i-- {
@@ -369,10 +366,10 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		defer close(built)
 		docs := make([]search.Doc, len(last))
 		for k, i := range last {
-			docs[k] = search.Doc{ID: int64(k + 1), Title: store.IndexText(string(reqs[i].Title)), Body: terms[i]}
+			docs[k] = search.Doc{ID: int64(k + 1), Title: store.IndexText(string(reqs[i].Title)), Body: reqs[i].SearchText}
 		}
 		db.cores.Acquire()
-		seg = search.Build(docs)
+		seg = search.BuildText(docs, textAnalyzer)
 		db.cores.Release()
 	}()
 	res := make([]wiki.SaveResult, len(reqs))
@@ -460,7 +457,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 					return fmt.Errorf("%q: %w", req.Title, err)
 				}
 			}
-			if res[i], _, err = saveOnPageTx(sctx, tx, req, cur, texts[i], terms[i], &links); err != nil {
+			if res[i], _, err = saveOnPageTx(sctx, tx, req, cur, texts[i], "", &links); err != nil {
 				return fmt.Errorf("%q: %w", req.Title, err)
 			}
 		}
@@ -478,7 +475,7 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		<-built
 		entries := make([]searchEntry, len(last))
 		for k, i := range last {
-			entries[k] = searchEntry{pageID: res[i].Page.ID, revID: res[i].Revision.ID, title: reqs[i].Title, terms: terms[i]}
+			entries[k] = searchEntry{pageID: res[i].Page.ID, revID: res[i].Revision.ID, title: reqs[i].Title}
 		}
 		return writeSegment(sctx, tx, seg, entries)
 	})
@@ -828,12 +825,7 @@ func (db *DB) restartWAL(ctx context.Context, conn *sql.Conn) (ok bool) {
 }
 
 // searchTerms returns the terms of req's search entry.
-func searchTerms(req wiki.SaveRequest) string {
-	if req.SearchTerms != "" {
-		return req.SearchTerms
-	}
-	return store.IndexText(req.SearchText)
-}
+func searchTerms(req wiki.SaveRequest) string { return store.IndexText(req.SearchText) }
 
 // savePageTx is SavePage's work inside tx but for the search entry, which
 // it returns for writeSearch (none for a null edit); text is req.Text as

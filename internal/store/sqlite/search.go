@@ -32,6 +32,10 @@ type searchEntry struct {
 	terms         string
 }
 
+// textAnalyzer makes the terms of an import batch's texts as it builds
+// their segment (search.BuildText).
+var textAnalyzer = search.Analyzer{Tokens: store.IndexTokens, Term: store.WordTerm}
+
 // segmentOf builds the segment of entries: its document i+1 is
 // entries[i]'s page.
 func segmentOf(entries []searchEntry) search.Segment {
