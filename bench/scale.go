@@ -287,8 +287,8 @@ func scaleBuild(ctx context.Context, res *scaleResult, corpus *scaleCorpus, bin,
 		}
 		os.Setenv("WIKID_CPUPROFILE", p)
 	}
-	server0, _ := statCPU(w.cmd.Process.Pid)
-	machine0, _ := machineCPU()
+	server0, server0Err := statCPU(w.cmd.Process.Pid)
+	machine0, machine0Err := machineCPU()
 	t0 := time.Now()
 	out, importCPU, err := wikidCLICPU(bin, data, "", "import", jsonl, "--summary", "scale import")
 	os.Unsetenv("WIKID_CPUPROFILE")
@@ -298,7 +298,7 @@ func scaleBuild(ctx context.Context, res *scaleResult, corpus *scaleCorpus, bin,
 	res.bulkTook, res.bulkPages = time.Since(t0), len(bulk.pages)
 	server1, serverErr := statCPU(w.cmd.Process.Pid)
 	machine1, machineErr := machineCPU()
-	if serverErr == nil && machineErr == nil && server0 > 0 && machine0.busy > 0 {
+	if serverErr == nil && machineErr == nil && server0Err == nil && machine0Err == nil {
 		res.bulkCPU = scaleCPU{importer: importCPU, server: server1 - server0, cores: machine1.cores,
 			busy: machine1.busy - machine0.busy, steal: machine1.steal - machine0.steal, idle: machine1.idle - machine0.idle}
 	}

@@ -191,7 +191,7 @@ func startVarnishWith(t *testing.T, bin, addr, proxy, line, dir string) {
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("varnishd did not answer /varnish-health with 200 within 20s (last: %v)\n%s", err, out.String())
+			t.Fatalf("varnishd did not answer /varnish-health with 200 and say \"Child launched OK\" within 20s (last: %v)\n%s", err, out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

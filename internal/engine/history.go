@@ -59,7 +59,7 @@ type HistoryOptions struct {
 // as MediaWiki's importer does: a revision the page has already (same
 // time, same text) is skipped, so that importing again changes nothing
 // and an import that stopped half-way completes when run again. Only each
-// page's newest revision is parsed (links, categories, search entry, on
+// page's newest revision is parsed (links, categories, search text, on
 // every core, while the previous batch is written); history revisions are
 // stored as they are, with no recent change. A page whose text is over the
 // size limit stops the import with an error naming it; the pages before it

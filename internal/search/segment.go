@@ -85,7 +85,7 @@ var ErrCorrupt = errors.New("search: corrupt index block")
 //
 // It reads the documents' keys twice. The first pass numbers each key
 // (termTable, whose keys but the title keys stay in the documents'
-// strings) and counts its documents and positions; the second places the
+// strings, or in the analyzer's for BuildText) and counts its documents and positions; the second places the
 // entries and positions into one array each, every key's run after the
 // one before. An import's batch has millions of occurrences of tens of
 // thousands of keys, most of them seen again only pages later: with a Go
@@ -105,7 +105,7 @@ type Analyzer struct {
 }
 
 // BuildText is Build of documents whose Body is their text, not its
-// terms: a made the text's terms. A word of the batch's texts is made a
+// terms, which it makes with a. A word of the batch's texts is made a
 // term once, when it is first met, where making each text's terms apart
 // looked each word up in the analyzer's tables of stems, then joined
 // them into a string that Build read again: a batch of pages builds in
@@ -230,7 +230,7 @@ type termKey struct {
 }
 
 // keyCount is what the first pass of Build counts of a key, apart from
-// termKey (a fifth of its size): a word of a text (BuildText) reaches its
+// termKey (under a third of its size): a word of a text (BuildText) reaches its
 // key's count through its own entry (wordTable), without reading the key.
 type keyCount struct {
 	docs int32 // documents holding it
@@ -239,7 +239,7 @@ type keyCount struct {
 }
 
 // keyRun is where the second pass of Build places a key's entries and
-// positions, apart from termKey: a fifth of its size, so that the
+// positions, apart from termKey: under a third of its size, so that the
 // scattered writes of that pass read less memory.
 type keyRun struct {
 	last int32 // the document last placed

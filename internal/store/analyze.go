@@ -63,6 +63,7 @@ func wordTerm(cache *stemCache, word []byte) string {
 		for !utf8.ValidString(t) {
 			t = t[:len(t)-1]
 		}
+		t = strings.Clone(t) // not the whole word's string, which a term kept by an index would keep
 	}
 	return t
 }
@@ -423,7 +424,39 @@ func foldRune(b []byte, r rune) []byte {
 		return append(b, byte(r))
 	case r >= 0xFF01 && r <= 0xFF5E: // full-width ASCII
 		return foldRune(b, r-0xFEE0)
+	case r < foldLow:
+		return append(b, folds[r]...)
+	case r >= foldHigh && r < foldHigh+foldHighN:
+		return append(b, folds[foldLow+r-foldHigh]...)
 	}
+	return foldSlow(b, r)
+}
+
+// The runes whose folds foldRune reads in folds: below foldLow, and
+// foldHighN from foldHigh (Latin, Greek and Cyrillic letters; Latin
+// Extended Additional and Greek Extended).
+const (
+	foldLow   = 0x530
+	foldHigh  = 0x1E00
+	foldHighN = 0x200
+)
+
+// folds holds foldSlow's bytes for the runes of foldLow and foldHigh,
+// made once: a decomposition for each letter of a text (norm.NFD) made
+// Russian and Greek texts cost their analyzer ten times what English ones
+// do.
+var folds = func() (t [foldLow + foldHighN]string) {
+	for r := range rune(foldLow) {
+		t[r] = string(foldSlow(nil, r))
+	}
+	for r := range rune(foldHighN) {
+		t[foldLow+r] = string(foldSlow(nil, foldHigh+r))
+	}
+	return t
+}()
+
+// foldSlow is foldRune but for ASCII and full-width ASCII, without folds.
+func foldSlow(b []byte, r rune) []byte {
 	if s, ok := specialFolds[r]; ok {
 		return append(b, s...)
 	}

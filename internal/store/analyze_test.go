@@ -227,3 +227,33 @@ func TestTokensFromMarkedFirsts(t *testing.T) {
 		}
 	}
 }
+
+// foldRune's table gives every rune of its ranges what foldSlow does (the
+// edges included), and the runes past them fold as before.
+func TestFoldTable(t *testing.T) {
+	check := func(r rune) {
+		t.Helper()
+		if got, want := string(foldRune(nil, r)), string(foldSlow(nil, r)); r >= utf8.RuneSelf && got != want {
+			t.Fatalf("foldRune(%U) = %q, foldSlow %q", r, got, want)
+		}
+	}
+	for r := range rune(foldLow + 1) {
+		check(r)
+	}
+	for r := rune(foldHigh - 1); r <= foldHigh+foldHighN; r++ {
+		check(r)
+	}
+	for r, want := range map[rune]string{'É': "e", 'Ж': "ж", 'Ά': "α", 'ς': "σ", 'ẞ': "ss", 'Ỳ': "y", 'ᾏ': "α", 'Ω': "ω", '가': "가"} {
+		if got := string(foldRune(nil, r)); got != want {
+			t.Errorf("foldRune(%q) = %q, want %q", r, got, want)
+		}
+	}
+}
+
+func BenchmarkIndexTextCyrillic(b *testing.B) {
+	text := strings.Repeat("Съешь же ещё этих мягких французских булок, да выпей чаю. Ἄνδρα μοι ἔννεπε, Μοῦσα. ", 60)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		IndexText(text)
+	}
+}

@@ -316,8 +316,9 @@ const importChunk = 50
 // ImportPages saves pages in one transaction, each on top of its latest
 // revision: a missing (or deleted) title is created, text equal to the
 // latest is a null edit; BaseRevID is ignored. The texts are compressed
-// and the search segments built on the other cores while the transaction
-// writes (the writer is what bounds an import). A dependents job among a
+// on the other cores, and the batch's search segment built from the
+// pages' search texts on one of them, while the transaction writes (the
+// writer is what bounds an import). A dependents job among a
 // request's jobs is dropped when no page links to its title when the
 // request comes (pages the batch rewrote before it by their new links):
 // no page shows that link's colour; the backlinks jobs kept are gathered
