@@ -90,10 +90,17 @@ func TestParseQuery(t *testing.T) {
 }
 
 func BenchmarkIndexText(b *testing.B) {
-	text := strings.Repeat("The quick brown foxes were jumping over the lazy dogs, which didn't notice the running tomatoes. ", 60)
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		IndexText(text)
+	for _, c := range []struct{ name, text string }{
+		{"English", "The quick brown foxes were jumping over the lazy dogs, which didn't notice the running tomatoes. "},
+		{"Cyrillic and Greek", "Съешь же ещё этих мягких французских булок, да выпей чаю. Ἄνδρα μοι ἔννεπε, Μοῦσα. "},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			text := strings.Repeat(c.text, 60)
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				IndexText(text)
+			}
+		})
 	}
 }
 
@@ -247,13 +254,5 @@ func TestFoldTable(t *testing.T) {
 		if got := string(foldRune(nil, r)); got != want {
 			t.Errorf("foldRune(%q) = %q, want %q", r, got, want)
 		}
-	}
-}
-
-func BenchmarkIndexTextCyrillic(b *testing.B) {
-	text := strings.Repeat("Съешь же ещё этих мягких французских булок, да выпей чаю. Ἄνδρα μοι ἔννεπε, Μοῦσα. ", 60)
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		IndexText(text)
 	}
 }
