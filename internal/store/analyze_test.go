@@ -235,13 +235,17 @@ func TestTokensFromMarkedFirsts(t *testing.T) {
 	}
 }
 
-// foldRune's table gives every rune of its ranges what foldSlow does (the
-// edges included), and the runes past them fold as before.
+// foldRune's and isWordRune's tables give every rune of their ranges what
+// foldSlow and isWordRuneSlow do (the edges included), and the runes past
+// them fold as before.
 func TestFoldTable(t *testing.T) {
 	check := func(r rune) {
 		t.Helper()
 		if got, want := string(foldRune(nil, r)), string(foldSlow(nil, r)); r >= utf8.RuneSelf && got != want {
 			t.Fatalf("foldRune(%U) = %q, foldSlow %q", r, got, want)
+		}
+		if got, want := isWordRune(r), isWordRuneSlow(r); got != want {
+			t.Fatalf("isWordRune(%U) = %v, isWordRuneSlow %v", r, got, want)
 		}
 	}
 	for r := range rune(foldLow + 1) {
