@@ -261,27 +261,27 @@ func (t *termTable) count(key string, doc int32) int32 {
 
 // countHashed is count of a key whose hash is h.
 func (t *termTable) countHashed(key string, h uint64, doc int32) int32 {
-	k, slot, found := t.lookup(key, h)
+	head := keyHead(key)
+	k, slot, found := t.lookup(key, h, head)
 	if found {
 		return t.countKey(k, doc)
 	}
-	return t.add(key, h, slot, keyCount{docs: 1, n: 1, last: doc})
+	return t.add(termKey{hash: h, key: key, head: head}, slot, keyCount{docs: 1, n: 1, last: doc})
 }
 
 // key returns the number of key, adding it uncounted if it is new.
 func (t *termTable) key(key string) int32 {
-	h := maphash.String(t.seed, key)
-	k, slot, found := t.lookup(key, h)
+	h, head := maphash.String(t.seed, key), keyHead(key)
+	k, slot, found := t.lookup(key, h, head)
 	if found {
 		return k
 	}
-	return t.add(key, h, slot, keyCount{last: -1})
+	return t.add(termKey{hash: h, key: key, head: head}, slot, keyCount{last: -1})
 }
 
-// lookup finds key, whose hash is h: its number, or else the free slot
-// where it goes.
-func (t *termTable) lookup(key string, h uint64) (k int32, slot uint64, found bool) {
-	head := keyHead(key)
+// lookup finds key, whose hash is h and head head: its number, or else
+// the free slot where it goes.
+func (t *termTable) lookup(key string, h uint64, head [2]uint64) (k int32, slot uint64, found bool) {
 	mask := uint64(len(t.slots) - 1)
 	i := h & mask
 	for {
@@ -289,17 +289,17 @@ func (t *termTable) lookup(key string, h uint64) (k int32, slot uint64, found bo
 		if s == 0 {
 			return 0, i, false
 		}
-		if k := &t.keys[s-1]; k.hash == h && k.head == head && len(k.key) == len(key) && (len(key) <= 16 || k.key[16:] == key[16:]) {
+		if is(&t.keys[s-1], h, head, key) {
 			return s - 1, 0, true
 		}
 		i = (i + 1) & mask
 	}
 }
 
-// add adds key, whose hash is h, in the free slot lookup found, with its
-// counts so far, and returns its number.
-func (t *termTable) add(key string, h uint64, slot uint64, c keyCount) int32 {
-	t.keys = append(t.keys, termKey{hash: h, key: key, head: keyHead(key)})
+// add adds key in the free slot lookup found, with its counts so far,
+// and returns its number.
+func (t *termTable) add(key termKey, slot uint64, c keyCount) int32 {
+	t.keys = append(t.keys, key)
 	t.counts = append(t.counts, c)
 	n := int32(len(t.keys))
 	t.slots[slot] = n
@@ -331,10 +331,8 @@ type wordTable struct {
 }
 
 type wordKey struct {
-	hash uint64
-	head [2]uint64 // as termKey's
-	word string
-	key  int32 // its term's key in the termTable
+	termKey       // the word, hashed as a term's key
+	term    int32 // its term's key in the termTable
 }
 
 func newWordTable(seed maphash.Seed) *wordTable {
@@ -357,13 +355,13 @@ func (t *wordTable) countHashed(word []byte, h uint64, term func([]byte) string,
 		if s == 0 {
 			break
 		}
-		if w := &t.words[s-1]; w.hash == h && w.head == head && len(w.word) == len(word) && (len(word) <= 16 || w.word[16:] == string(word[16:])) {
-			return tab.countKey(w.key, doc)
+		if w := &t.words[s-1]; is(&w.termKey, h, head, word) {
+			return tab.countKey(w.term, doc)
 		}
 		i = (i + 1) & mask
 	}
 	k := tab.key(term(word))
-	t.words = append(t.words, wordKey{hash: h, head: head, word: string(word), key: k})
+	t.words = append(t.words, wordKey{termKey{hash: h, key: string(word), head: head}, k})
 	t.slots[i] = int32(len(t.words))
 	if 2*len(t.words) > len(t.slots) {
 		t.slots = rehash(2*len(t.slots), len(t.words), func(w int) uint64 { return t.words[w].hash })
@@ -384,6 +382,11 @@ func rehash(size, n int, hash func(int) uint64) []int32 {
 		slots[i] = int32(k + 1)
 	}
 	return slots
+}
+
+// is reports whether k is key, whose hash is h and head head.
+func is[T string | []byte](k *termKey, h uint64, head [2]uint64, key T) bool {
+	return k.hash == h && k.head == head && len(k.key) == len(key) && (len(key) <= 16 || k.key[16:] == string(key[16:]))
 }
 
 // keyHead returns the first 16 bytes of key, as termKey.head.

@@ -386,28 +386,15 @@ func isApostrophe(r rune) bool {
 // isWordRune: letters, digits and the combining marks some scripts write
 // words with (Devanagari vowel signs).
 func isWordRune(r rune) bool {
-	switch {
-	case r < utf8.RuneSelf:
-		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
-	case r < foldLow:
-		return wordRunes[r]
-	case r >= foldHigh && r < foldHigh+foldHighN:
-		return wordRunes[foldLow+r-foldHigh]
+	if i, ok := tableSlot(r); ok {
+		return wordRunes[i]
 	}
 	return isWordRuneSlow(r)
 }
 
 // wordRunes holds isWordRuneSlow for the runes of folds (the unicode
 // tables' lookups were a third of the analyzer's time on Russian text).
-var wordRunes = func() (t [foldLow + foldHighN]bool) {
-	for r := range rune(foldLow) {
-		t[r] = isWordRuneSlow(r)
-	}
-	for r := range rune(foldHighN) {
-		t[foldLow+r] = isWordRuneSlow(foldHigh + r)
-	}
-	return t
-}()
+var wordRunes = runeTable(isWordRuneSlow)
 
 // isWordRuneSlow is isWordRune without wordRunes.
 func isWordRuneSlow(r rune) bool {
@@ -441,20 +428,24 @@ func foldCJK(r rune) rune {
 // foldRune appends r folded: lower case, without accents (Latin, Greek,
 // Cyrillic), full-width ASCII as ASCII.
 func foldRune(b []byte, r rune) []byte {
-	switch {
-	case r < utf8.RuneSelf:
-		if 'A' <= r && r <= 'Z' {
-			r += 'a' - 'A'
-		}
-		return append(b, byte(r))
-	case r >= 0xFF01 && r <= 0xFF5E: // full-width ASCII
-		return foldRune(b, r-0xFEE0)
-	case r < foldLow:
-		return append(b, folds[r]...)
-	case r >= foldHigh && r < foldHigh+foldHighN:
-		return append(b, folds[foldLow+r-foldHigh]...)
+	if r >= 0xFF01 && r <= 0xFF5E { // full-width ASCII
+		r -= 0xFEE0
+	}
+	if i, ok := tableSlot(r); ok {
+		return append(b, folds[i]...)
 	}
 	return foldSlow(b, r)
+}
+
+// tableSlot returns r's place in folds and wordRunes, if it has one.
+func tableSlot(r rune) (int, bool) {
+	switch {
+	case r >= 0 && r < foldLow:
+		return int(r), true
+	case r >= foldHigh && r < foldHigh+foldHighN:
+		return int(foldLow + r - foldHigh), true
+	}
+	return 0, false
 }
 
 // The runes whose folds foldRune reads in folds: below foldLow, and
@@ -470,22 +461,26 @@ const (
 // made once: a decomposition for each letter of a text (norm.NFD) made
 // Russian and Greek texts cost their analyzer ten times what English ones
 // do.
-var folds = func() (t [foldLow + foldHighN]string) {
+var folds = runeTable(func(r rune) string { return string(foldSlow(nil, r)) })
+
+// runeTable returns f of the runes below foldLow, then of the foldHighN
+// from foldHigh.
+func runeTable[T any](f func(rune) T) (t [foldLow + foldHighN]T) {
 	for r := range rune(foldLow) {
-		t[r] = string(foldSlow(nil, r))
+		t[r] = f(r)
 	}
 	for r := range rune(foldHighN) {
-		t[foldLow+r] = string(foldSlow(nil, foldHigh+r))
+		t[foldLow+r] = f(foldHigh + r)
 	}
 	return t
-}()
+}
 
-// foldSlow is foldRune but for ASCII and full-width ASCII, without folds.
+// foldSlow is foldRune but for full-width ASCII, without folds.
 func foldSlow(b []byte, r rune) []byte {
 	if s, ok := specialFolds[r]; ok {
 		return append(b, s...)
 	}
-	if r < 0x530 || (r >= 0x1E00 && r <= 0x1FFF) {
+	if _, ok := tableSlot(r); ok {
 		// Latin, Greek, Cyrillic: the base letter of the decomposition.
 		for _, d := range norm.NFD.String(string(r)) {
 			if d < 0x300 || d > 0x36f {
