@@ -3,9 +3,15 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/wikid/wikid/internal/search"
 )
 
 func TestMergePlan(t *testing.T) {
@@ -54,5 +60,138 @@ func TestMergeSearchTurnEndsWithContext(t *testing.T) {
 	cancel()
 	if err := db.MergeSearch(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("MergeSearch behind a merge under way, its context ended: %v, want context.Canceled", err)
+	}
+}
+
+// mergeTestBlock is a block of a chunk of its own (mergeChunk bytes).
+func mergeTestBlock(i int) search.Block {
+	return search.Block{First: fmt.Sprintf("key%03d", i), Data: make([]byte, mergeChunk)}
+}
+
+// holdWriter holds the writer connection, as an import's batch does,
+// until the returned function is called.
+func holdWriter(t *testing.T, db *DB) (release func()) {
+	t.Helper()
+	held, free := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- db.write(context.Background(), func(*wtx) error { close(held); <-free; return nil })
+	}()
+	<-held
+	return sync.OnceFunc(func() {
+		close(free)
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+func countBlocks(t *testing.T, db *DB, seg int64) int {
+	t.Helper()
+	var n int
+	if err := db.r.QueryRowContext(context.Background(), `SELECT count(*) FROM search_blocks WHERE seg = ?`, seg).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// While the writer is held, a merge goes on for the chunk being written
+// and mergeBacklog more, then waits; every chunk is written once the
+// writer is free.
+func TestMergeWriterMergesAheadOfItsWrites(t *testing.T) {
+	db := openBulkTest(t)
+	db.merger.close()
+	release := holdWriter(t, db)
+	defer release()
+	w := db.newMergeWriter(context.Background(), 77)
+	ahead := mergeBacklog + 1
+	added := make(chan error, 1)
+	go func() {
+		for i := range ahead {
+			if err := w.add(mergeTestBlock(i)); err != nil {
+				added <- err
+				return
+			}
+		}
+		added <- nil
+	}()
+	select {
+	case err := <-added:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the merge waited for the held writer within its first %d chunks", ahead)
+	}
+	next := make(chan error, 1)
+	go func() { next <- w.add(mergeTestBlock(ahead)) }()
+	select {
+	case <-next:
+		t.Fatalf("the merge went on past %d chunks while the writer was held", ahead)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if n := countBlocks(t, db, 77); n != 0 {
+		t.Fatalf("%d blocks written while the writer was held", n)
+	}
+	release()
+	if err := <-next; err != nil {
+		t.Fatal(err)
+	}
+	if err := w.close(true); err != nil {
+		t.Fatal(err)
+	}
+	if n := countBlocks(t, db, 77); n != ahead+1 {
+		t.Errorf("%d blocks written, want %d", n, ahead+1)
+	}
+}
+
+// A write that fails stops the merge at its next block, and close
+// returns the failure.
+func TestMergeWriterStopsAtAFailedWrite(t *testing.T) {
+	db := openBulkTest(t)
+	db.merger.close()
+	w := db.newMergeWriter(context.Background(), 78)
+	if err := w.add(mergeTestBlock(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.add(mergeTestBlock(1)); err != nil { // its key again: the write fails
+		t.Fatal(err)
+	}
+	select {
+	case <-w.failed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("writing a block of a key already written did not fail")
+	}
+	if err := w.add(mergeTestBlock(2)); err == nil {
+		t.Error("the merge went on after a write failed")
+	}
+	if err := w.close(false); err == nil || !strings.Contains(err.Error(), "UNIQUE") {
+		t.Errorf("close after a failed write: %v, want the write's failure", err)
+	}
+}
+
+// A merge that failed leaves unwritten the chunks still waiting for the
+// writer.
+func TestMergeWriterDropsWhatAFailedMergeLeft(t *testing.T) {
+	db := openBulkTest(t)
+	db.merger.close()
+	release := holdWriter(t, db)
+	w := db.newMergeWriter(context.Background(), 79)
+	for i := range 3 {
+		if err := w.add(mergeTestBlock(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- w.close(false) }()
+	for !w.dropped.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	release()
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if n := countBlocks(t, db, 79); n > 1 {
+		t.Errorf("%d blocks written after the merge failed, want at most the one being written then", n)
 	}
 }
