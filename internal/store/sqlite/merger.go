@@ -39,7 +39,8 @@ const (
 	// bytes per transaction, so that a merge holds the writer briefly.
 	mergeChunk = 4 << 20
 	// mergeBacklog: how many chunks a merge keeps merging ahead of its
-	// writes (mergeWriter), beside the one being written.
+	// writes (mergeWriter), beside the one being written and the one
+	// being filled: a merge holds up to 40 MB of blocks.
 	mergeBacklog = 8
 	// abandonedAfter: a segment still being written after this long was
 	// left by a process that stopped.
@@ -368,7 +369,7 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 // each of its chunks in turn finished seconds after the import's last
 // batch (of 57 s at 100,000 pages, 13 to 16 s of a merge's 19 to 20 were
 // spent waiting), and the import waits for it. Up to mergeBacklog chunks
-// wait for the writer; the merge waits beyond that, without its core.
+// wait for the writer; the merge waits beyond that.
 type mergeWriter struct {
 	db      *DB
 	pending []search.Block // the chunk being filled
@@ -424,19 +425,19 @@ func (w *mergeWriter) add(b search.Block) error {
 	return nil
 }
 
-// send queues the chunk being filled, waiting without the merge's core
-// when the backlog is full.
+// send queues the chunk being filled. The merge gives its core back at
+// every chunk, as work that feeds an import's writer takes cores in
+// short pieces (cores.Gate): the batch's segment build, which the batch
+// holding the writer waits for, gets a core after the merge's next chunk,
+// not once its backlog is full. It waits without its core when the
+// backlog is full.
 func (w *mergeWriter) send() {
 	if len(w.pending) == 0 {
 		return
 	}
-	select {
-	case w.chunks <- w.pending:
-	default:
-		w.db.cores.Release()
-		w.chunks <- w.pending // the goroutine takes every chunk, failed or not
-		w.db.cores.Acquire()
-	}
+	w.db.cores.Release()
+	w.chunks <- w.pending // the goroutine takes every chunk, failed or not
+	w.db.cores.Acquire()
 	w.pending, w.size = nil, 0
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wikid/wikid/internal/cores"
 	"github.com/wikid/wikid/internal/search"
 )
 
@@ -171,27 +172,105 @@ func TestMergeWriterStopsAtAFailedWrite(t *testing.T) {
 }
 
 // A merge that failed leaves unwritten the chunks still waiting for the
-// writer.
+// writer, and close returns once the chunk being written is (so that
+// nothing is written after the merge drops its segment).
 func TestMergeWriterDropsWhatAFailedMergeLeft(t *testing.T) {
 	db := openBulkTest(t)
 	db.merger.close()
 	release := holdWriter(t, db)
+	defer release()
 	w := db.newMergeWriter(context.Background(), 79)
-	for i := range 3 {
-		if err := w.add(mergeTestBlock(i)); err != nil {
+	added := make(chan error, 1)
+	go func() {
+		for i := range 3 {
+			if err := w.add(mergeTestBlock(i)); err != nil {
+				added <- err
+				return
+			}
+		}
+		added <- nil
+	}()
+	select {
+	case err := <-added:
+		if err != nil {
 			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the merge waited for the held writer within its first 3 chunks")
+	}
+	// The first chunk is being written (it waits for the writer), the
+	// other two wait in the backlog.
+	for deadline := time.Now().Add(30 * time.Second); len(w.chunks) != 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d chunks in the backlog, want 2", len(w.chunks))
 		}
 	}
 	closed := make(chan error, 1)
 	go func() { closed <- w.close(false) }()
-	for !w.dropped.Load() {
-		time.Sleep(time.Millisecond)
+	select {
+	case <-closed:
+		t.Fatal("close returned while a chunk was being written")
+	case <-time.After(200 * time.Millisecond):
 	}
 	release()
-	if err := <-closed; err != nil {
-		t.Fatal(err)
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("close did not return once the writer was free")
 	}
-	if n := countBlocks(t, db, 79); n > 1 {
-		t.Errorf("%d blocks written after the merge failed, want at most the one being written then", n)
+	if n := countBlocks(t, db, 79); n != 1 {
+		t.Errorf("%d blocks written after the merge failed, want 1 (the chunk being written then)", n)
+	}
+}
+
+// The merge gives its core back at every chunk: work waiting for the
+// core (the batch's segment build, beside an import's writer) gets it
+// after the merge's next chunk, not once its backlog is full.
+func TestMergeWriterGivesItsCoreBackAtEveryChunk(t *testing.T) {
+	db := openBulkTest(t)
+	db.merger.close()
+	g := cores.New(1)
+	db.ShareCores(g)
+	release := holdWriter(t, db)
+	defer release()
+	w := db.newMergeWriter(context.Background(), 80)
+	g.Acquire() // the merge's, as mergeSegments takes it
+	asking, got := make(chan struct{}), make(chan struct{})
+	go func() {
+		close(asking)
+		g.Acquire()
+		close(got)
+		g.Release()
+	}()
+	<-asking
+	added := make(chan int, 1)
+	go func() {
+		for i := range 3 {
+			time.Sleep(20 * time.Millisecond) // the other work's turn is queued
+			if err := w.add(mergeTestBlock(i)); err != nil {
+				t.Error(err)
+			}
+			select {
+			case <-got:
+				added <- i + 1
+				return
+			default:
+			}
+		}
+		added <- 3
+	}()
+	select {
+	case <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("work waiting for the merge's core did not get it within the merge's first 3 chunks")
+	}
+	<-added
+	g.Release()
+	release()
+	if err := w.close(true); err != nil {
+		t.Fatal(err)
 	}
 }
