@@ -96,19 +96,13 @@ func countBlocks(t *testing.T, db *DB, seg int64) int {
 	return n
 }
 
-// While the writer is held, a merge goes on for the chunk being written
-// and mergeBacklog more, then waits; every chunk is written once the
-// writer is free.
-func TestMergeWriterMergesAheadOfItsWrites(t *testing.T) {
-	db := openBulkTest(t)
-	db.merger.close()
-	release := holdWriter(t, db)
-	defer release()
-	w := db.newMergeWriter(context.Background(), 77)
-	ahead := mergeBacklog + 1
+// addChunks adds n chunks to w, the writer held: it fails when the merge
+// waits for the writer meanwhile.
+func addChunks(t *testing.T, w *mergeWriter, n int) {
+	t.Helper()
 	added := make(chan error, 1)
 	go func() {
-		for i := range ahead {
+		for i := range n {
 			if err := w.add(mergeTestBlock(i)); err != nil {
 				added <- err
 				return
@@ -122,8 +116,21 @@ func TestMergeWriterMergesAheadOfItsWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatalf("the merge waited for the held writer within its first %d chunks", ahead)
+		t.Fatalf("the merge waited for the held writer within its first %d chunks", n)
 	}
+}
+
+// While the writer is held, a merge goes on for the chunk being written
+// and mergeBacklog more, then waits; every chunk is written once the
+// writer is free.
+func TestMergeWriterMergesAheadOfItsWrites(t *testing.T) {
+	db := openBulkTest(t)
+	db.merger.close()
+	release := holdWriter(t, db)
+	defer release()
+	w := db.newMergeWriter(context.Background(), 77)
+	ahead := mergeBacklog + 1
+	addChunks(t, w, ahead)
 	next := make(chan error, 1)
 	go func() { next <- w.add(mergeTestBlock(ahead)) }()
 	select {
@@ -180,24 +187,7 @@ func TestMergeWriterDropsWhatAFailedMergeLeft(t *testing.T) {
 	release := holdWriter(t, db)
 	defer release()
 	w := db.newMergeWriter(context.Background(), 79)
-	added := make(chan error, 1)
-	go func() {
-		for i := range 3 {
-			if err := w.add(mergeTestBlock(i)); err != nil {
-				added <- err
-				return
-			}
-		}
-		added <- nil
-	}()
-	select {
-	case err := <-added:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the merge waited for the held writer within its first 3 chunks")
-	}
+	addChunks(t, w, 3)
 	// The first chunk is being written (it waits for the writer), the
 	// other two wait in the backlog.
 	for deadline := time.Now().Add(30 * time.Second); len(w.chunks) != 2; time.Sleep(time.Millisecond) {
