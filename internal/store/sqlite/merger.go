@@ -283,7 +283,8 @@ func (db *DB) mergeSegments(ctx context.Context, ids []int64) error {
 		srcs[i] = db.blockSource(ctx, id)
 	}
 	// The merge takes a core from an import's writer's share
-	// (ShareCores), and gives it back while it waits for its writes.
+	// (ShareCores), and gives it back at every chunk it queues
+	// (mergeWriter.send).
 	db.cores.Acquire()
 	seg, err := search.Merge(srcs, len(pages), func(i int, doc int64) int64 {
 		if doc <= 0 || doc >= int64(len(renumber[i])) {
