@@ -64,6 +64,15 @@ func TestMergeSearchTurnEndsWithContext(t *testing.T) {
 	}
 }
 
+// openMergeTest opens a database whose merges are the test's own (no
+// background merger).
+func openMergeTest(t *testing.T) *DB {
+	t.Helper()
+	db := openBulkTest(t)
+	db.merger.close()
+	return db
+}
+
 // mergeTestBlock is a block of a chunk of its own (mergeChunk bytes).
 func mergeTestBlock(i int) search.Block {
 	return search.Block{First: fmt.Sprintf("key%03d", i), Data: make([]byte, mergeChunk)}
@@ -124,8 +133,7 @@ func addChunks(t *testing.T, w *mergeWriter, n int) {
 // and mergeBacklog more, then waits; every chunk is written once the
 // writer is free.
 func TestMergeWriterMergesAheadOfItsWrites(t *testing.T) {
-	db := openBulkTest(t)
-	db.merger.close()
+	db := openMergeTest(t)
 	release := holdWriter(t, db)
 	defer release()
 	w := db.newMergeWriter(context.Background(), 77)
@@ -156,8 +164,7 @@ func TestMergeWriterMergesAheadOfItsWrites(t *testing.T) {
 // A write that fails stops the merge at its next block, and close
 // returns the failure.
 func TestMergeWriterStopsAtAFailedWrite(t *testing.T) {
-	db := openBulkTest(t)
-	db.merger.close()
+	db := openMergeTest(t)
 	w := db.newMergeWriter(context.Background(), 78)
 	if err := w.add(mergeTestBlock(1)); err != nil {
 		t.Fatal(err)
@@ -182,8 +189,7 @@ func TestMergeWriterStopsAtAFailedWrite(t *testing.T) {
 // writer, and close returns once the chunk being written is (so that
 // nothing is written after the merge drops its segment).
 func TestMergeWriterDropsWhatAFailedMergeLeft(t *testing.T) {
-	db := openBulkTest(t)
-	db.merger.close()
+	db := openMergeTest(t)
 	release := holdWriter(t, db)
 	defer release()
 	w := db.newMergeWriter(context.Background(), 79)
@@ -220,8 +226,7 @@ func TestMergeWriterDropsWhatAFailedMergeLeft(t *testing.T) {
 // core (the batch's segment build, beside an import's writer) gets it
 // after the merge's next chunk, not once its backlog is full.
 func TestMergeWriterGivesItsCoreBackAtEveryChunk(t *testing.T) {
-	db := openBulkTest(t)
-	db.merger.close()
+	db := openMergeTest(t)
 	g := cores.New(1)
 	db.ShareCores(g)
 	release := holdWriter(t, db)
