@@ -2,9 +2,12 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -169,5 +172,106 @@ func TestBulkEndedContextRollsBack(t *testing.T) {
 	var n int
 	if err := db.w.QueryRow(`SELECT count(*) FROM pages WHERE title = 'Late'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("the cancelled batch's page rows: %d (%v), want none", n, err)
+	}
+}
+
+// A batch whose search segment is not built within its wait rolls back and
+// frees the writer: other writes (a server's edits) go on while the
+// segment is built, and the batch is then written once, indexed.
+func TestImportBatchFreesTheWriterForASlowSegment(t *testing.T) {
+	ctx := context.Background()
+	db := openBulkTest(t)
+	if _, err := db.ImportPages(ctx, []wiki.SaveRequest{{Title: "Before", Text: "earlier", SearchText: "earlier", UserName: "U"}}); err != nil {
+		t.Fatal(err)
+	}
+	db.buildWait = 20 * time.Millisecond
+	building, slow := make(chan struct{}), make(chan struct{})
+	db.buildHook = func() { close(building); <-slow }
+	reqs := []wiki.SaveRequest{
+		{Title: "Slow A", Text: "alpha common", SearchText: "alpha common", UserName: "U"},
+		{Title: "Slow B", Text: "beta common", SearchText: "beta common", UserName: "U"},
+		{Title: "Slow A", Text: "alpha again common", SearchText: "alpha again common", UserName: "U"},
+	}
+	imported := make(chan error, 1)
+	go func() {
+		_, err := db.ImportPages(ctx, reqs)
+		imported <- err
+	}()
+	<-building
+	wrote := make(chan error, 1)
+	go func() {
+		wrote <- db.write(ctx, func(tx *wtx) error {
+			_, err := tx.ExecContext(ctx, `UPDATE pages SET touched = touched WHERE title = 'Before'`)
+			return err
+		})
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		close(slow)
+		t.Fatal("another write waited for the writer while the import batch's segment was being built")
+	}
+	close(slow)
+	select {
+	case err := <-imported:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the import batch was not written once its segment was built")
+	}
+	for q, want := range map[string][]string{"common": {"Slow A", "Slow B"}, "again": {"Slow A"}, "beta": {"Slow B"}, "earlier": {"Before"}} {
+		hits, err := db.Search(ctx, wiki.SearchQuery{Text: q, Limit: 10})
+		var got []string
+		for _, h := range hits {
+			got = append(got, string(h.Title))
+		}
+		slices.Sort(got)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: found %v (%v), want %v", q, got, err, want)
+		}
+	}
+	var pages, revs, changes int
+	if err := db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM pages), (SELECT count(*) FROM revisions), (SELECT count(*) FROM changes)`).Scan(&pages, &revs, &changes); err != nil {
+		t.Fatal(err)
+	}
+	if pages != 3 || revs != 4 || changes != 4 {
+		t.Errorf("%d pages, %d revisions, %d changes, want 3, 4 and 4: the batch was written once", pages, revs, changes)
+	}
+}
+
+// A write that finds the database locked past the busy timeout (another
+// process's long write) fails as unavailable, with a message that says
+// what to do and when to try again, and keeps its cause.
+func TestBusyWriteIsUnavailable(t *testing.T) {
+	ctx := context.Background()
+	db := openBulkTest(t)
+	// Another process's connection, which does not wait: it meets the
+	// lock the store's writer holds with SQLITE_BUSY at once.
+	other, err := sql.Open("sqlite", db.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var busy error
+	if err := db.write(ctx, func(*wtx) error {
+		_, busy = other.ExecContext(ctx, `BEGIN IMMEDIATE`)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !isBusy(busy) {
+		t.Fatalf("a second writer: %v, want SQLITE_BUSY", busy)
+	}
+	err = db.write(ctx, func(*wtx) error { return fmt.Errorf("save page: %w", busy) })
+	var we *wiki.Error
+	if !errors.As(err, &we) || we.Kind != wiki.KindUnavailable || we.RetryAfter <= 0 || !strings.Contains(we.Msg, "Try again") || !isBusy(err) {
+		t.Errorf("a write that met SQLITE_BUSY: %#v, want unavailable, with a retry time and a message, its cause kept", err)
+	}
+	if err := db.write(ctx, func(*wtx) error { return errors.New("other") }); wiki.KindOf(err) != wiki.KindInternal {
+		t.Errorf("another failure: kind %v, want internal", wiki.KindOf(err))
 	}
 }

@@ -66,6 +66,11 @@ type DB struct {
 	// (writeBulk).
 	bulkBatches atomic.Int64
 	bulk        bulkCheckpoints // an import holds off the writer's checkpoints
+	// buildWait is importBuildWait when not zero (tests shorten it), and
+	// buildHook, when not nil, runs before each import batch's segment
+	// is built (tests slow it).
+	buildWait time.Duration
+	buildHook func()
 	// cores: an import's writer keeps one; the search segments it builds
 	// and the merges take the others as the engine's parses do
 	// (ShareCores).
@@ -152,6 +157,21 @@ func connectFirst(ctx context.Context, w *sql.DB) error {
 		}
 	}
 }
+
+// busyError returns err, or when it is SQLITE_BUSY (the writer was held
+// longer than busyTimeoutMS, by another process's long write) an error
+// that tells the user so: a 503 with Retry-After, the edit form keeping
+// the text, where it was a 500 that said nothing of what to do.
+func busyError(err error) error {
+	if err == nil || !isBusy(err) {
+		return err
+	}
+	return &wiki.Error{Kind: wiki.KindUnavailable, RetryAfter: busyRetryAfter, Err: err,
+		Msg: "The wiki's database is busy with a long write (an import or maintenance); nothing was saved. Try again in a few seconds."}
+}
+
+// busyRetryAfter is how long busyError tells a client to wait.
+const busyRetryAfter = 5 * time.Second
 
 // isBusy reports whether err is SQLITE_BUSY (of any extended code).
 func isBusy(err error) bool {
@@ -415,7 +435,8 @@ func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) error {
 
 // writeOn is write, its transaction begun by begin: the writer pool's, or
 // one of its connection's, held with settings of its own (writeBulk).
-func (db *DB) writeOn(ctx context.Context, begin func(context.Context, *sql.TxOptions) (*sql.Tx, error), fn func(tx *wtx) error) error {
+func (db *DB) writeOn(ctx context.Context, begin func(context.Context, *sql.TxOptions) (*sql.Tx, error), fn func(tx *wtx) error) (err error) {
+	defer func() { err = busyError(err) }()
 	tx, err := begin(ctx, nil)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"database/sql"
@@ -318,12 +319,13 @@ const importChunk = 50
 // latest is a null edit; BaseRevID is ignored. The texts are compressed
 // on the other cores, and the batch's search segment built from the
 // pages' search texts on one of them, while the transaction writes (the
-// writer is what bounds an import). A dependents job among a
-// request's jobs is dropped when no page links to its title when the
-// request comes (pages the batch rewrote before it by their new links):
-// no page shows that link's colour; the backlinks jobs kept are gathered
-// into a few for the batch (wiki.BatchBacklinks). One failed page fails
-// the batch.
+// writer is what bounds an import); a segment not built importBuildWait
+// after the pages are written is waited for with the writer free. A
+// dependents job among a request's jobs is dropped when no page links to
+// its title when the request comes (pages the batch rewrote before it by
+// their new links): no page shows that link's colour; the backlinks jobs
+// kept are gathered into a few for the batch (wiki.BatchBacklinks). One
+// failed page fails the batch.
 func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.SaveResult, error) {
 	// The texts are compressed while the transaction writes the pages
 	// before them, importChunk pages at a time, in order: a chunk is ready
@@ -369,12 +371,20 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 		for k, i := range last {
 			docs[k] = search.Doc{ID: int64(k + 1), Title: store.IndexText(string(reqs[i].Title)), Body: reqs[i].SearchText}
 		}
+		if db.buildHook != nil {
+			db.buildHook()
+		}
 		db.cores.Acquire()
 		seg = search.BuildText(docs, textAnalyzer)
 		db.cores.Release()
 	}()
+	// The batch waits for its segment holding the writer, wait at most:
+	// a segment that takes longer (a batch of many distinct words, such as
+	// pages of base64) is built with the writer free, and the batch is
+	// written again then.
+	wait := cmp.Or(db.buildWait, importBuildWait)
 	res := make([]wiki.SaveResult, len(reqs))
-	err := db.writeBulk(ctx, pagesRestartEvery, func(tx *wtx) error {
+	write := func(tx *wtx) error {
 		// The batch's statements run without ctx: the driver watches a
 		// context that can end with a goroutine per statement, which costs
 		// as much as a short statement. The batch checks ctx between
@@ -473,17 +483,59 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 				return err
 			}
 		}
-		<-built
+		if err := waitBuilt(ctx, built, wait); err != nil {
+			return err
+		}
 		entries := make([]searchEntry, len(last))
 		for k, i := range last {
 			entries[k] = searchEntry{pageID: res[i].Page.ID, revID: res[i].Revision.ID, title: reqs[i].Title}
 		}
 		return writeSegment(sctx, tx, seg, entries)
-	})
+	}
+	err := db.writeBulk(ctx, pagesRestartEvery, write)
+	if errors.Is(err, errBuildLate) {
+		slog.Warn("sqlite: an import batch's search segment took long to build: the batch is written again once it is built, the writer free meanwhile",
+			"pages", len(reqs), "waited", wait)
+		if err = waitBuilt(ctx, built, 0); err == nil {
+			wait = 0
+			err = db.writeBulk(ctx, pagesRestartEvery, write)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: import pages: %w", err)
 	}
 	return res, nil
+}
+
+// importBuildWait is how long an import batch that has written its pages
+// waits for its search segment while it holds the writer, before it rolls
+// back and waits without it. A server's writes wait for the writer up to
+// busyTimeoutMS (10 s) and then fail; a batch of 4,000 pages holds it 2
+// to 3 s, and its segment is built by then (its build takes less than its
+// writes). A batch of 4,000 pages of random words took 25 s to build, and
+// the edits on the server beside the import failed.
+const importBuildWait = 3 * time.Second
+
+// errBuildLate: the batch's segment was not built within its wait.
+var errBuildLate = errors.New("the batch's search segment is not built yet")
+
+// waitBuilt waits until built is closed, wait at most (0: as long as it
+// takes) or until ctx ends.
+func waitBuilt(ctx context.Context, built <-chan struct{}, wait time.Duration) error {
+	var late <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		late = t.C
+	}
+	select {
+	case <-built:
+		return nil
+	case <-late:
+		return errBuildLate
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // findPagesTx returns the pages of reqs' titles that exist, by title. The
