@@ -198,6 +198,32 @@ func TestImportBatchFreesTheWriterForASlowSegment(t *testing.T) {
 		imported <- err
 	}()
 	<-building
+	// Once the batch's transaction holds the database (another process's
+	// connection, which does not wait, meets SQLITE_BUSY), the write below
+	// waits for it.
+	other, err := sql.Open("sqlite", db.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	other.SetMaxOpenConns(1) // its BEGIN and ROLLBACK on one connection
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		_, err := other.ExecContext(ctx, `BEGIN IMMEDIATE`)
+		if isBusy(err) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.ExecContext(ctx, `ROLLBACK`); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			close(slow)
+			t.Fatal("the import batch did not take the writer")
+		}
+	}
+	waits := db.w.Stats().WaitCount
 	wrote := make(chan error, 1)
 	go func() {
 		wrote <- db.write(ctx, func(tx *wtx) error {
@@ -213,6 +239,9 @@ func TestImportBatchFreesTheWriterForASlowSegment(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		close(slow)
 		t.Fatal("another write waited for the writer while the import batch's segment was being built")
+	}
+	if db.w.Stats().WaitCount == waits {
+		t.Error("the write did not wait for the import batch: the test did not see the batch hold the writer")
 	}
 	close(slow)
 	select {

@@ -167,7 +167,7 @@ func busyError(err error) error {
 		return err
 	}
 	return &wiki.Error{Kind: wiki.KindUnavailable, RetryAfter: busyRetryAfter, Err: err,
-		Msg: "The wiki's database is busy with a long write (an import or maintenance); nothing was saved. Try again in a few seconds."}
+		Msg: "The wiki's database is busy with a long write (an import or maintenance), so this change was not saved. Try again in a few seconds."}
 }
 
 // busyRetryAfter is how long busyError tells a client to wait.
