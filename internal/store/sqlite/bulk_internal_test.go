@@ -25,6 +25,20 @@ func openBulkTest(t *testing.T) *DB {
 	return db
 }
 
+// recvErr fails t with ch's error, or with the message when nothing
+// comes within the bound.
+func recvErr(t *testing.T, ch <-chan error, within time.Duration, format string, args ...any) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(within):
+		t.Fatalf(format, args...)
+	}
+}
+
 // foreignKeys reads the setting of the pool's writer connection.
 func foreignKeys(t *testing.T, db *DB) string {
 	t.Helper()
@@ -58,14 +72,7 @@ func TestBulkTimerAndBatchWaitForTheWriter(t *testing.T) {
 		}()
 		time.Sleep(20 * time.Millisecond)
 		held.Close()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-time.After(20 * time.Second):
-			t.Fatalf("round %d: the import batch and the checkpoint timer wait for each other", i)
-		}
+		recvErr(t, done, 20*time.Second, "round %d: the import batch and the checkpoint timer wait for each other", i)
 	}
 }
 
@@ -244,14 +251,7 @@ func TestImportBatchFreesTheWriterForASlowSegment(t *testing.T) {
 		t.Error("the write did not wait for the import batch: the test did not see the batch hold the writer")
 	}
 	close(slow)
-	select {
-	case err := <-imported:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the import batch was not written once its segment was built")
-	}
+	recvErr(t, imported, 30*time.Second, "the import batch was not written once its segment was built")
 	for q, want := range map[string][]string{"common": {"Slow A", "Slow B"}, "again": {"Slow A"}, "beta": {"Slow B"}, "earlier": {"Before"}} {
 		hits, err := db.Search(ctx, wiki.SearchQuery{Text: q, Limit: 10})
 		var got []string

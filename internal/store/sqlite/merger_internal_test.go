@@ -119,14 +119,7 @@ func addChunks(t *testing.T, w *mergeWriter, n int) {
 		}
 		added <- nil
 	}()
-	select {
-	case err := <-added:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the merge waited for the held writer within its first %d chunks", n)
-	}
+	recvErr(t, added, 30*time.Second, "the merge waited for the held writer within its first %d chunks", n)
 }
 
 // While the writer is held, a merge goes on for the chunk being written
@@ -212,14 +205,7 @@ func TestMergeWriterDropsWhatAFailedMergeLeft(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 	release()
-	select {
-	case err := <-closed:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("close did not return once the writer was free")
-	}
+	recvErr(t, closed, 30*time.Second, "close did not return once the writer was free")
 	if n := countBlocks(t, db, 79); n != 1 {
 		t.Errorf("%d blocks written after the merge failed, want 1 (the chunk being written then)", n)
 	}

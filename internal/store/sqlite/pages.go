@@ -513,8 +513,8 @@ func (db *DB) ImportPages(ctx context.Context, reqs []wiki.SaveRequest) ([]wiki.
 // busyTimeoutMS (10 s) and then fail; a batch of 4,000 pages writes its
 // pages in 2 to 3 s, and its segment is built by then (its build takes
 // less than its writes), so the writer is held 6 s at most. A batch of
-// 4,000 pages of random words took 22 s to build, and the edits on the
-// server beside the import failed. (A batch whose pages alone take the
+// 4,000 pages of random words took about 20 s to build, and the edits on
+// the server beside the import failed. (A batch whose pages alone take the
 // writer 10 s makes edits fail whatever its segment: the engine bounds a
 // batch by its bytes, ImportBatchBytes.)
 const importBuildWait = 3 * time.Second
